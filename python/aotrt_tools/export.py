@@ -1,0 +1,506 @@
+"""Export a PyTorch module to an AOTInductor `.pt2` package that aotrt can load.
+
+aotrt runs the compiled model `.so` with no libtorch in the process, so the package is built
+with the options below (see `AOTRT_INDUCTOR_OPTIONS`): the `.so` links no libtorch and imports
+only `aoti_torch_*` C shims (which aotrt defines), kernels are linked into the `.so`, and the
+weights sit beside it as one raw `.wrapper_weights.blob` that aotrt hands to
+`AOTInductorModelUpdateConstantsFromBlob`.
+
+Python API:
+    info = export_package(module, example_inputs, "out/model.pt2")
+
+CLI (writes DIR/NAME.pt2, DIR/NAME.input_K.npy, DIR/NAME.expected_K.npy, DIR/NAME.json):
+    PYTHONPATH=python python3 -m aotrt_tools.export --model linear_bias --device cpu --out DIR
+    PYTHONPATH=python python3 -m aotrt_tools.export --model all --jobs 2 --out DIR
+    PYTHONPATH=python python3 -m aotrt_tools.export --factory mypkg.models:build --out DIR
+
+`.npy` files are dense C-order arrays of the logical shape, whatever the strides of the
+example input (pointwise_c2f's input is channels-last). The strides the model was compiled
+for are recorded in the package metadata under "aotrt.inputs" (see `_tensor_specs`): the
+compiled code indexes inputs with those strides and does not check them unless
+AOTI_RUNTIME_CHECK_INPUTS=1, so a runtime must lay each input out accordingly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import hashlib
+import importlib
+import json
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import torch
+
+# Note [aotrt inductor options]
+# Every option exists in torch 2.13's torch/_inductor/config.py (class aot_inductor), and,
+# from the PRs that added them, in 2.9+ (link_libtorch landed last, Sep 2025; it was first
+# named `use_libtorch`). Options this torch lacks are dropped with a warning instead of
+# failing inside config.patch, so the helper still runs on older wheels such as 2.11; the
+# result then may not be loadable by aotrt, and `missing_options` says why.
+AOTRT_INDUCTOR_OPTIONS: dict[str, Any] = {
+    # No -ltorch: the .so's aoti_torch_* imports stay undefined for aotrt to provide.
+    "aot_inductor.link_libtorch": False,
+    # Kernel binaries (cubins on CUDA) linked into the .so instead of separate files.
+    "aot_inductor.embed_kernel_binary": True,
+    # Weights out of the .so ...
+    "aot_inductor.package_constants_in_so": False,
+    # ... and into one raw blob beside it: <hash>.wrapper_weights.blob.
+    "aot_inductor.package_constants_on_disk_format": "binary_blob",
+    # Scalar C++ kernels on CPU. See Note [CPU vectorization and Sleef].
+    "cpp.vec_isa_ok": False,
+}
+
+# Note [CPU vectorization and Sleef]
+# Vectorized CPU kernels (at::vec) call Sleef_* for exp/log/tanh/... (e.g. SiLU imports
+# Sleef_expf16_u10), and libtorch_cpu is what normally provides them. With
+# link_libtorch=False, Inductor's ISA probe (compile a tiny at::vec .so, dlopen it) fails on
+# exactly that undefined Sleef symbol and Inductor silently falls back to scalar code, unless
+# the inductor cache already holds a probe .so built *with* libtorch by an earlier ordinary
+# torch.compile, in which case it vectorizes and the package imports Sleef_*. Pinning
+# vec_isa_ok=False makes the output independent of cache state and keeps Sleef out of the
+# import list. Pass extra_options={"cpp.vec_isa_ok": True} (CLI: --option cpp.vec_isa_ok=true)
+# for vectorized kernels; the runtime must then provide Sleef (e.g. Debian's libsleef3).
+
+# Symbols the dynamic loader resolves from the libraries the .so names in DT_NEEDED
+# (libc, libstdc++, libgcc_s, ld.so): nm prints them with a version suffix.
+_SYSTEM_VERSION_PREFIXES = ("GLIBC_", "GLIBCXX_", "CXXABI_", "GCC_")
+
+
+def _config_has(dotted: str) -> bool:
+    """True if torch._inductor.config has the (possibly nested) option `dotted`."""
+    from torch._inductor import config
+
+    obj: Any = config
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return False
+    return hasattr(obj, parts[-1])
+
+
+def resolve_options(extra_options: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """aotrt's options merged with `extra_options` (which win), minus those this torch lacks.
+
+    Returns (options to pass to inductor, names of the options that were dropped).
+    """
+    wanted = dict(AOTRT_INDUCTOR_OPTIONS)
+    wanted.update(extra_options or {})
+    applied, missing = {}, []
+    for key, value in wanted.items():
+        if _config_has(key):
+            applied[key] = value
+        else:
+            missing.append(key)
+    return applied, missing
+
+
+# --------------------------------------------------------------------------------------
+# Package inspection
+# --------------------------------------------------------------------------------------
+
+
+def package_files(pt2_path: str | os.PathLike) -> list[tuple[str, int]]:
+    """(member name, uncompressed size) for every entry of the .pt2 zip."""
+    with zipfile.ZipFile(pt2_path) as zf:
+        return [(i.filename, i.file_size) for i in zf.infolist()]
+
+
+def _member(files: Iterable[str], suffix: str) -> str | None:
+    hits = [f for f in files if f.endswith(suffix) and "/data/aotinductor/" in f]
+    return hits[0] if hits else None
+
+
+def nm_symbols(so_path: str | os.PathLike, undefined: bool) -> list[tuple[str, str, str | None]]:
+    """Dynamic symbols of `so_path` via `nm -D`: (name, nm type letter, version or None)."""
+    flag = "--undefined-only" if undefined else "--defined-only"
+    out = subprocess.run(
+        ["nm", "-D", flag, str(so_path)], check=True, capture_output=True, text=True
+    ).stdout
+    symbols = []
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) < 2:
+            continue
+        kind, full = fields[-2], fields[-1]
+        name, _, version = full.partition("@")
+        symbols.append((name, kind, version.lstrip("@") or None))
+    return symbols
+
+
+def classify_undefined(symbols: Sequence[tuple[str, str, str | None]]) -> dict[str, list[str]]:
+    """Splits undefined symbols by who must provide them.
+
+    shim: aoti_torch_* (aotrt); openmp: GOMP_*/omp_* (libgomp); sleef: Sleef_* (vectorized
+    math, normally from libtorch_cpu); system: versioned libc/libstdc++/libgcc symbols and
+    weak references, resolved through DT_NEEDED; other: anything else (a surprise).
+    """
+    groups: dict[str, list[str]] = {"shim": [], "openmp": [], "sleef": [], "system": [], "other": []}
+    for name, kind, version in symbols:
+        if name.startswith("aoti_torch_") or name.startswith("aoti_"):
+            groups["shim"].append(name)
+        elif name.startswith(("GOMP_", "omp_")):
+            groups["openmp"].append(name)
+        elif name.startswith("Sleef_"):
+            groups["sleef"].append(name)
+        elif kind in ("w", "v") or (version and version.startswith(_SYSTEM_VERSION_PREFIXES)):
+            groups["system"].append(name + (f"@{version}" if version else ""))
+        else:
+            groups["other"].append(name + (f"@{version}" if version else ""))
+    return {k: sorted(set(v)) for k, v in groups.items()}
+
+
+def needed_libraries(so_path: str | os.PathLike) -> list[str]:
+    """DT_NEEDED entries of `so_path` (via readelf -d)."""
+    out = subprocess.run(
+        ["readelf", "-d", str(so_path)], check=True, capture_output=True, text=True
+    ).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
+@contextlib.contextmanager
+def extracted(pt2_path: str | os.PathLike, member: str):
+    """Extracts one zip member into a temporary directory; yields its path."""
+    with tempfile.TemporaryDirectory(prefix="aotrt_pt2_") as tmp:
+        with zipfile.ZipFile(pt2_path) as zf:
+            yield Path(zf.extract(member, tmp))
+
+
+def read_member(pt2_path: str | os.PathLike, suffix: str) -> str | None:
+    """Text of the first package member under data/aotinductor/ ending with `suffix`."""
+    with zipfile.ZipFile(pt2_path) as zf:
+        name = _member(zf.namelist(), suffix)
+        return zf.read(name).decode() if name else None
+
+
+def wrapper_lines(pt2_path: str | os.PathLike, pattern: str = r"aoti_torch_cpu_|aoti_torch_cuda_|_reinterpret_tensor|create_tensor_from_blob") -> list[str]:
+    """Lines of the generated <hash>.wrapper.cpp matching `pattern`, for reading how fallback
+    ops are called and how views are made. Declarations in the pasted runtime headers are
+    kept too; callers filter further if they need to."""
+    text = read_member(pt2_path, ".wrapper.cpp") or ""
+    rx = re.compile(pattern)
+    return [f"{i + 1}: {line.strip()}" for i, line in enumerate(text.splitlines()) if rx.search(line)]
+
+
+def inspect_package(pt2_path: str | os.PathLike) -> dict[str, Any]:
+    """What a runtime needs to know about a package: its files, the .so's imports/exports."""
+    files = package_files(pt2_path)
+    names = [f for f, _ in files]
+    so = _member(names, ".wrapper.so") or _member(names, ".so")
+    info: dict[str, Any] = {
+        "files": files,
+        "so": so,
+        "weights_blob": _member(names, "_weights.blob"),
+        "metadata": json.loads(read_member(pt2_path, ".wrapper_metadata.json") or "{}"),
+    }
+    if so is None:
+        info["error"] = "no .so in the package (package_cpp_only?)"
+        return info
+    with extracted(pt2_path, so) as so_path:
+        undefined = nm_symbols(so_path, undefined=True)
+        defined = nm_symbols(so_path, undefined=False)
+        info["needed"] = needed_libraries(so_path)
+    info["undefined"] = classify_undefined(undefined)
+    # The C API a runtime dlsym()s; the rest are C++ symbols and kernels.
+    info["exported_api"] = sorted(n for n, _, _ in defined if n.startswith("AOTInductor"))
+    return info
+
+
+# --------------------------------------------------------------------------------------
+# Export
+# --------------------------------------------------------------------------------------
+
+
+def _to_device_dtype(module: torch.nn.Module, inputs: Sequence[Any], device: str, dtype: torch.dtype | None):
+    """Moves module and tensor inputs to `device`; casts floating point ones to `dtype`.
+
+    Memory format is preserved (Tensor.to keeps strides of dense tensors), which matters for
+    channels-last models.
+    """
+    module = module.to(device=device)
+    if dtype is not None:
+        module = module.to(dtype=dtype)
+
+    def conv(t):
+        if not isinstance(t, torch.Tensor):
+            return t
+        t = t.to(device=device)
+        return t.to(dtype=dtype) if dtype is not None and t.is_floating_point() else t
+
+    return module, tuple(conv(t) for t in inputs)
+
+
+def _tensor_specs(tensors: Iterable[Any]) -> list[dict[str, Any]]:
+    return [
+        dict(dtype=str(t.dtype).removeprefix("torch."), sizes=list(t.shape), strides=list(t.stride()),
+             storage_offset=t.storage_offset())
+        if isinstance(t, torch.Tensor)
+        else dict(python_type=type(t).__name__)
+        for t in tensors
+    ]
+
+
+def export_package(
+    module: torch.nn.Module,
+    example_inputs: Sequence[Any],
+    path: str | os.PathLike,
+    device: str = "cpu",
+    dtype: torch.dtype | None = None,
+    extra_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """torch.export + aoti_compile_and_package with aotrt's options; returns what it did.
+
+    The module is put in eval mode and traced under no_grad. The returned dict holds the
+    options used (and those this torch lacks), timings, the package file listing, and the
+    .so's undefined symbols grouped by who must provide them (see `inspect_package`).
+    """
+    module, inputs = _to_device_dtype(module, example_inputs, device, dtype)
+    module.eval()
+    options, missing = resolve_options(extra_options)
+    # Input layouts go into <hash>.wrapper_metadata.json (string values only): the compiled
+    # code assumes them, and a runtime has no other place to read them from.
+    if _config_has("aot_inductor.metadata"):
+        metadata = dict(options.get("aot_inductor.metadata", {}))
+        metadata["aotrt.inputs"] = json.dumps(_tensor_specs(inputs))
+        options["aot_inductor.metadata"] = metadata
+    if missing:
+        print(f"warning: torch {torch.__version__} lacks inductor options {missing}; "
+              "the package may not be loadable without libtorch", file=sys.stderr)
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        ep = torch.export.export(module, tuple(inputs))
+        t1 = time.perf_counter()
+        pkg = torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(path), inductor_configs=dict(options)  # it adds keys
+        )
+        t2 = time.perf_counter()
+
+    result: dict[str, Any] = {
+        "package": str(pkg),
+        "torch_version": torch.__version__,
+        "device": device,
+        "dtype": str(dtype).removeprefix("torch.") if dtype is not None else None,
+        "options": options,
+        "missing_options": missing,
+        "export_s": round(t1 - t0, 2),
+        "compile_s": round(t2 - t1, 2),
+        "inputs": _tensor_specs(inputs),
+    }
+    result.update(inspect_package(pkg))
+    return result
+
+
+# --------------------------------------------------------------------------------------
+# Zoo / factory export with reference data
+# --------------------------------------------------------------------------------------
+
+
+def _save_npy(path: Path, t: torch.Tensor) -> None:
+    import numpy as np
+
+    if t.dtype in (torch.bfloat16,) or str(t.dtype).startswith("torch.float8"):
+        raise TypeError(f"{path.name}: numpy has no {t.dtype}; cannot write a .npy for it")
+    # Dense C-order of the logical shape, whatever the tensor's strides.
+    np.save(path, np.ascontiguousarray(t.detach().cpu().numpy()))
+
+
+def load_factory(spec: str):
+    """'pkg.module:function' -> the function."""
+    mod_name, sep, fn_name = spec.partition(":")
+    if not sep:
+        raise ValueError(f"--factory wants module:function, got {spec!r}")
+    return getattr(importlib.import_module(mod_name), fn_name)
+
+
+def build(name: str | None = None, factory: str | None = None):
+    """(module, inputs, tolerance dict) from the zoo or a user factory.
+
+    A factory returns (module, inputs) or (module, inputs, tolerance dict)."""
+    if factory is not None:
+        torch.manual_seed(0)
+        got = load_factory(factory)()
+        module, inputs = got[0], tuple(got[1])
+        tol = dict(got[2]) if len(got) > 2 else {}
+        from . import zoo
+
+        tol = {**dict(atol=zoo.DEFAULT_ATOL, rtol=zoo.DEFAULT_RTOL, reason=zoo.DEFAULT_REASON), **tol}
+        return module.eval(), inputs, tol
+    from . import zoo
+
+    return zoo.get(name)
+
+
+def source_fingerprint() -> str:
+    """Hash of this package's model/export code and the torch version: a cached export made
+    with another fingerprint is stale."""
+    h = hashlib.sha256(torch.__version__.encode())
+    here = Path(__file__).parent
+    for f in ("export.py", "zoo.py"):
+        h.update((here / f).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def export_model(
+    out_dir: str | os.PathLike,
+    name: str | None = None,
+    factory: str | None = None,
+    stem: str | None = None,
+    device: str = "cpu",
+    dtype: torch.dtype | None = None,
+    extra_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Exports a zoo model (or factory) into out_dir as STEM.pt2 plus reference data.
+
+    Writes STEM.input_K.npy, STEM.expected_K.npy (eager outputs, fp32 eager on `device`,
+    computed before export so export cannot disturb the module) and STEM.json (the
+    export_package result plus tolerance and output specs). Returns that dict.
+    """
+    from .zoo import eager_outputs
+
+    stem = stem or name or factory.rpartition(":")[2]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    module, inputs, tol = build(name, factory)
+    module, inputs = _to_device_dtype(module, inputs, device, dtype)
+    expected = eager_outputs(module, inputs)
+
+    for f in out.glob(f"{stem}.input_*.npy"):
+        f.unlink()
+    for f in out.glob(f"{stem}.expected_*.npy"):
+        f.unlink()
+    for k, t in enumerate(inputs):
+        _save_npy(out / f"{stem}.input_{k}.npy", t)
+    for k, t in enumerate(expected):
+        _save_npy(out / f"{stem}.expected_{k}.npy", t)
+
+    t0 = time.perf_counter()
+    info = export_package(module, inputs, out / f"{stem}.pt2", device=device, dtype=None,
+                          extra_options=extra_options)
+    info["name"] = stem
+    info["total_s"] = round(time.perf_counter() - t0, 2)
+    info["tolerance"] = tol
+    info["outputs"] = _tensor_specs(expected)
+    info["fingerprint"] = source_fingerprint()
+    (out / f"{stem}.json").write_text(json.dumps(info, indent=1, default=str))
+    return info
+
+
+def _export_model_job(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Process-pool entry point: never raises, so one failing model doesn't stop the rest."""
+    import traceback
+
+    try:
+        return export_model(**kwargs)
+    except Exception as e:  # noqa: BLE001 - reported to the caller with the full traceback
+        return {"name": kwargs.get("stem") or kwargs.get("name"), "error": f"{type(e).__name__}: {e}",
+                "traceback": traceback.format_exc()}
+
+
+def export_many(jobs: list[dict[str, Any]], processes: int = 1) -> list[dict[str, Any]]:
+    """Runs export_model over `jobs` (kwargs dicts), `processes` at a time.
+
+    Exports are mostly single-threaded (tracing, then one g++ at a time), so two processes
+    on two cores roughly halve the wall time. Workers are spawned, not forked: a forked
+    torch with OpenMP threads running is not safe.
+    """
+    if processes <= 1 or len(jobs) <= 1:
+        return [_export_model_job(j) for j in jobs]
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=processes, mp_context=ctx) as pool:
+        return list(pool.map(_export_model_job, jobs))
+
+
+def summarize(info: dict[str, Any]) -> str:
+    """Human-readable report of one export_model/export_package result."""
+    if "error" in info and "package" not in info:
+        return f"== {info.get('name')}: EXPORT FAILED\n{info.get('traceback', info['error'])}"
+    und = info.get("undefined", {})
+    lines = [
+        f"== {info.get('name', info['package'])}: {info['package']}",
+        f"   torch {info['torch_version']}, device {info['device']}, "
+        f"export {info['export_s']}s + compile {info['compile_s']}s",
+        f"   options: {json.dumps({k: v for k, v in info['options'].items() if k != 'aot_inductor.metadata'})}",
+    ]
+    if info.get("missing_options"):
+        lines.append(f"   MISSING options in this torch: {info['missing_options']}")
+    lines.append(f"   metadata: {json.dumps(info.get('metadata', {}))}")
+    lines.append(f"   needed: {' '.join(info.get('needed', []))}")
+    lines.append("   files:")
+    lines += [f"     {size:>10}  {f}" for f, size in info["files"]]
+    for group in ("shim", "openmp", "sleef", "other"):
+        if und.get(group):
+            lines.append(f"   undefined {group} ({len(und[group])}): {' '.join(und[group])}")
+    lines.append(f"   undefined system: {len(und.get('system', []))} (libc/libstdc++/libgcc)")
+    return "\n".join(lines)
+
+
+def _parse_option(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"--option wants key=value, got {text!r}")
+    try:
+        return key, json.loads(value)  # true/false/numbers/"strings"
+    except json.JSONDecodeError:
+        return key, value
+
+
+_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m aotrt_tools.export",
+        description="Export zoo models or a user factory to .pt2 packages for aotrt, with "
+        "inputs and eager reference outputs as .npy files.",
+    )
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--model", action="append", help="zoo model name (repeatable), or 'all'")
+    src.add_argument("--factory", help="module:function returning (module, example_inputs[, tolerance])")
+    parser.add_argument("--name", help="file stem for --factory (default: the function name)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", choices=sorted(_DTYPES), help="cast module and float inputs")
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--jobs", type=int, default=1, help="export this many models in parallel")
+    parser.add_argument("--option", action="append", type=_parse_option, default=[],
+                        help="extra inductor option key=value (JSON value), e.g. cpp.vec_isa_ok=true")
+    parser.add_argument("--json", action="store_true", help="print the full result as JSON")
+    args = parser.parse_args(argv)
+
+    common = dict(out_dir=args.out, device=args.device, dtype=_DTYPES.get(args.dtype),
+                  extra_options=dict(args.option) or None)
+    if args.factory:
+        jobs = [dict(factory=args.factory, stem=args.name, **common)]
+    else:
+        from . import zoo
+
+        wanted = zoo.names() if args.model == ["all"] else args.model
+        for n in wanted:
+            zoo.entry(n)  # fail fast on a typo, before spawning anything
+        jobs = [dict(name=n, **common) for n in wanted]
+
+    results = export_many(jobs, processes=args.jobs)
+    for info in results:
+        print(json.dumps(info, indent=1, default=str) if args.json else summarize(info))
+    failed = [r.get("name") for r in results if "package" not in r]
+    if failed:
+        print(f"FAILED: {failed}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

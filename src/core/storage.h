@@ -1,0 +1,87 @@
+// Storage owns (or borrows) one block of bytes on one device.
+//
+// Note [Storage ownership]
+// A Storage is counted: every tensor handle that can reach it holds exactly
+// one reference, whatever made the handle (empty_strided, a view of a view,
+// new_tensor_handle, a reinterpret at any offset). When the last reference
+// goes, owned memory is given back to the allocator it came from; borrowed
+// memory (from_blob, caller-owned inputs) is never freed. The count is atomic
+// so handles may be released from any thread in any order.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "core/allocator.h"
+#include "core/device.h"
+
+namespace aotrt {
+
+class StorageRef;
+
+class Storage {
+ public:
+  // New memory of nbytes from the device's allocator.
+  static StorageRef allocate(Device device, size_t nbytes);
+  // Memory the caller keeps ownership of; aotrt never frees it.
+  static StorageRef borrow(Device device, void* data, size_t nbytes);
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  bool owns_memory() const { return allocator_ != nullptr; }
+  int64_t use_count() const { return refs_.load(std::memory_order_acquire); }
+
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+ private:
+  friend class StorageRef;
+  Storage(Device device, void* data, size_t nbytes, Allocator* allocator)
+      : device_(device), data_(data), nbytes_(nbytes), allocator_(allocator) {}
+  ~Storage();
+
+  void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    // acq_rel: the thread that frees must see every write made through
+    // other handles before they let go.
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  std::atomic<int64_t> refs_{1};
+  Device device_;
+  void* data_;
+  size_t nbytes_;
+  Allocator* allocator_;  // null: borrowed
+};
+
+// An intrusive counted pointer to a Storage.
+class StorageRef {
+ public:
+  StorageRef() = default;
+  StorageRef(const StorageRef& other) : ptr_(other.ptr_) {
+    if (ptr_) ptr_->retain();
+  }
+  StorageRef(StorageRef&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+  StorageRef& operator=(StorageRef other) noexcept {
+    std::swap(ptr_, other.ptr_);
+    return *this;
+  }
+  ~StorageRef() {
+    if (ptr_) ptr_->release();
+  }
+
+  Storage* get() const { return ptr_; }
+  Storage* operator->() const { return ptr_; }
+  Storage& operator*() const { return *ptr_; }
+  explicit operator bool() const { return ptr_ != nullptr; }
+
+ private:
+  friend class Storage;
+  explicit StorageRef(Storage* adopted) : ptr_(adopted) {}  // takes the initial reference
+  Storage* ptr_ = nullptr;
+};
+
+}  // namespace aotrt

@@ -1,0 +1,67 @@
+#include "core/tensor.h"
+
+#include "core/error.h"
+#include "core/view.h"
+
+namespace aotrt {
+
+bool TensorImpl::is_contiguous() const { return aotrt::is_contiguous(sizes_, strides_); }
+
+void* TensorImpl::data_ptr() const {
+  char* base = static_cast<char*>(storage_->data());
+  if (base == nullptr) return nullptr;
+  return base + storage_offset_ * static_cast<int64_t>(itemsize());
+}
+
+void TensorImpl::assign(const TensorImpl& other) {
+  // Copy everything first, so assigning a handle to itself changes nothing.
+  StorageRef storage = other.storage_;
+  std::vector<int64_t> sizes = other.sizes_, strides = other.strides_;
+  storage_ = std::move(storage);
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  storage_offset_ = other.storage_offset_;
+  numel_ = other.numel_;
+  end_byte_ = other.end_byte_;
+  dtype_ = other.dtype_;
+}
+
+std::unique_ptr<TensorImpl> make_tensor(StorageRef storage, std::span<const int64_t> sizes,
+                                        std::span<const int64_t> strides,
+                                        int64_t storage_offset, ScalarType dtype,
+                                        const char* what) {
+  AOTRT_CHECK(storage, kInternal, what, ": tensor without storage");
+  const ViewSpan span = check_view_in_storage(sizes, strides, storage_offset,
+                                              element_size(dtype), storage->nbytes(), what);
+  auto t = std::make_unique<TensorImpl>();
+  t->storage_ = std::move(storage);
+  t->sizes_.assign(sizes.begin(), sizes.end());
+  t->strides_.assign(strides.begin(), strides.end());
+  t->storage_offset_ = storage_offset;
+  t->numel_ = span.numel;
+  t->end_byte_ = span.end_byte;
+  t->dtype_ = dtype;
+  return t;
+}
+
+std::unique_ptr<TensorImpl> empty_strided(std::span<const int64_t> sizes,
+                                          std::span<const int64_t> strides, ScalarType dtype,
+                                          Device device, const char* what) {
+  const ViewSpan span = view_span(sizes, strides, 0, element_size(dtype), what);
+  StorageRef storage = Storage::allocate(device, static_cast<size_t>(span.end_byte));
+  return make_tensor(std::move(storage), sizes, strides, 0, dtype, what);
+}
+
+int64_t StridedView::numel() const {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+StridedView strided_view(const TensorImpl& t) {
+  AOTRT_CHECK(t.defined(), kInvalidArgument, "tensor is undefined");
+  return StridedView{static_cast<char*>(t.data_ptr()), t.sizes(), t.strides(), t.dtype(),
+                     t.device()};
+}
+
+}  // namespace aotrt

@@ -1,0 +1,28 @@
+// What the rest of aotrt asks of the CUDA backend. A build without CUDA links
+// cuda/no_cuda.cpp instead, whose functions say that CUDA was not built.
+#pragma once
+
+#include "core/allocator.h"
+#include "core/tensor.h"
+
+namespace aotrt::cuda {
+
+// True when aotrt was built with the CUDA backend.
+bool built();
+
+// The caching allocator of one device.
+Allocator& allocator(int device_index);
+
+// The calling thread's current device (cudaGetDevice).
+int current_device();
+
+// Copies between any two same-sized strided views where at least one side
+// is CUDA memory, converting dtypes, on the current stream of the CUDA side.
+// Host memory on the other side is staged; nothing waits for the host
+// except a device-to-host copy into memory the caller reads next.
+void copy(const StridedView& dst, const StridedView& src);
+
+// Writes zero to every element of a CUDA view, on the current stream.
+void fill_zero(const StridedView& dst);
+
+}  // namespace aotrt::cuda
