@@ -16,6 +16,10 @@ Allocator& allocator(int device_index);
 // The calling thread's current device (cudaGetDevice).
 int current_device();
 
+// The calling thread's current stream on a device, as the cudaStream_t a CUDA
+// model's Run takes (nullptr: the legacy default stream).
+void* current_stream(int device_index);
+
 // Copies between any two same-sized strided views where at least one side
 // is CUDA memory, converting dtypes, on the current stream of the CUDA side.
 // Host memory on the other side is staged; nothing waits for the host

@@ -15,6 +15,7 @@ namespace {
 bool built() { return false; }
 Allocator& allocator(int) { not_built(); }
 int current_device() { not_built(); }
+void* current_stream(int) { not_built(); }
 void copy(const StridedView&, const StridedView&) { not_built(); }
 void fill_zero(const StridedView&) { not_built(); }
 

@@ -1,0 +1,235 @@
+// aotrt's C++ API: load a .pt2 package written by
+// torch._inductor.aoti_compile_and_package (exported with
+// aot_inductor.link_libtorch=False) and run it, with no libtorch in the
+// process.
+//
+//   aotrt::Model model = aotrt::Model::load("model.pt2");
+//   std::vector<float> x(3 * 8);
+//   aotrt::Tensor in = aotrt::Tensor::from_blob(x.data(), {3, 8}, {8, 1},
+//                                               aotrt::ScalarType::Float32);
+//   std::vector<aotrt::Tensor> out = model.run({&in, 1});
+//
+// Errors are thrown as aotrt::Error (aotrt/error.h) with a message that says
+// what was asked and what was wrong. (The C ABI in aotrt/shim.h never throws.)
+//
+// Ownership, the same everywhere: a Tensor owns one handle, and a handle
+// holds one reference on the memory it views; memory lives as long as any
+// handle to it. Memory passed to from_blob stays the caller's: aotrt never
+// frees it, and the caller keeps it alive while any Tensor views it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "aotrt/device.h"
+#include "aotrt/dtype.h"
+#include "aotrt/error.h"
+#include "aotrt/shim.h"
+
+namespace aotrt {
+
+// A strided view of memory on a device: sizes, strides and a storage offset
+// (in elements), an element type and a device, like an at::Tensor. It owns
+// one AtenTensorHandle, the same handles the model .so receives and returns.
+//
+// Copying a Tensor makes a new handle to the SAME memory (as at::Tensor's
+// copy does); use dense_host_copy() or to() for a copy of the values.
+class Tensor {
+ public:
+  // No tensor (what a model returns for a None output): defined() is false.
+  Tensor() = default;
+  ~Tensor();
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(Tensor&& other) noexcept;
+
+  // Views caller memory: `data` is the address of the storage start, the
+  // view's element 0 is at data + storage_offset elements. Borrowed: aotrt
+  // never frees it and the caller keeps it alive while any Tensor (or model
+  // output that aliases it) views it. Sizes and strides count elements.
+  static Tensor from_blob(void* data, const std::vector<int64_t>& sizes,
+                          const std::vector<int64_t>& strides, ScalarType dtype,
+                          Device device = cpu_device(), int64_t storage_offset = 0);
+  // New, uninitialised, row-major memory owned by aotrt.
+  static Tensor empty(const std::vector<int64_t>& sizes, ScalarType dtype,
+                      Device device = cpu_device());
+  // New, uninitialised memory owned by aotrt, as large as the view needs
+  // (ATen's empty_strided).
+  static Tensor empty_strided(const std::vector<int64_t>& sizes,
+                              const std::vector<int64_t>& strides, ScalarType dtype,
+                              Device device = cpu_device());
+  // Takes ownership of a live handle (one a shim returned through a ret_
+  // argument); the Tensor deletes it. Throws for a handle that is not live.
+  static Tensor adopt(AtenTensorHandle handle);
+
+  // A handle exists and its tensor is defined.
+  bool defined() const;
+  int64_t dim() const;
+  // Borrowed: valid while this Tensor lives.
+  std::span<const int64_t> sizes() const;
+  std::span<const int64_t> strides() const;
+  int64_t storage_offset() const;  // in elements
+  int64_t numel() const;
+  ScalarType dtype() const;
+  Device device() const;
+  // Address of element 0 (device memory for a CUDA tensor); borrowed.
+  void* data_ptr() const;
+  bool is_contiguous() const;
+
+  // A new dense row-major CPU tensor with the same values (converted to
+  // `as` when given; waits for a CUDA source to be copied).
+  Tensor dense_host_copy() const;
+  Tensor dense_host_copy(ScalarType as) const;
+  // A new dense row-major tensor with the same values on `device`.
+  Tensor to(Device device) const;
+  // Writes src's values into this view (ATen's copy_: broadcasts src,
+  // converts its dtype, copies across devices). Returns *this.
+  Tensor& copy_(const Tensor& src);
+
+  // The handle, still owned by this Tensor (null when there is none).
+  AtenTensorHandle handle() const { return handle_; }
+  // Gives the handle to the caller, who must delete it with
+  // aoti_torch_delete_tensor_object; this Tensor is left empty.
+  AtenTensorHandle release();
+
+ private:
+  explicit Tensor(AtenTensorHandle owned) : handle_(owned) {}
+  AtenTensorHandle handle_ = nullptr;
+};
+
+struct LoadOptions {
+  // The folder under data/aotinductor/ to load (aoti_compile_and_package's
+  // model_name; "model" unless the exporter chose another).
+  std::string model_name = "model";
+  // CUDA packages: the device to run on; -1 = the calling thread's current one.
+  int32_t device_index = -1;
+  // Turns on the input checks compiled into every model (dtype, sizes,
+  // strides, device of each input; AOTI_RUNTIME_CHECK_INPUTS=1) unless that
+  // variable is already set. Without them a wrongly shaped input makes the
+  // model read or write out of bounds. See Note [Model input checks].
+  bool check_inputs = true;
+};
+
+struct ConstantInfo {
+  std::string name;
+  std::string original_fqn;  // the parameter or buffer's name in the nn.Module
+  ScalarType dtype = ScalarType::Float32;
+  uint64_t nbytes = 0;       // padded bytes the constant takes in the weights
+  bool from_folded = false;  // made by constant folding, not loaded
+};
+
+// The layout an input was exported with.
+struct TensorSpec {
+  ScalarType dtype = ScalarType::Float32;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+};
+
+struct ModelInfo {
+  std::string package_path;
+  std::string model_name;
+  std::string so_name;  // entry name of the model .so in the archive
+  Device device;
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  std::vector<ConstantInfo> constants;
+  std::string in_spec, out_spec;  // serialised pytree specs ("" if absent)
+  std::map<std::string, std::string> metadata;  // <h>.wrapper_metadata.json
+  // Per input, the example it was exported with, when the exporter recorded
+  // it ("aotrt.inputs" in the metadata, written by aotrt_tools.export);
+  // empty when it did not. The compiled code indexes inputs with these
+  // strides (see Model::prepare_input).
+  std::vector<std::optional<TensorSpec>> input_specs;
+};
+
+// A loaded model: its .so, its weights and a model container, all private to
+// this object; two Models (even of the same package) share nothing.
+class Model {
+ public:
+  // Opens the package, checks it (see PackageInfo::problems for what is
+  // refused), extracts what the model needs into a private temporary folder,
+  // dlopens the .so, creates its container on the package's device and loads
+  // the weights. Throws Error; on any failure nothing stays behind.
+  static Model load(const std::string& package_path, const LoadOptions& options = {});
+
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  // Unloads: deletes the container, closes the .so, removes the folder.
+  ~Model();
+
+  // Runs the model once. Inputs are borrowed (the model gets new handles to
+  // the same memory; the caller's Tensors are untouched) and must be on the
+  // model's device with the dtype, sizes and strides it was exported with.
+  // Outputs are new Tensors owned by the caller; they may be views (offset,
+  // non-dense strides) and two may share memory, as the model made them.
+  // Outputs stay valid after the Model is unloaded: an output whose memory
+  // aotrt neither owns nor got from an input (e.g. a view of a weight inside
+  // the model) is returned as a copy (clone_preserve_strides). Safe to call
+  // from several threads (the model's container serialises runs).
+  // CPU models run on the calling thread; CUDA models on the calling
+  // thread's current stream of the model's device, asynchronously.
+  std::vector<Tensor> run(std::span<const Tensor> inputs);
+
+  // `value` laid out as the model expects input `index`: on the model's
+  // device, with the strides it was exported with (ModelInfo::input_specs;
+  // for other sizes of a dynamic dim, the same dim order, dense), or
+  // row-major when none was recorded. A new handle to `value` itself when it
+  // already is; otherwise a copy, owned by the caller. The dtype is kept.
+  Tensor prepare_input(size_t index, const Tensor& value) const;
+
+  const ModelInfo& info() const;
+  size_t num_inputs() const { return info().input_names.size(); }
+  size_t num_outputs() const { return info().output_names.size(); }
+  Device device() const { return info().device; }
+
+  class Impl;
+
+ private:
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct ShimSymbol {
+  std::string name;
+  bool provided = false;  // this aotrt defines it
+};
+
+struct PackageFile {
+  std::string name;
+  uint64_t size = 0;  // uncompressed bytes
+};
+
+// What a package holds and whether this aotrt can load it, found without
+// running anything: the .so is read as a file (ELF), never dlopened.
+struct PackageInfo {
+  std::string package_path;
+  std::string model_name;
+  std::string so_name;
+  std::string device_key;  // AOTI_DEVICE_KEY: "cpu", "cuda", ...
+  std::map<std::string, std::string> metadata;
+  std::vector<PackageFile> files;           // every entry of the archive
+  std::string machine;                      // the .so's machine ("x86_64")
+  std::vector<std::string> needed_libraries;  // the .so's DT_NEEDED
+  std::vector<ShimSymbol> shim_symbols;     // every aoti_* symbol the .so needs
+  bool has_weights_blob = false;
+  // Why Model::load would refuse this package before loading it (empty: it
+  // passes every check made without loading).
+  std::vector<std::string> problems;
+
+  size_t missing_symbol_count() const;
+};
+
+// Reads a package without loading it. Throws Error only for a package that
+// cannot be read at all (not a zip, corrupt, no model .so, ...); everything
+// else is reported in PackageInfo::problems.
+PackageInfo inspect_package(const std::string& package_path,
+                            const std::string& model_name = "model");
+
+}  // namespace aotrt

@@ -1,0 +1,201 @@
+// The aotrt command-line tool.
+//
+//   aotrt info MODEL.pt2                 what the package holds and whether it loads
+//   aotrt run MODEL.pt2 --input a.npy [--input b.npy ...] --output-dir DIR
+//                                        runs it; writes DIR/output_<i>.npy
+//
+// Every failure prints "aotrt: error: ..." and exits 1.
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "aotrt/aotrt.h"
+#include "runtime/npy.h"
+
+namespace {
+
+std::string shape_text(std::span<const int64_t> sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+int info_command(const std::string& path, const std::string& model_name) {
+  const aotrt::PackageInfo pkg = aotrt::inspect_package(path, model_name);
+  std::cout << "package: " << pkg.package_path << "\n";
+  std::cout << "model: " << pkg.model_name << " (" << pkg.so_name << ")\n";
+  std::cout << "device: " << pkg.device_key << "\n";
+  std::cout << "machine: " << pkg.machine << "\n";
+  std::cout << "weights blob: " << (pkg.has_weights_blob ? "yes" : "no") << "\n";
+  std::cout << "needed libraries (" << pkg.needed_libraries.size() << "):\n";
+  for (const std::string& lib : pkg.needed_libraries) std::cout << "  " << lib << "\n";
+  std::cout << "files (" << pkg.files.size() << "):\n";
+  for (const aotrt::PackageFile& f : pkg.files) {
+    std::cout << "  " << f.name << "  " << f.size << " bytes\n";
+  }
+
+  // Names and constants come from the model's container, so only a package
+  // that passes the checks is loaded to list them.
+  int status = 0;
+  if (pkg.problems.empty()) {
+    try {
+      aotrt::LoadOptions options;
+      options.model_name = model_name;
+      const aotrt::Model model = aotrt::Model::load(path, options);
+      const aotrt::ModelInfo& info = model.info();
+      std::cout << "inputs (" << info.input_names.size() << "):\n";
+      for (size_t i = 0; i < info.input_names.size(); ++i) {
+        std::cout << "  " << i << ": " << info.input_names[i] << "\n";
+      }
+      std::cout << "outputs (" << info.output_names.size() << "):\n";
+      for (size_t i = 0; i < info.output_names.size(); ++i) {
+        std::cout << "  " << i << ": " << info.output_names[i] << "\n";
+      }
+      std::cout << "constants (" << info.constants.size() << "):\n";
+      for (const aotrt::ConstantInfo& c : info.constants) {
+        std::cout << "  " << c.name << "  " << aotrt::dtype_name(c.dtype) << "  " << c.nbytes
+                  << " bytes";
+        if (!c.original_fqn.empty() && c.original_fqn != c.name) {
+          std::cout << "  (" << c.original_fqn << ")";
+        }
+        if (c.from_folded) std::cout << "  (folded)";
+        std::cout << "\n";
+      }
+    } catch (const std::exception& e) {
+      std::cout << "inputs: unknown (the model did not load)\n";
+      std::cerr << "aotrt: error: " << e.what() << "\n";
+      status = 1;
+    }
+  } else {
+    std::cout << "inputs, outputs, constants: unknown (the model cannot be loaded)\n";
+  }
+
+  std::cout << "shim symbols (" << pkg.shim_symbols.size() << " needed, "
+            << pkg.missing_symbol_count() << " missing):\n";
+  for (const aotrt::ShimSymbol& s : pkg.shim_symbols) {
+    std::cout << "  " << s.name << "  " << (s.provided ? "provided" : "MISSING") << "\n";
+  }
+  std::cout << "problems (" << pkg.problems.size() << "):\n";
+  for (const std::string& p : pkg.problems) std::cout << "  " << p << "\n";
+  return status;
+}
+
+// numpy has no bfloat16, float8 or complex32: such outputs are written as
+// float32 (complex64 for complex32), which holds every value exactly.
+aotrt::ScalarType writable_dtype(aotrt::ScalarType t) {
+  if (aotrt::npy::descr_of(t) != nullptr) return t;
+  return t == aotrt::ScalarType::Complex32 ? aotrt::ScalarType::Complex64
+                                           : aotrt::ScalarType::Float32;
+}
+
+int run_command(const std::string& path, const std::string& model_name,
+                const std::vector<std::string>& input_paths, const std::string& output_dir,
+                int device_index, bool keep_layout) {
+  aotrt::LoadOptions options;
+  options.model_name = model_name;
+  options.device_index = device_index;
+  aotrt::Model model = aotrt::Model::load(path, options);
+  if (input_paths.size() != model.num_inputs()) {
+    throw aotrt::Error(aotrt::ErrorKind::kInvalidArgument,
+                       "model '" + model.info().model_name + "' takes " +
+                           std::to_string(model.num_inputs()) + " input(s) but " +
+                           std::to_string(input_paths.size()) + " --input file(s) were given");
+  }
+
+  // The compiled code indexes each input with the strides it was exported
+  // with (row-major unless the package records others), so each array is
+  // laid out that way, whatever order the .npy file stores it in.
+  std::vector<aotrt::Tensor> inputs;
+  for (size_t i = 0; i < input_paths.size(); ++i) {
+    aotrt::Tensor t = aotrt::npy::read(input_paths[i]);
+    if (keep_layout) {
+      if (!model.device().is_cpu()) t = t.to(model.device());
+    } else {
+      t = model.prepare_input(i, t);
+    }
+    inputs.push_back(std::move(t));
+  }
+
+  std::vector<aotrt::Tensor> outputs = model.run(inputs);
+
+  std::error_code ec;
+  std::filesystem::create_directories(output_dir, ec);
+  if (ec) {
+    throw aotrt::Error(aotrt::ErrorKind::kInvalidArgument,
+                       "cannot create output folder " + output_dir + ": " + ec.message());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = "output_" + std::to_string(i);
+    if (!outputs[i].defined()) {
+      std::cerr << "aotrt: note: " << name << " is None; no file written\n";
+      continue;
+    }
+    const aotrt::ScalarType dtype = outputs[i].dtype();
+    const aotrt::ScalarType as = writable_dtype(dtype);
+    if (as != dtype) {
+      std::cerr << "aotrt: note: " << name << " is " << aotrt::dtype_name(dtype)
+                << ", which numpy has no dtype for; written as " << aotrt::dtype_name(as) << "\n";
+    }
+    const std::string file = (std::filesystem::path(output_dir) / (name + ".npy")).string();
+    aotrt::npy::write(file, outputs[i].dense_host_copy(as));
+    std::cout << name << ": " << aotrt::dtype_name(as) << " " << shape_text(outputs[i].sizes())
+              << " -> " << file << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"aotrt: runs AOTInductor .pt2 packages without libtorch"};
+  app.require_subcommand(1);
+  std::string model_name = "model";
+
+  std::string info_path;
+  CLI::App* info = app.add_subcommand("info", "Show what a package holds and whether it loads");
+  info->add_option("package", info_path, "the .pt2 file")->required();
+  info->add_option("--model-name", model_name, "model folder under data/aotinductor/");
+
+  std::string run_path, output_dir;
+  std::vector<std::string> inputs;
+  int device_index = -1;
+  bool keep_layout = false;
+  CLI::App* run = app.add_subcommand("run", "Run a package on .npy inputs");
+  run->add_option("package", run_path, "the .pt2 file")->required();
+  run->add_option("--input,-i", inputs, "an input .npy file, in the model's input order");
+  run->add_option("--output-dir,-o", output_dir, "where output_<i>.npy are written")->required();
+  run->add_option("--model-name", model_name, "model folder under data/aotinductor/");
+  run->add_option("--device-index", device_index, "CUDA packages: the device (default: current)");
+  run->add_flag("--keep-input-layout", keep_layout,
+                "pass each array with the layout its .npy file has (a Fortran-order one as a "
+                "column-major view) instead of the layout the model was exported with");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "aotrt: error: " << e.what() << " (see aotrt --help)\n";
+    return 1;
+  }
+
+  try {
+    if (*info) return info_command(info_path, model_name);
+    return run_command(run_path, model_name, inputs, output_dir, device_index, keep_layout);
+  } catch (const std::exception& e) {
+    std::cerr << "aotrt: error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "aotrt: error: unknown failure\n";
+    return 1;
+  }
+}

@@ -1,0 +1,56 @@
+// The C API a model .so exports (torch's aoti_runtime/interface.h), as
+// function pointers resolved with dlsym. Our own declarations of torch's
+// signatures; nothing here includes a torch header.
+//
+// Required entries are the ones every AOTInductor .so of torch 2.9-2.13 has
+// and without which aotrt cannot run it; the rest are optional and may be
+// missing in older (or newer) torch builds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "aotrt/shim.h"
+
+namespace aotrt::runtime {
+
+struct AOTInductorModelContainerOpaque;
+using ContainerHandle = AOTInductorModelContainerOpaque*;
+using RuntimeError = int32_t;  // AOTIRuntimeError: 0 = success
+
+struct ContainerApi {
+  // Required.
+  RuntimeError (*create_with_device)(ContainerHandle*, size_t num_models, const char* device,
+                                     const char* cubin_dir) = nullptr;
+  RuntimeError (*destroy)(ContainerHandle) = nullptr;
+  RuntimeError (*run)(ContainerHandle, AtenTensorHandle* inputs, size_t num_inputs,
+                      AtenTensorHandle* outputs, size_t num_outputs, void* stream,
+                      AOTIProxyExecutorHandle proxy_executor) = nullptr;
+  RuntimeError (*get_num_inputs)(ContainerHandle, size_t*) = nullptr;
+  RuntimeError (*get_num_outputs)(ContainerHandle, size_t*) = nullptr;
+  // Optional.
+  RuntimeError (*get_input_name)(ContainerHandle, size_t, const char**) = nullptr;
+  RuntimeError (*get_output_name)(ContainerHandle, size_t, const char**) = nullptr;
+  RuntimeError (*get_num_constants)(ContainerHandle, size_t*) = nullptr;
+  RuntimeError (*get_constant_name)(ContainerHandle, size_t, const char**) = nullptr;
+  RuntimeError (*get_constant_original_fqn)(ContainerHandle, size_t, const char**) = nullptr;
+  RuntimeError (*get_constant_dtype)(ContainerHandle, size_t, int32_t*) = nullptr;
+  RuntimeError (*get_constant_data_size)(ContainerHandle, size_t, size_t*) = nullptr;
+  RuntimeError (*get_constant_from_folded)(ContainerHandle, size_t, bool*) = nullptr;
+  RuntimeError (*get_constants_blob_size)(ContainerHandle, uint64_t*) = nullptr;
+  RuntimeError (*get_call_spec)(ContainerHandle, const char**, const char**) = nullptr;
+  RuntimeError (*update_constants_from_blob)(ContainerHandle, const uint8_t*) = nullptr;
+  RuntimeError (*get_last_error)(const char**) = nullptr;  // torch >= 2.13
+};
+
+// Names of the required entries, for checks made before dlopen.
+const std::vector<std::string>& required_container_symbols();
+inline constexpr const char* kUpdateConstantsFromBlob = "AOTInductorModelUpdateConstantsFromBlob";
+
+// Resolves every entry from a dlopened model; throws kPackage naming the
+// missing required ones.
+ContainerApi resolve_container_api(void* so_handle, const std::string& what);
+
+}  // namespace aotrt::runtime

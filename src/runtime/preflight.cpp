@@ -1,0 +1,156 @@
+#include "runtime/preflight.h"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/error.h"
+#include "cuda/cuda.h"
+#include "runtime/container_api.h"
+#include "runtime/self_library.h"
+
+namespace aotrt::runtime {
+namespace {
+
+constexpr uint64_t kMaxMetadataBytes = 1 << 20;
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::ostringstream out;
+  for (size_t i = 0; i < items.size(); ++i) out << (i ? sep : "") << items[i];
+  return out.str();
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+void check_machine(OpenedPackage& p) {
+  const package::ElfInfo& elf = p.elf;
+  if (!elf.native) {
+    p.problems.push_back(
+        "the model .so is built for " + package::elf_machine_name(elf.machine) + " (" +
+        std::to_string(elf.elf_class) + "-bit, " + (elf.little_endian ? "little" : "big") +
+        "-endian) but this aotrt runs on " + package::elf_machine_name(package::host_elf_machine()) +
+        " (" + std::to_string(8 * sizeof(void*)) + "-bit); export the model on the machine type "
+        "that will run it");
+    return;
+  }
+  if (elf.type != ET_DYN) {
+    p.problems.push_back("the model .so is not a shared library (ELF type " +
+                         std::to_string(elf.type) + ")");
+  }
+}
+
+void check_libtorch(OpenedPackage& p) {
+  std::vector<std::string> torch_libs;
+  for (const std::string& lib : p.elf.needed) {
+    if (starts_with(lib, "libtorch") || starts_with(lib, "libc10")) torch_libs.push_back(lib);
+  }
+  if (!torch_libs.empty()) {
+    p.problems.push_back(
+        "the model .so needs " + join(torch_libs) +
+        " (DT_NEEDED): it was exported with libtorch linked in; aotrt runs models without "
+        "libtorch, so re-export with inductor_configs={\"aot_inductor.link_libtorch\": False}");
+  }
+}
+
+void check_symbols(OpenedPackage& p) {
+  // What a model asks of aotrt: the aoti_* C ABI.
+  std::vector<std::string> missing;
+  bool proxy = false;
+  for (const std::string& name : p.elf.undefined) {
+    if (!starts_with(name, "aoti_")) continue;
+    const bool provided = provides_symbol(name);
+    p.shim_symbols.push_back({name, provided});
+    if (name == "aoti_torch_proxy_executor_call_function") {
+      proxy = true;
+    } else if (!provided) {
+      missing.push_back(name);
+    }
+  }
+  if (proxy) {
+    p.problems.push_back(
+        "the model calls aoti_torch_proxy_executor_call_function: it has ops without a C shim "
+        "that need libtorch's proxy executor (listed in the package's *.wrapper.json), which "
+        "aotrt cannot run");
+  }
+  if (!missing.empty()) {
+    p.problems.push_back("the model .so needs " + std::to_string(missing.size()) +
+                         " aoti_* symbol(s) this aotrt does not provide: " + join(missing));
+  }
+  // What aotrt asks of the model: the container C API.
+  std::vector<std::string> absent;
+  for (const std::string& name : required_container_symbols()) {
+    if (!std::binary_search(p.elf.defined.begin(), p.elf.defined.end(), name)) absent.push_back(name);
+  }
+  if (!absent.empty()) {
+    p.problems.push_back("the model .so does not export " + join(absent) +
+                         ": it is not an AOTInductor model .so with the container C API "
+                         "(a compile_standalone export links a C++ class instead)");
+  }
+  if (p.layout.weights_blob &&
+      !std::binary_search(p.elf.defined.begin(), p.elf.defined.end(),
+                          std::string(kUpdateConstantsFromBlob))) {
+    p.problems.push_back(std::string("the package has a weights blob but the model .so does not "
+                                     "export ") +
+                         kUpdateConstantsFromBlob + " (torch < 2.9 cannot load one)");
+  }
+}
+
+void check_device_and_weights(OpenedPackage& p) {
+  const std::string& key = p.metadata.device_key;
+  if (key == "cuda") {
+    if (!cuda::built()) {
+      p.problems.push_back("the package is compiled for CUDA but this aotrt was built without "
+                           "CUDA (configure with -DAOTRT_CUDA=ON)");
+    }
+  } else if (key != "cpu") {
+    p.problems.push_back("the package is compiled for device '" + key +
+                         "'; aotrt serves cpu and cuda");
+  }
+  if (p.layout.has_pickle_weights && !p.layout.weights_blob) {
+    p.problems.push_back(
+        "the package keeps its weights as pickle_weights (data/weights/), which only torch's "
+        "Python loader reads; re-export with \"aot_inductor.package_constants_on_disk_format\": "
+        "\"binary_blob\"");
+  }
+}
+
+}  // namespace
+
+OpenedPackage open_package(const std::string& path, const std::string& model_name) {
+  package::ZipArchive archive = package::ZipArchive::open(path);
+  package::ModelLayout layout = package::find_model(archive, model_name);
+  package::Metadata metadata = package::parse_metadata(
+      archive.read(layout.metadata, kMaxMetadataBytes), path + ": " + layout.metadata.name);
+  package::TempDir dir;
+  const std::string so_path = dir.path() + "/" + package::base_name(layout.so.name);
+  archive.extract(layout.so, so_path);
+  package::ElfInfo elf = package::read_elf_file(so_path);
+
+  OpenedPackage p{std::move(archive), std::move(layout), std::move(metadata), std::move(dir),
+                  so_path, std::move(elf), {}, {}};
+  check_machine(p);
+  if (p.elf.native) {
+    check_libtorch(p);
+    check_symbols(p);
+  }
+  check_device_and_weights(p);
+  return p;
+}
+
+std::string describe_problems(const OpenedPackage& pkg) {
+  std::ostringstream out;
+  out << "cannot load model '" << pkg.layout.model_name << "' of " << pkg.archive.path() << ": ";
+  if (pkg.problems.size() == 1) {
+    out << pkg.problems.front();
+  } else {
+    for (size_t i = 0; i < pkg.problems.size(); ++i) {
+      out << (i ? "; " : "") << "(" << i + 1 << ") " << pkg.problems[i];
+    }
+  }
+  return out.str();
+}
+
+}  // namespace aotrt::runtime

@@ -1,0 +1,37 @@
+// Opening a package and every check made before its .so is dlopened; shared
+// by Model::load (which refuses on any problem) and inspect_package (which
+// reports them).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "aotrt/aotrt.h"
+#include "package/elf_reader.h"
+#include "package/layout.h"
+#include "package/temp_dir.h"
+#include "package/zip_reader.h"
+
+namespace aotrt::runtime {
+
+struct OpenedPackage {
+  package::ZipArchive archive;
+  package::ModelLayout layout;
+  package::Metadata metadata;
+  package::TempDir dir;  // holds the extracted .so; removed with this object
+  std::string so_path;
+  package::ElfInfo elf;
+  std::vector<ShimSymbol> shim_symbols;  // every undefined aoti_* symbol
+  // Reasons the package cannot be loaded, each a full sentence.
+  std::vector<std::string> problems;
+};
+
+// Opens the archive, finds the model, reads its metadata, extracts the .so
+// into a new private folder and reads its ELF; then runs every check.
+// Throws kPackage only when the package cannot be read at all.
+OpenedPackage open_package(const std::string& path, const std::string& model_name);
+
+// The problems, joined into one message for an Error.
+std::string describe_problems(const OpenedPackage& pkg);
+
+}  // namespace aotrt::runtime

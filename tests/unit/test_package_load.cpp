@@ -1,0 +1,238 @@
+// Model::load and inspect_package: what is refused before dlopen, and the
+// private folder that is removed on unload and on every failure.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "aotrt/aotrt.h"
+#include "package/temp_dir.h"
+#include "package_test_util.h"
+
+using aotrt::Error;
+using aotrt::Model;
+using aotrt::package::TempDir;
+using namespace aotrt::testing;
+
+namespace {
+
+// Points TMPDIR at a fresh folder for the test, so the loader's private
+// folders can be counted; restores it after.
+class ScopedTmpdir {
+ public:
+  ScopedTmpdir() {
+    const char* old = std::getenv("TMPDIR");
+    if (old != nullptr) old_ = old;
+    had_ = old != nullptr;
+    ::setenv("TMPDIR", root_.path().c_str(), 1);
+  }
+  ~ScopedTmpdir() {
+    if (had_) ::setenv("TMPDIR", old_.c_str(), 1); else ::unsetenv("TMPDIR");
+  }
+  // The loader's folders (aotrt-XXXXXX) under it now.
+  std::vector<std::string> folders() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(root_.path())) {
+      if (e.path().filename().string().rfind("aotrt-", 0) == 0) out.push_back(e.path().string());
+    }
+    return out;
+  }
+
+ private:
+  TempDir root_;  // made before TMPDIR changes
+  std::string old_;
+  bool had_ = false;
+};
+
+std::string load_error(const std::string& pkg) {
+  try {
+    Model::load(pkg);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), aotrt::ErrorKind::kPackage) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "Model::load(" << pkg << ") did not refuse";
+  return "";
+}
+
+// A package around a synthetic .so (never loadable by dlopen: it has no
+// program headers). Messages about it prove the loader refused before dlopen.
+std::string synthetic_package(const TempDir& dir, const ElfSpec& spec,
+                              const std::string& metadata = kMetadataCpu) {
+  const std::string path = dir.path() + "/synthetic.pt2";
+  write_zip(path, package_items(make_elf(spec), nullptr, metadata));
+  return path;
+}
+
+ElfSpec loadable_spec() {
+  ElfSpec spec;
+  spec.needed = {"libstdc++.so.6", "libc.so.6"};
+  spec.undefined = {"aoti_torch_empty_strided", "aoti_torch_delete_tensor_object", "malloc"};
+  spec.defined = container_exports();
+  return spec;
+}
+
+void expect_contains(const std::string& text, const std::string& needle) {
+  EXPECT_NE(text.find(needle), std::string::npos) << "message: " << text
+                                                  << "\nexpected to contain: " << needle;
+}
+
+}  // namespace
+
+TEST(PackageLoad, RefusesForeignMachineBeforeDlopen) {
+  TempDir dir;
+  ElfSpec spec = loadable_spec();
+  spec.machine = aotrt::package::host_elf_machine() == EM_AARCH64 ? EM_X86_64 : EM_AARCH64;
+  const std::string msg = load_error(synthetic_package(dir, spec));
+  expect_contains(msg, "the model .so is built for " + aotrt::package::elf_machine_name(spec.machine));
+  expect_contains(msg, "this aotrt runs on " +
+                           aotrt::package::elf_machine_name(aotrt::package::host_elf_machine()));
+}
+
+TEST(PackageLoad, RefusesLibtorchLinkedModels) {
+  TempDir dir;
+  ElfSpec spec = loadable_spec();
+  spec.needed.push_back("libtorch_cpu.so");
+  spec.needed.push_back("libc10.so");
+  const std::string msg = load_error(synthetic_package(dir, spec));
+  expect_contains(msg, "needs libtorch_cpu.so, libc10.so (DT_NEEDED)");
+  expect_contains(msg, "aot_inductor.link_libtorch\": False");
+}
+
+TEST(PackageLoad, RefusesMissingShimsWithTheirNames) {
+  TempDir dir;
+  ElfSpec spec = loadable_spec();
+  spec.undefined.push_back("aoti_torch_cpu_not_a_real_op_out");
+  spec.undefined.push_back("aoti_torch_also_missing");
+  const std::string msg = load_error(synthetic_package(dir, spec));
+  expect_contains(msg, "needs 2 aoti_* symbol(s) this aotrt does not provide: "
+                       "aoti_torch_also_missing, aoti_torch_cpu_not_a_real_op_out");
+  EXPECT_EQ(msg.find("aoti_torch_empty_strided"), std::string::npos) << msg;  // provided
+}
+
+TEST(PackageLoad, RefusesProxyExecutorModels) {
+  TempDir dir;
+  ElfSpec spec = loadable_spec();
+  spec.undefined.push_back("aoti_torch_proxy_executor_call_function");
+  const std::string msg = load_error(synthetic_package(dir, spec));
+  expect_contains(msg, "ops without a C shim that need libtorch's proxy executor");
+}
+
+TEST(PackageLoad, RefusesSoWithoutContainerApiAndUnknownDevices) {
+  TempDir dir;
+  ElfSpec spec = loadable_spec();
+  spec.defined = {"something_else"};
+  expect_contains(load_error(synthetic_package(dir, spec)),
+                  "does not export AOTInductorModelContainerCreateWithDevice");
+  expect_contains(load_error(synthetic_package(dir, loadable_spec(), R"({"AOTI_DEVICE_KEY": "xpu"})")),
+                  "compiled for device 'xpu'");
+  expect_contains(load_error(synthetic_package(dir, loadable_spec(), R"({"AOTI_DEVICE_KEY": "cuda"})")),
+                  "built without CUDA");
+}
+
+TEST(PackageLoad, ReportsEveryProblemAtOnce) {
+  TempDir dir;
+  ElfSpec spec = loadable_spec();
+  spec.needed.push_back("libtorch.so");
+  spec.undefined.push_back("aoti_torch_missing_one");
+  const std::string msg = load_error(synthetic_package(dir, spec));
+  expect_contains(msg, "(1) the model .so needs libtorch.so");
+  expect_contains(msg, "(2) the model .so needs 1 aoti_* symbol(s)");
+}
+
+TEST(PackageLoad, InspectReportsWithoutLoading) {
+  TempDir dir;
+  ElfSpec spec = loadable_spec();
+  spec.undefined.push_back("aoti_torch_missing_one");
+  const std::string pkg = synthetic_package(dir, spec);
+  const aotrt::PackageInfo info = aotrt::inspect_package(pkg);
+  EXPECT_EQ(info.device_key, "cpu");
+  EXPECT_EQ(info.so_name, "pkg/data/aotinductor/model/abc.wrapper.so");
+  EXPECT_EQ(info.machine, aotrt::package::elf_machine_name(aotrt::package::host_elf_machine()));
+  EXPECT_EQ(info.needed_libraries, spec.needed);
+  EXPECT_EQ(info.files.size(), 5u);
+  EXPECT_FALSE(info.has_weights_blob);
+  // Only aoti_* symbols, each with its status, sorted.
+  ASSERT_EQ(info.shim_symbols.size(), 3u);
+  EXPECT_EQ(info.shim_symbols[0].name, "aoti_torch_delete_tensor_object");
+  EXPECT_TRUE(info.shim_symbols[0].provided);
+  EXPECT_EQ(info.shim_symbols[2].name, "aoti_torch_missing_one");
+  EXPECT_FALSE(info.shim_symbols[2].provided);
+  EXPECT_EQ(info.missing_symbol_count(), 1u);
+  ASSERT_EQ(info.problems.size(), 1u);
+  expect_contains(info.problems[0], "aoti_torch_missing_one");
+
+  // The real test model passes every check.
+  const std::string real = dir.path() + "/real.pt2";
+  const std::string blob = test_model_blob();
+  write_zip(real, package_items(read_file(AOTRT_TEST_MODEL_SO), &blob));
+  const aotrt::PackageInfo ok = aotrt::inspect_package(real);
+  EXPECT_TRUE(ok.problems.empty()) << ok.problems.front();
+  EXPECT_TRUE(ok.has_weights_blob);
+  EXPECT_EQ(ok.missing_symbol_count(), 0u);
+  EXPECT_GE(ok.shim_symbols.size(), 5u);
+
+  EXPECT_THROW(aotrt::inspect_package(dir.path() + "/none.pt2"), Error);
+}
+
+TEST(PackageLoad, RefusesMissingOrShortWeightsBlob) {
+  TempDir dir;
+  const std::string so = read_file(AOTRT_TEST_MODEL_SO);
+  const std::string none = dir.path() + "/noblob.pt2";
+  write_zip(none, package_items(so, nullptr));
+  expect_contains(load_error(none), "needs a weights blob (64 bytes of constants");
+  const std::string short_blob = test_model_blob().substr(0, 32);
+  const std::string shortpkg = dir.path() + "/short.pt2";
+  write_zip(shortpkg, package_items(so, &short_blob));
+  expect_contains(load_error(shortpkg), "has 32 bytes but the model's constants take 64");
+}
+
+TEST(PackageLoad, PrivateFolderIsRemovedOnUnloadAndOnFailure) {
+  ScopedTmpdir tmp;
+  TempDir dir;  // an aotrt-XXXXXX folder under the new TMPDIR: part of the baseline
+  const auto baseline = tmp.folders();
+  const std::string so = read_file(AOTRT_TEST_MODEL_SO);
+  const std::string blob = test_model_blob();
+  const std::string pkg = dir.path() + "/ok.pt2";
+  write_zip(pkg, package_items(so, &blob));
+  {
+    Model model = Model::load(pkg);
+    const auto during = tmp.folders();
+    ASSERT_EQ(during.size(), baseline.size() + 1);
+    std::string mine;
+    for (const auto& f : during) {
+      if (std::find(baseline.begin(), baseline.end(), f) == baseline.end()) mine = f;
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(mine.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    // Only what the model needs is extracted, and the blob is gone once loaded.
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(mine)) {
+      files.push_back(e.path().filename().string());
+    }
+    EXPECT_EQ(files, std::vector<std::string>{"abc.wrapper.so"});
+  }
+  EXPECT_EQ(tmp.folders(), baseline);
+
+  // Failures after extraction: refused before dlopen, and after dlopen.
+  const std::string libtorch = dir.path() + "/libtorch.pt2";
+  ElfSpec spec = loadable_spec();
+  spec.needed.push_back("libtorch.so");
+  write_zip(libtorch, package_items(make_elf(spec)));
+  EXPECT_THROW(Model::load(libtorch), Error);
+  EXPECT_EQ(tmp.folders(), baseline);
+  // A .so that passes every check but that dlopen refuses (no program headers).
+  const std::string unloadable = dir.path() + "/unloadable.pt2";
+  write_zip(unloadable, package_items(make_elf(loadable_spec())));
+  EXPECT_TRUE(aotrt::inspect_package(unloadable).problems.empty());
+  expect_contains(load_error(unloadable), "cannot load the model .so of " + unloadable);
+  EXPECT_EQ(tmp.folders(), baseline);
+  const std::string noblob = dir.path() + "/noblob.pt2";
+  write_zip(noblob, package_items(so, nullptr));
+  EXPECT_THROW(Model::load(noblob), Error);
+  EXPECT_EQ(tmp.folders(), baseline);
+  EXPECT_THROW(aotrt::inspect_package(libtorch).problems.at(1), std::out_of_range);
+  EXPECT_EQ(tmp.folders(), baseline);
+}
