@@ -69,7 +69,8 @@ void dispatch_copy(const StridedView& dst, const StridedView& src) {
 // Note [Copy overlap]
 // ATen refuses a copy_ whose destination has internal overlap (a stride-0
 // dim of size > 1) and one whose source and destination are both
-// non-overlapping-and-dense and partly overlap. A source identical to the
+// non-overlapping-and-dense and partly overlap: their byte ranges meet but
+// differ, or are the same with other strides. A source identical to the
 // destination is a no-op. Any other overlap ATen allows without promising a
 // result; aotrt then copies through a temporary, so the result is always as
 // if the whole source had been read first.
@@ -99,7 +100,11 @@ void copy_tensor(const TensorImpl& dst, const TensorImpl& src, const char* what)
       if (same_view) return;
       const bool dense = is_non_overlapping_and_dense(dst.sizes(), dst.strides()) &&
                          is_non_overlapping_and_dense(src.sizes(), src.strides());
-      const bool full = a.begin == b.begin && a.end == b.end;
+      // ATen: the same bytes with other strides (a transpose onto itself) is
+      // a partial overlap, not a full one.
+      const bool full = a.begin == b.begin && a.end == b.end &&
+                        std::equal(dst.strides().begin(), dst.strides().end(),
+                                   src.strides().begin(), src.strides().end());
       AOTRT_CHECK(!(dense && !full), kInvalidArgument, what,
                   ": unsupported operation: some elements of the input tensor and the "
                   "written-to tensor refer to a single memory location");

@@ -9,7 +9,9 @@ bool TensorImpl::is_contiguous() const { return aotrt::is_contiguous(sizes_, str
 
 void* TensorImpl::data_ptr() const {
   char* base = static_cast<char*>(storage_->data());
-  if (base == nullptr) return nullptr;
+  // As c10: a tensor with no elements has no address (it may sit at the very
+  // end of its storage, where no element is).
+  if (base == nullptr || numel_ == 0) return nullptr;
   return base + storage_offset_ * static_cast<int64_t>(itemsize());
 }
 

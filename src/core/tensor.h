@@ -39,7 +39,8 @@ class TensorImpl {
   // Bytes of storage from its start to one past the last element addressed.
   int64_t end_byte() const { return end_byte_; }
   bool is_contiguous() const;
-  // Address of element 0; null for a storage with no memory.
+  // Address of element 0; null for a storage with no memory and, as in c10,
+  // for a tensor with no elements.
   void* data_ptr() const;
 
   // Makes this handle an alias of other (aoti_torch_assign_tensors).

@@ -89,6 +89,8 @@ bool is_contiguous(std::span<const int64_t> sizes, std::span<const int64_t> stri
 bool is_non_overlapping_and_dense(std::span<const int64_t> sizes,
                                   std::span<const int64_t> strides) {
   const size_t n = sizes.size();
+  // c10 counts an empty tensor as contiguous, hence dense, whatever its strides.
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return true;
   if (n == 1) return sizes[0] < 2 || strides[0] == 1;
   std::vector<size_t> perm(n);
   std::iota(perm.begin(), perm.end(), 0);
@@ -124,17 +126,47 @@ bool is_channels_last_strides_2d(std::span<const int64_t> sizes,
   return true;
 }
 
+// Note [Preserve-format strides]
+// empty_like(preserve_format), hence clone, keeps the strides of a
+// non-overlapping dense tensor. Any other strided tensor gets dense strides
+// that keep the order of its dims in memory (ATen's infer_dense_strides):
+// dims are ranked innermost first by stride with a stable insertion sort in
+// which a stride-0 dim never moves and, on equal strides, the smaller dim
+// goes inner; strides are then assigned innermost first, size-0 and size-1
+// dims not counting. A channels-last chunk thus clones channels-last, and a
+// transposed slice clones transposed.
 std::vector<int64_t> preserve_format_strides(std::span<const int64_t> sizes,
                                              std::span<const int64_t> strides) {
   if (is_non_overlapping_and_dense(sizes, strides)) {
     return std::vector<int64_t>(strides.begin(), strides.end());
   }
-  if (is_channels_last_strides_2d(sizes, strides)) {
-    const int64_t c = std::max<int64_t>(sizes[1], 1), w = std::max<int64_t>(sizes[3], 1),
-                  h = std::max<int64_t>(sizes[2], 1);
-    return {h * w * c, 1, w * c, c};
+  const size_t n = sizes.size();
+  std::vector<size_t> order(n);  // order[0] is the innermost dim
+  for (size_t i = 0; i < n; ++i) order[i] = n - 1 - i;
+  // > 0 when dim a belongs outside dim b.
+  auto outer_than = [&](size_t a, size_t b) -> int {
+    if (strides[a] == 0 || strides[b] == 0) return 0;
+    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
+  };
+  for (size_t i = 1; i < n; ++i) {
+    size_t cur = i;
+    for (size_t j = i; j-- > 0;) {
+      const int c = outer_than(order[j], order[cur]);
+      if (c < 0) break;
+      if (c > 0) {
+        std::swap(order[j], order[cur]);
+        cur = j;
+      }
+    }
   }
-  return contiguous_strides(sizes);
+  std::vector<int64_t> out(n);
+  int64_t running = 1;
+  for (size_t k = 0; k < n; ++k) {
+    out[order[k]] = running;
+    if (sizes[order[k]] > 1) running = checked_mul(running, sizes[order[k]], "preserve_format_strides");
+  }
+  return out;
 }
 
 }  // namespace aotrt

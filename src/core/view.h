@@ -47,8 +47,8 @@ std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes);
 // empty tensor is contiguous.
 bool is_contiguous(std::span<const int64_t> sizes, std::span<const int64_t> strides);
 
-// ATen's is_non_overlapping_and_dense: some permutation of the dims is
-// row-major contiguous.
+// ATen's is_non_overlapping_and_dense: the tensor is empty, or some
+// permutation of its dims is row-major contiguous.
 bool is_non_overlapping_and_dense(std::span<const int64_t> sizes,
                                   std::span<const int64_t> strides);
 
@@ -57,8 +57,8 @@ bool is_channels_last_strides_2d(std::span<const int64_t> sizes,
                                  std::span<const int64_t> strides);
 
 // Strides ATen's empty_like(preserve_format) gives: the same strides for a
-// non-overlapping dense tensor, channels-last for a channels-last-like 4-d
-// one, row-major otherwise.
+// non-overlapping dense tensor, else dense strides in the same dim order
+// (see Note [Preserve-format strides]).
 std::vector<int64_t> preserve_format_strides(std::span<const int64_t> sizes,
                                              std::span<const int64_t> strides);
 

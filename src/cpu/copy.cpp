@@ -106,17 +106,41 @@ auto load(const S& s) {
   }
 }
 
-// A float to an integer without undefined behaviour: NaN and values outside
-// int64 give INT64_MIN (what x86 conversions give), then wrap to the width.
+// Note [Float to integer conversion]
+// C++ leaves converting a NaN or out-of-range float to an integer undefined;
+// ATen's CPU result is what x86-64 compilers emit for static_cast, and aotrt
+// gives the same without undefined behaviour:
+//  - int64: truncate; NaN or outside [-2^63, 2^63) gives INT64_MIN;
+//  - int32 and everything narrower (int16, int8, uint16, uint8): through
+//    int32, whose NaN or out-of-range value is INT32_MIN, then the low bits
+//    (so 300.7 -> uint8 44, NaN -> uint8 0);
+//  - uint32: through int64, then the low 32 bits;
+//  - uint64: below 2^63 through int64; from 2^63 on, v - 2^63 through int64
+//    with the top bit flipped (so 1e19 is exact, inf gives 0).
+// CUDA saturates instead; the CUDA backend has its own rule.
+int64_t float_to_int64(double v) {
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+    return std::numeric_limits<int64_t>::min();
+  }
+  return static_cast<int64_t>(v);
+}
+
+int32_t float_to_int32(double v) {
+  // Truncation keeps (-2^31 - 1, 2^31) inside int32.
+  if (!(v > -2147483649.0 && v < 2147483648.0)) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(v);
+}
+
 template <typename I>
 I float_to_int(double v) {
-  int64_t wide;
-  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
-    wide = std::numeric_limits<int64_t>::min();
+  if constexpr (std::is_same_v<I, uint64_t>) {
+    if (!(v >= 9223372036854775808.0)) return static_cast<uint64_t>(float_to_int64(v));
+    return static_cast<uint64_t>(float_to_int64(v - 9223372036854775808.0)) ^ (uint64_t{1} << 63);
+  } else if constexpr (sizeof(I) == 8 || std::is_same_v<I, uint32_t>) {
+    return static_cast<I>(float_to_int64(v));
   } else {
-    wide = static_cast<int64_t>(v);
+    return static_cast<I>(float_to_int32(v));
   }
-  return static_cast<I>(wide);
 }
 
 template <typename D, typename V>

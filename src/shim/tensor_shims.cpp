@@ -179,6 +179,9 @@ AOTITorchError aoti_torch__alloc_from_pool(AtenTensorHandle self, int64_t offset
     const char* fn = "aoti_torch__alloc_from_pool";
     AOTRT_CHECK_OUT(ret_new_tensor, fn);
     const TensorImpl& t = handle_get_defined(self, fn);
+    // ATen checks this too: the offset counts from the pool's storage start.
+    AOTRT_CHECK(t.storage_offset() == 0, kInvalidArgument, fn, ": the pool tensor has storage offset ",
+                t.storage_offset(), "; a pool must start at its storage (offset 0)");
     const ScalarType dt = to_dtype(dtype, fn);
     const auto itemsize = static_cast<int64_t>(element_size(dt));
     AOTRT_CHECK(offset_bytes >= 0 && offset_bytes % itemsize == 0, kInvalidArgument, fn,
