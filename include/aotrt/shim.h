@@ -243,6 +243,10 @@ AOTRT_EXPORT AOTITorchError aoti_torch_cpu_convolution(
     const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
     const int64_t* output_padding, int64_t output_padding_len_, int64_t groups,
     AtenTensorHandle* ret0);
+AOTRT_EXPORT AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p,
+    int32_t is_causal, AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0,
+    AtenTensorHandle* ret1);
 
 #ifdef __cplusplus
 }  // extern "C"

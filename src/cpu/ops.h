@@ -1,0 +1,58 @@
+// The CPU backend's library ops: matrix products through OpenBLAS
+// (cpu/matmul.cpp) and convolutions through oneDNN (cpu/conv.cpp), with
+// ATen's semantics. They take views as they are: a library reads a view in
+// place when it can address it, else gets a packed copy; results reach
+// strided outputs through a temporary when the library cannot write them.
+// Errors are aotrt::Error naming the aoti_torch_cpu_* function and argument.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace aotrt::cpu {
+
+// out = self @ mat2 (2-D). out must already have the result's sizes: aotrt
+// does not resize it (it may be a view into a larger buffer).
+void mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2);
+
+// out = beta * self + alpha * (mat1 @ mat2); self broadcasts to out's sizes.
+// With beta == 0 self is not read, so NaN in it does not reach out.
+void addmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat1,
+               const TensorImpl& mat2, double beta, double alpha);
+
+// out[b] = self[b] @ mat2[b] (3-D).
+void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2);
+
+// out[b] = beta * self[b] + alpha * (batch1[b] @ batch2[b]).
+void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& batch1,
+                 const TensorImpl& batch2, double beta, double alpha);
+
+// aten.convolution's arguments besides the tensors. Each list has one entry
+// per spatial dim, or a single entry that serves them all.
+struct ConvParams {
+  std::vector<int64_t> stride;
+  std::vector<int64_t> padding;
+  std::vector<int64_t> dilation;
+  bool transposed = false;
+  std::vector<int64_t> output_padding;
+  int64_t groups = 1;
+};
+
+// aten.convolution for 1-, 2- and 3-d convolutions, plain or transposed.
+// Returns new memory laid out as ATen's CPU kernels lay it out (see
+// Note [Convolution output layout]). bias may be null.
+std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImpl& weight,
+                                        const TensorImpl* bias, const ConvParams& params);
+
+// Counters of the convolution primitive cache (for tests and diagnostics).
+struct ConvCacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t entries = 0;
+};
+ConvCacheStats conv_cache_stats();
+
+}  // namespace aotrt::cpu

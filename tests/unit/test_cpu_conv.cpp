@@ -1,0 +1,605 @@
+// aoti_torch_cpu_convolution, driven through the C ABI as generated code
+// drives it, against a double-precision reference loop that reads the same
+// views by their strides; plus the output strides eager ATen gives (see
+// Note [Convolution output layout]) and a few outputs printed by torch 2.13
+// (tests/unit/gen_cpu_conv_reference.py) for exact comparison.
+//
+// Tolerance: float32 results may differ from the double reference by 1e-5 of
+// the sum of |products| (plus 1e-6); bfloat16 by 8e-3 of it (result and
+// input rounding). Small-integer inputs make every float32 sum exact, so the
+// torch cross-checks compare for equality.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cpu/ops.h"
+#include "cpu_ops_testing.h"
+
+namespace aotrt::test {
+namespace {
+
+const int32_t kF32 = 6, kF64 = 7, kBF16 = 15;
+
+struct ConvCase {
+  Layout in, w;
+  std::optional<Layout> bias;
+  std::vector<int64_t> stride, padding, dilation;
+  bool transposed = false;
+  std::vector<int64_t> output_padding;
+  int64_t groups = 1;
+};
+
+// The case with one entry per spatial dim in every list.
+ConvCase expanded(ConvCase c) {
+  const size_t k = c.in.sizes.size() - 2;
+  for (auto* v : {&c.stride, &c.padding, &c.dilation, &c.output_padding}) {
+    if (v->size() == 1) v->assign(k, (*v)[0]);
+    if (v->empty()) v->assign(k, 0);
+  }
+  return c;
+}
+
+// Output sizes by ATen's formulas.
+std::vector<int64_t> out_sizes(const ConvCase& cc) {
+  const ConvCase c = expanded(cc);
+  const size_t k = c.in.sizes.size() - 2;
+  std::vector<int64_t> s{c.in.sizes[0], c.transposed ? c.w.sizes[1] * c.groups : c.w.sizes[0]};
+  for (size_t i = 0; i < k; ++i) {
+    const int64_t in = c.in.sizes[i + 2], ker = c.w.sizes[i + 2];
+    const int64_t ext = c.dilation[i] * (ker - 1) + 1;
+    s.push_back(c.transposed
+                    ? (in - 1) * c.stride[i] - 2 * c.padding[i] + ext + c.output_padding[i]
+                    : (in + 2 * c.padding[i] - ext) / c.stride[i] + 1);
+  }
+  return s;
+}
+
+struct Expected {
+  std::vector<int64_t> sizes;
+  std::vector<double> value, scale;  // dense row-major over sizes
+};
+
+// The convolution by its definition, one product at a time.
+template <typename Read>
+Expected reference(const ConvCase& cc, Read&& in, Read&& w, Read&& bias) {
+  const ConvCase c = expanded(cc);
+  Expected e;
+  e.sizes = out_sizes(c);
+  const auto os = e.sizes;
+  const size_t k = os.size() - 2;
+  const auto ostr = contiguous(os);
+  const int64_t total = Layout{os, ostr, 0}.numel();
+  e.value.assign(total, 0.0);
+  e.scale.assign(total, 0.0);
+  const int64_t c_in = c.in.sizes[1], c_out = os[1];
+  const int64_t ig = c_in / c.groups, og = c_out / c.groups;
+  std::vector<int64_t> kernel(c.w.sizes.begin() + 2, c.w.sizes.end());
+  auto out_index = [&](int64_t n, int64_t oc, const std::vector<int64_t>& sp) {
+    int64_t o = n * ostr[0] + oc * ostr[1];
+    for (size_t i = 0; i < k; ++i) o += sp[i] * ostr[i + 2];
+    return o;
+  };
+  auto with = [](std::vector<int64_t> head, const std::vector<int64_t>& tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  std::vector<int64_t> in_sp(c.in.sizes.begin() + 2, c.in.sizes.end());
+  // Every (input position, kernel tap) pair lands on at most one output position.
+  for (int64_t n = 0; n < os[0]; ++n)
+    for (int64_t ic = 0; ic < c_in; ++ic) {
+      const int64_t g = ic / ig, icl = ic % ig;
+      for_each_index(in_sp, [&](const std::vector<int64_t>& ip) {
+        const double x = in(with({n, ic}, ip));
+        for_each_index(kernel, [&](const std::vector<int64_t>& kk) {
+          std::vector<int64_t> op(k);
+          for (size_t i = 0; i < k; ++i) {
+            if (c.transposed) {
+              op[i] = ip[i] * c.stride[i] - c.padding[i] + kk[i] * c.dilation[i];
+              if (op[i] < 0 || op[i] >= os[i + 2]) return;
+            } else {
+              // ip = op * stride - padding + kk * dilation
+              const int64_t num = ip[i] + c.padding[i] - kk[i] * c.dilation[i];
+              if (num < 0 || num % c.stride[i] != 0) return;
+              op[i] = num / c.stride[i];
+              if (op[i] >= os[i + 2]) return;
+            }
+          }
+          for (int64_t ocl = 0; ocl < og; ++ocl) {
+            const int64_t oc = g * og + ocl;
+            const double wv = c.transposed ? w(with({ic, ocl}, kk)) : w(with({oc, icl}, kk));
+            const int64_t o = out_index(n, oc, op);
+            e.value[o] += x * wv;
+            e.scale[o] += std::fabs(x * wv);
+          }
+        });
+      });
+    }
+  if (c.bias) {
+    for_each_index(os, [&](const std::vector<int64_t>& idx) {
+      const double b = bias({idx[1]});
+      const int64_t o = Layout{os, ostr, 0}.at(idx);
+      e.value[o] += b;
+      e.scale[o] += std::fabs(b);
+    });
+  }
+  return e;
+}
+
+// A float32 problem: buffers filled by `fill`, views by the case's layouts.
+struct F32Problem {
+  ConvCase c;
+  HostBuffer<float> in, w, b;
+  Handle hin, hw, hb;
+  template <typename Fill>
+  F32Problem(const ConvCase& cc, Fill&& fill)
+      : c(cc),
+        in(cc.in.extent() + 2, 0.f, kF32),
+        w(cc.w.extent() + 2, 0.f, kF32),
+        b(cc.bias ? cc.bias->extent() + 2 : 1, 0.f, kF32) {
+    for (int64_t i = 0; i < in.size(); ++i) in[i] = fill(i);
+    for (int64_t i = 0; i < w.size(); ++i) w[i] = fill(i + 1000);
+    for (int64_t i = 0; i < b.size(); ++i) b[i] = fill(i + 2000);
+    hin = in.view(c.in);
+    hw = w.view(c.w);
+    if (c.bias) hb = b.view(*c.bias);
+  }
+  Expected expected() const {
+    auto rd = [](const HostBuffer<float>& buf, const Layout& l) {
+      return [&buf, &l](const std::vector<int64_t>& idx) { return double(buf[l.at(idx)]); };
+    };
+    static const Layout none;
+    return reference(c, std::function<double(const std::vector<int64_t>&)>(rd(in, c.in)),
+                     std::function<double(const std::vector<int64_t>&)>(rd(w, c.w)),
+                     std::function<double(const std::vector<int64_t>&)>(
+                         rd(b, c.bias ? *c.bias : none)));
+  }
+};
+
+// Runs the convolution; ret gets the result handle.
+AOTITorchError run_conv(const ConvCase& c, AtenTensorHandle in, AtenTensorHandle w,
+                        AtenTensorHandle* bias, Handle& ret) {
+  return aoti_torch_cpu_convolution(
+      in, w, bias, c.stride.data(), static_cast<int64_t>(c.stride.size()), c.padding.data(),
+      static_cast<int64_t>(c.padding.size()), c.dilation.data(),
+      static_cast<int64_t>(c.dilation.size()), c.transposed, c.output_padding.data(),
+      static_cast<int64_t>(c.output_padding.size()), c.groups, ret.out());
+}
+
+// Compares a float32 result handle with e elementwise.
+void expect_result(AtenTensorHandle out, const Expected& e, double rtol) {
+  ASSERT_EQ(sizes_of(out), e.sizes);
+  const std::vector<int64_t> strides = strides_of(out);
+  void* data = nullptr;
+  ASSERT_EQ(aoti_torch_get_data_ptr(out, &data), AOTI_TORCH_SUCCESS);
+  int32_t dtype = -1;
+  ASSERT_EQ(aoti_torch_get_dtype(out, &dtype), AOTI_TORCH_SUCCESS);
+  const Layout l{e.sizes, strides, 0}, d = dense(e.sizes);
+  int failures = 0;
+  for_each_index(e.sizes, [&](const std::vector<int64_t>& idx) {
+    double got;
+    if (dtype == kBF16) {
+      uint32_t u = static_cast<uint32_t>(static_cast<const uint16_t*>(data)[l.at(idx)]) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      got = f;
+    } else {
+      got = static_cast<const float*>(data)[l.at(idx)];
+    }
+    const int64_t n = d.at(idx);
+    const double tol = rtol * e.scale[n] + 1e-6;
+    if (!(std::fabs(got - e.value[n]) <= tol) && failures++ < 5) {
+      std::string at;
+      for (int64_t i : idx) at += std::to_string(i) + ",";
+      ADD_FAILURE() << "out[" << at << "] = " << got << ", expected " << e.value[n];
+    }
+  });
+  EXPECT_EQ(failures, 0);
+}
+
+// Channels-last strides for [N, C, spatial...].
+std::vector<int64_t> channels_last(const std::vector<int64_t>& s) {
+  std::vector<int64_t> r(s.size());
+  int64_t step = 1;
+  r[1] = step;
+  step *= s[1];
+  for (size_t d = s.size() - 1; d >= 2; --d) {
+    r[d] = step;
+    step *= s[d];
+  }
+  r[0] = step;
+  return r;
+}
+Layout cl(const std::vector<int64_t>& sizes) { return {sizes, channels_last(sizes), 0}; }
+
+// Runs a float32 case and checks values and output strides.
+void check(const ConvCase& c, const std::vector<int64_t>& want_strides) {
+  F32Problem p(c, noise);
+  Handle out;
+  AtenTensorHandle bias = p.hb.get();
+  ASSERT_EQ(run_conv(c, p.hin.get(), p.hw.get(), c.bias ? &bias : nullptr, out),
+            AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  EXPECT_EQ(strides_of(out.get()), want_strides);
+  expect_result(out.get(), p.expected(), 1e-5);
+}
+
+ConvCase conv2d(Layout in, Layout w, std::optional<Layout> bias, std::vector<int64_t> stride,
+                std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups = 1) {
+  return {in, w, bias, stride, padding, dilation, false, {0, 0}, groups};
+}
+
+// --- Plain convolutions ------------------------------------------------------------
+
+TEST(CpuConv, Nchw) {
+  const ConvCase c = conv2d(dense({2, 3, 7, 6}), dense({4, 3, 3, 3}), dense({4}), {1, 1},
+                            {1, 1}, {1, 1});
+  check(c, contiguous({2, 4, 7, 6}));
+}
+
+TEST(CpuConv, ChannelsLastInputGivesChannelsLastOutput) {
+  const ConvCase c = conv2d(cl({2, 8, 9, 7}), dense({5, 8, 3, 3}), dense({5}), {1, 1}, {1, 1},
+                            {1, 1});
+  check(c, channels_last({2, 5, 9, 7}));
+}
+
+TEST(CpuConv, ChannelsLastWeightGivesChannelsLastOutput) {
+  const ConvCase c =
+      conv2d(dense({1, 8, 6, 6}), cl({4, 8, 3, 3}), std::nullopt, {1, 1}, {0, 0}, {1, 1});
+  check(c, channels_last({1, 4, 4, 4}));
+}
+
+TEST(CpuConv, NonPackedChannelsLastChunkAtOffset16) {
+  // The seed: a chunk along C of a [1,32,40,40] channels-last buffer.
+  // With the batch stride 0 that generated code passes, c10 does not call the
+  // view channels-last (its N stride is below C*H*W), so ATen, and aotrt,
+  // return a contiguous output; the same chunk with batch stride 51200 is
+  // channels-last, and so is its output.
+  const Layout chunk{{1, 16, 40, 40}, {0, 1, 1280, 32}, 16};
+  check(conv2d(chunk, dense({8, 16, 1, 1}), dense({8}), {1, 1}, {0, 0}, {1, 1}),
+        contiguous({1, 8, 40, 40}));
+  const Layout chunk_n{{1, 16, 40, 40}, {51200, 1, 1280, 32}, 16};
+  check(conv2d(chunk_n, dense({8, 16, 1, 1}), dense({8}), {1, 1}, {0, 0}, {1, 1}),
+        channels_last({1, 8, 40, 40}));
+  // A channels-last 3x3 weight makes the output channels-last either way.
+  check(conv2d(chunk, cl({8, 16, 3, 3}), std::nullopt, {2, 2}, {1, 1}, {1, 1}),
+        channels_last({1, 8, 20, 20}));
+}
+
+TEST(CpuConv, SizeOneDimsWithAnyStride) {
+  // Dense channels-last and plain inputs whose size-1 dims carry strides 0 or
+  // odd values (see Note [Strides of size-1 dims] in cpu/conv.cpp).
+  check(conv2d({{1, 8, 6, 5}, {0, 1, 40, 8}, 0}, dense({4, 8, 3, 3}), dense({4}), {1, 1},
+               {1, 1}, {1, 1}),
+        contiguous({1, 4, 6, 5}));  // N stride 0: c10 calls it contiguous
+  check(conv2d({{1, 8, 6, 5}, {0, 1, 40, 8}, 0}, cl({4, 8, 3, 3}), dense({4}), {1, 1}, {1, 1},
+               {1, 1}),
+        channels_last({1, 4, 6, 5}));
+  check(conv2d({{2, 8, 1, 5}, {40, 1, 3, 8}, 0}, dense({4, 8, 1, 3}), dense({4}), {1, 1},
+               {0, 1}, {1, 1}),
+        contiguous({2, 4, 1, 5}));  // H stride 3 < W*C: c10 does not call it channels-last
+  check(conv2d({{1, 8, 6, 5}, {7, 30, 5, 1}, 0}, dense({4, 8, 3, 3}), std::nullopt, {1, 1},
+               {1, 1}, {1, 1}),
+        contiguous({1, 4, 6, 5}));
+}
+
+TEST(CpuConv, OtherNonDenseInputs) {
+  // A transposed H/W (not channels-last: contiguous output), a column slice,
+  // and a stride-0 expanded input.
+  check(conv2d({{2, 3, 6, 5}, {90, 30, 1, 6}, 0}, dense({4, 3, 3, 2}), dense({4}), {1, 1},
+               {1, 0}, {1, 1}),
+        contiguous({2, 4, 6, 4}));
+  check(conv2d({{2, 3, 6, 5}, {200, 60, 10, 1}, 3}, dense({4, 3, 2, 2}), std::nullopt, {1, 1},
+               {0, 0}, {1, 1}),
+        contiguous({2, 4, 5, 4}));
+  check(conv2d({{2, 3, 6, 5}, {0, 30, 5, 1}, 0}, dense({4, 3, 3, 3}), dense({4}), {1, 1},
+               {1, 1}, {1, 1}),
+        contiguous({2, 4, 6, 5}));
+}
+
+TEST(CpuConv, GroupsStrideDilationPadding) {
+  check(conv2d(dense({2, 6, 11, 9}), dense({4, 3, 3, 2}), dense({4}), {2, 1}, {1, 2}, {2, 1},
+               2),
+        contiguous({2, 4, 5, 12}));
+  // Depthwise, channels-last, with a strided bias.
+  check(conv2d(cl({2, 8, 10, 10}), dense({8, 1, 3, 3}), Layout{{8}, {3}, 1}, {1, 1}, {1, 1},
+               {1, 1}, 8),
+        channels_last({2, 8, 10, 10}));
+  // One int for every spatial dim, as aten.convolution also accepts.
+  check(conv2d(dense({1, 4, 9, 9}), dense({6, 2, 3, 3}), std::nullopt, {2}, {1}, {2}, 2),
+        contiguous({1, 6, 4, 4}));
+}
+
+TEST(CpuConv, Conv1d) {
+  ConvCase c{dense({2, 4, 11}), dense({6, 2, 3}), dense({6}), {2}, {1}, {2}, false, {0}, 2};
+  check(c, contiguous({2, 6, 5}));
+  // A channels-last-like input does not change the layout (ATen makes it contiguous)...
+  c.in = {{2, 4, 11}, {44, 1, 4}, 0};
+  check(c, contiguous({2, 6, 5}));
+  // ...a permuted weight does: strides [L*C, 1, C].
+  c.w = {{6, 2, 3}, {6, 1, 2}, 0};
+  check(c, {30, 1, 6});
+}
+
+TEST(CpuConv, Conv3d) {
+  ConvCase c{dense({1, 2, 4, 5, 3}), dense({3, 2, 2, 3, 2}), dense({3}), {1, 2, 1}, {1, 0, 1},
+             {1, 1, 2}, false, {0, 0, 0}, 1};
+  check(c, contiguous({1, 3, 5, 2, 3}));
+  // Channels-last-3d input: batch 1 with a small 3x3x3 kernel is ATen's slow
+  // path (contiguous), batch 2 its mkldnn path (channels-last-3d).
+  c = {Layout{{1, 4, 5, 6, 7}, {840, 1, 168, 28, 4}, 0}, dense({2, 4, 3, 3, 3}), std::nullopt,
+       {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false, {0, 0, 0}, 1};
+  check(c, contiguous({1, 2, 5, 6, 7}));
+  c.in = {{2, 4, 5, 6, 7}, {840, 1, 168, 28, 4}, 0};
+  check(c, channels_last({2, 2, 5, 6, 7}));
+}
+
+// --- Transposed convolutions -----------------------------------------------------------
+
+TEST(CpuConv, TransposedWithOutputPaddingAndGroups) {
+  // weight [in, out/groups, kH, kW].
+  ConvCase c{dense({2, 4, 5, 4}), dense({4, 3, 3, 3}), dense({6}), {2, 2}, {1, 1}, {1, 1},
+             true, {1, 1}, 2};
+  check(c, contiguous({2, 6, 10, 8}));
+  // output_padding > padding: oneDNN's right padding is negative.
+  c = {dense({1, 4, 4, 3}), dense({4, 2, 3, 3}), std::nullopt, {3, 3}, {0, 0}, {1, 1}, true,
+       {2, 1}, 2};
+  check(c, contiguous({1, 4, 14, 10}));
+  // output_padding below the dilation but not the stride.
+  c = {dense({1, 2, 5, 5}), dense({2, 3, 3, 3}), dense({3}), {1, 1}, {0, 1}, {2, 2}, true,
+       {1, 1}, 1};
+  check(c, contiguous({1, 3, 10, 8}));
+  // Channels-last input.
+  c = {cl({2, 4, 5, 4}), dense({4, 3, 3, 3}), dense({6}), {2, 2}, {1, 1}, {1, 1}, true, {1, 1},
+       2};
+  check(c, channels_last({2, 6, 10, 8}));
+}
+
+TEST(CpuConv, Transposed1d) {
+  ConvCase c{dense({2, 3, 7}), dense({3, 2, 4}), dense({2}), {3}, {1}, {1}, true, {2}, 1};
+  check(c, contiguous({2, 2, 22}));
+}
+
+// --- Bias forms, dtypes, empties, cache ---------------------------------------------------
+
+TEST(CpuConv, BiasAbsentInEveryForm) {
+  const ConvCase c = conv2d(dense({1, 2, 5, 5}), dense({3, 2, 3, 3}), std::nullopt, {1, 1},
+                            {0, 0}, {1, 1});
+  F32Problem p(c, noise);
+  const Expected e = p.expected();
+  Handle a, b, d, undefined;
+  ASSERT_EQ(run_conv(c, p.hin.get(), p.hw.get(), nullptr, a), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  expect_result(a.get(), e, 1e-5);
+  AtenTensorHandle null_handle = nullptr;
+  ASSERT_EQ(run_conv(c, p.hin.get(), p.hw.get(), &null_handle, b), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  expect_result(b.get(), e, 1e-5);
+  ASSERT_EQ(aoti_torch_new_uninitialized_tensor(undefined.out()), AOTI_TORCH_SUCCESS);
+  AtenTensorHandle u = undefined.get();
+  ASSERT_EQ(run_conv(c, p.hin.get(), p.hw.get(), &u, d), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  expect_result(d.get(), e, 1e-5);
+}
+
+uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+float from_bf16(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+TEST(CpuConv, BFloat16ComputesInFloat32) {
+  // Inputs are bfloat16-exact, so the float32 reference sees the same values.
+  auto fill = [](int64_t i) { return from_bf16(to_bf16(noise(i))); };
+  const ConvCase c = conv2d(cl({1, 6, 7, 7}), dense({4, 6, 3, 3}), dense({4}), {1, 1},
+                            {1, 1}, {1, 1});
+  F32Problem p(c, fill);
+  HostBuffer<uint16_t> in(p.in.size(), 0, kBF16), w(p.w.size(), 0, kBF16),
+      b(p.b.size(), 0, kBF16);
+  for (int64_t i = 0; i < in.size(); ++i) in[i] = to_bf16(p.in[i]);
+  for (int64_t i = 0; i < w.size(); ++i) w[i] = to_bf16(p.w[i]);
+  for (int64_t i = 0; i < b.size(); ++i) b[i] = to_bf16(p.b[i]);
+  Handle hin = in.view(c.in), hw = w.view(c.w), hb = b.view(*c.bias), out;
+  AtenTensorHandle bias = hb.get();
+  ASSERT_EQ(run_conv(c, hin.get(), hw.get(), &bias, out), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  int32_t dtype = -1;
+  ASSERT_EQ(aoti_torch_get_dtype(out.get(), &dtype), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(dtype, kBF16);
+  EXPECT_EQ(strides_of(out.get()), channels_last({1, 4, 7, 7}));
+  expect_result(out.get(), p.expected(), 8e-3);
+}
+
+TEST(CpuConv, EmptyBatch) {
+  const ConvCase c = conv2d(dense({0, 3, 5, 5}), cl({4, 3, 3, 3}), dense({4}), {1, 1}, {1, 1},
+                            {1, 1});
+  F32Problem p(c, noise);
+  Handle out;
+  AtenTensorHandle bias = p.hb.get();
+  ASSERT_EQ(run_conv(c, p.hin.get(), p.hw.get(), &bias, out), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  EXPECT_EQ(sizes_of(out.get()), (std::vector<int64_t>{0, 4, 5, 5}));
+  EXPECT_EQ(strides_of(out.get()), contiguous({0, 4, 5, 5}));  // ATen's empty backend
+}
+
+TEST(CpuConv, SteadyStateReusesPrimitives) {
+  const ConvCase c = conv2d(cl({1, 5, 6, 6}), dense({3, 5, 3, 3}), dense({3}), {1, 1}, {1, 1},
+                            {1, 1});
+  check(c, channels_last({1, 3, 6, 6}));
+  const cpu::ConvCacheStats before = cpu::conv_cache_stats();
+  for (int i = 0; i < 3; ++i) check(c, channels_last({1, 3, 6, 6}));
+  const cpu::ConvCacheStats after = cpu::conv_cache_stats();
+  EXPECT_EQ(after.misses, before.misses);
+  EXPECT_EQ(after.hits, before.hits + 3);
+}
+
+TEST(CpuConv, ConcurrentCallsAgree) {
+  const ConvCase c = conv2d(cl({2, 8, 12, 12}), dense({8, 8, 3, 3}), dense({8}), {1, 1},
+                            {1, 1}, {1, 1});
+  F32Problem p(c, noise);
+  const Expected e = p.expected();
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) {
+        Handle out;
+        AtenTensorHandle bias = p.hb.get();
+        if (run_conv(c, p.hin.get(), p.hw.get(), &bias, out) != AOTI_TORCH_SUCCESS) return;
+        void* data = nullptr;
+        aoti_torch_get_data_ptr(out.get(), &data);
+        const Layout l{e.sizes, channels_last(e.sizes), 0}, d = dense(e.sizes);
+        bool same = true;
+        for_each_index(e.sizes, [&](const std::vector<int64_t>& idx) {
+          const double got = static_cast<const float*>(data)[l.at(idx)];
+          same = same && std::fabs(got - e.value[d.at(idx)]) <= 1e-5 * e.scale[d.at(idx)] + 1e-6;
+        });
+        if (same) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 20);
+}
+
+// --- Refusals ---------------------------------------------------------------------------
+
+TEST(CpuConv, RefusesFloat64) {
+  HostBuffer<double> in(2 * 3 * 5 * 5, 1.0, kF64), w(4 * 3 * 9, 1.0, kF64);
+  Handle hin = in.view(dense({2, 3, 5, 5})), hw = w.view(dense({4, 3, 3, 3})), out;
+  const ConvCase c = conv2d({}, {}, std::nullopt, {1, 1}, {0, 0}, {1, 1});
+  EXPECT_EQ(run_conv(c, hin.get(), hw.get(), nullptr, out), AOTI_TORCH_FAILURE);
+  const std::string msg = aotrt_last_error();
+  EXPECT_NE(msg.find("aoti_torch_cpu_convolution"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("float64"), std::string::npos) << msg;
+  EXPECT_EQ(out.get(), nullptr);
+}
+
+TEST(CpuConv, RefusesMismatchedChannelsAndParams) {
+  const ConvCase c = conv2d(dense({1, 3, 5, 5}), dense({4, 2, 3, 3}), std::nullopt, {1, 1},
+                            {0, 0}, {1, 1});
+  F32Problem p(c, noise);
+  Handle out;
+  EXPECT_EQ(run_conv(c, p.hin.get(), p.hw.get(), nullptr, out), AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("channels"), std::string::npos);
+
+  ConvCase bad = conv2d(dense({1, 4, 5, 5}), dense({4, 2, 3, 3}), std::nullopt, {1, 1, 1},
+                        {0, 0}, {1, 1}, 2);
+  F32Problem q(bad, noise);
+  EXPECT_EQ(run_conv(bad, q.hin.get(), q.hw.get(), nullptr, out), AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("'stride'"), std::string::npos);
+
+  bad.stride = {1, 1};
+  bad.padding = {0, 0};
+  bad.transposed = true;
+  bad.output_padding = {1, 1};  // not below stride 1 or dilation 1
+  EXPECT_EQ(run_conv(bad, q.hin.get(), q.hw.get(), nullptr, out), AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("output_padding"), std::string::npos);
+
+  // Kernel larger than the padded input.
+  const ConvCase small = conv2d(dense({1, 2, 2, 2}), dense({4, 2, 3, 3}), std::nullopt, {1, 1},
+                                {0, 0}, {1, 1});
+  F32Problem r(small, noise);
+  EXPECT_EQ(run_conv(small, r.hin.get(), r.hw.get(), nullptr, out), AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("kernel"), std::string::npos);
+  EXPECT_EQ(out.get(), nullptr);
+
+  // A null ret0.
+  EXPECT_EQ(aoti_torch_cpu_convolution(r.hin.get(), r.hw.get(), nullptr, c.stride.data(), 2,
+                                       c.padding.data(), 2, c.dilation.data(), 2, 0,
+                                       c.output_padding.data(), 2, 1, nullptr),
+            AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("ret0"), std::string::npos);
+}
+
+// --- Cross-checks against torch 2.13 (gen_cpu_conv_reference.py) ----------------------------
+
+// Runs a case on small-integer buffers (buffer element i = small_int(i + seed))
+// and returns the result in dense row-major order with its strides.
+std::vector<float> run_small_int(const ConvCase& c, std::vector<int64_t>* strides) {
+  F32Problem p(c, small_int);
+  Handle out;
+  AtenTensorHandle bias = p.hb.get();
+  EXPECT_EQ(run_conv(c, p.hin.get(), p.hw.get(), c.bias ? &bias : nullptr, out),
+            AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  if (out.get() == nullptr) return {};
+  *strides = strides_of(out.get());
+  const std::vector<int64_t> sizes = sizes_of(out.get());
+  void* data = nullptr;
+  EXPECT_EQ(aoti_torch_get_data_ptr(out.get(), &data), AOTI_TORCH_SUCCESS);
+  std::vector<float> r;
+  const Layout l{sizes, *strides, 0};
+  for_each_index(sizes, [&](const std::vector<int64_t>& idx) {
+    r.push_back(static_cast<const float*>(data)[l.at(idx)]);
+  });
+  return r;
+}
+
+TEST(CpuConvTorchReference, TransposedGroupsOutputPaddingChannelsLast) {
+  const ConvCase c{Layout{{1, 4, 3, 3}, {36, 1, 12, 4}, 0},
+                  Layout{{4, 2, 3, 3}, {18, 9, 3, 1}, 0},
+                  Layout{{4}, {1}, 0},
+                  {2, 2}, {1, 1}, {1, 1}, true, {1, 1}, 2};
+  std::vector<int64_t> strides;
+  const std::vector<float> got = run_small_int(c, &strides);
+  EXPECT_EQ(strides, (std::vector<int64_t>{144, 1, 24, 4}));
+  const std::vector<float> want{
+      11, -19, -17, 35, -12, 1, 1, 14, -33, -32, 10, -20, -18, 33, -13, -12, 14, -29, -35, -25,
+      8, 6, 7, -14, -14, -14, 13, -15, -15, 7, -12, 22, 14, -36, -15, 7, -13, -33, 22, -7, 2,
+      26, -41, 5, 18, 24, 33, -41, 26, -10, 6, 38, -25, -13, 15, 29, 30, -29, -32, 24, 10, 35,
+      -21, -27, 14, 14, 12, 5, -20, 7, 14, -8, -9, 25, 17, -33, -12, 10, 10, 16, 7, -45, 4, -8,
+      14, -28, -15, 35, 11, -23, 1, 9, -24, 36, -5, -8, -18, -15, -3, 15, -21, 10, -22, -13, 3,
+      15, -27, 4, 15, 8, -17, 10, 17, -5, -2, -21, 0, 38, 2, -32, -15, 14, 19, 16, -13, 30, 4,
+      2, 17, 28, 8, 27, 21, -2, 11, -33, 23, 10, 17, 0, 17, -33, 17, 4,
+  };
+  EXPECT_EQ(got, want);
+}
+
+TEST(CpuConvTorchReference, ChannelsLastChunkBatchStride0) {
+  const ConvCase c{Layout{{1, 4, 5, 5}, {0, 1, 40, 8}, 4},
+                  Layout{{3, 4, 3, 3}, {36, 9, 3, 1}, 0},
+                  Layout{{3}, {1}, 0},
+                  {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1};
+  std::vector<int64_t> strides;
+  const std::vector<float> got = run_small_int(c, &strides);
+  EXPECT_EQ(strides, (std::vector<int64_t>{75, 25, 5, 1}));
+  const std::vector<float> want{
+      -5, -71, 56, 62, 24, 36, -79, -19, -47, -35, -37, 12, -60, 66, 64, 55, 81, -79, -19, -13,
+      -4, -91, 16, -20, 54, 41, -56, -19, 7, 22, 14, -73, 28, 41, 69, 63, -41, -83, -48, 26, 13,
+      57, -73, 28, 60, 66, 59, -45, -50, -12, 10, -74, -17, 18, 42, 80, -34, -13, -80, 19, 9,
+      -61, -73, -8, 76, 59, 66, -34, -13, -21, 26, 33, -51, -36, 10,
+  };
+  EXPECT_EQ(got, want);
+}
+
+TEST(CpuConvTorchReference, Conv1dPermutedWeight) {
+  const ConvCase c{Layout{{2, 3, 6}, {18, 6, 1}, 0},
+                  Layout{{4, 3, 2}, {6, 1, 3}, 0},
+                  std::nullopt,
+                  {1}, {0}, {1}, false, {0}, 1};
+  std::vector<int64_t> strides;
+  const std::vector<float> got = run_small_int(c, &strides);
+  EXPECT_EQ(strides, (std::vector<int64_t>{20, 1, 4}));
+  const std::vector<float> want{
+      29, 1, 17, 22, -6, 13, -11, 31, 18, -6, -14, -1, -21, -19, -6, -30, -13, -7, -23, -6, -13,
+      -30, -14, 24, 29, -1, -14, -16, 26, 13, -11, 13, 26, -16, -14, 1, 29, 24, -14, -30,
+  };
+  EXPECT_EQ(got, want);
+}
+
+}  // namespace
+}  // namespace aotrt::test

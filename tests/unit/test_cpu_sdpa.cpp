@@ -1,0 +1,138 @@
+// aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu against a
+// double-precision reference, on the layouts inductor passes (q/k/v as
+// permuted views of one projection), with causal masking and additive masks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "aotrt/shim.h"
+
+namespace {
+
+struct Owned {
+  AtenTensorHandle h = nullptr;
+  ~Owned() {
+    if (h) aoti_torch_delete_tensor_object(h);
+  }
+};
+
+float at(const float* base, const int64_t* strides, int64_t b, int64_t h, int64_t l, int64_t e) {
+  return base[b * strides[0] + h * strides[1] + l * strides[2] + e * strides[3]];
+}
+
+// The reference: softmax(q k^T * scale + mask, causal) v, in double.
+void reference(const std::vector<float>& buf, const int64_t* qs, int64_t qo, const int64_t* ks,
+               int64_t ko, const int64_t* vs, int64_t vo, const float* mask, int64_t B,
+               int64_t H, int64_t L, int64_t E, bool causal, std::vector<double>& out,
+               std::vector<double>& lse) {
+  out.assign(B * H * L * E, 0);
+  lse.assign(B * H * L, 0);
+  const double scale = 1.0 / std::sqrt(double(E));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < L; ++i) {
+        std::vector<double> s(L);
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < L; ++j) {
+          double d = 0;
+          for (int64_t e = 0; e < E; ++e)
+            d += double(at(buf.data() + qo, qs, b, h, i, e)) * at(buf.data() + ko, ks, b, h, j, e);
+          s[j] = (causal && j > i) ? -INFINITY : d * scale + (mask ? mask[i * L + j] : 0.0);
+          mx = std::max(mx, s[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < L; ++j) sum += std::exp(s[j] - mx);
+        for (int64_t e = 0; e < E; ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j < L; ++j)
+            acc += std::exp(s[j] - mx) / sum * at(buf.data() + vo, vs, b, h, j, e);
+          out[((b * H + h) * L + i) * E + e] = acc;
+        }
+        lse[(b * H + h) * L + i] = mx + std::log(sum);
+      }
+}
+
+void run_case(bool causal, bool with_mask) {
+  // One projection buffer [L, B, 3*H*E]; q, k, v are permuted views of it,
+  // as nn.MultiheadAttention's in_proj output is handed to SDPA.
+  const int64_t B = 2, H = 3, L = 7, E = 5;
+  std::vector<float> buf(L * B * 3 * H * E);
+  std::mt19937 rng(42);
+  std::normal_distribution<float> nd;
+  for (float& x : buf) x = nd(rng);
+  const int64_t sizes[] = {B, H, L, E};
+  const int64_t strides[] = {3 * H * E, E, B * 3 * H * E, 1};
+  int64_t buf_sizes[] = {int64_t(buf.size())}, one[] = {1};
+  Owned base, q, k, v, mask, out, lse;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(buf.data(), 1, buf_sizes, one, 0, 6, 0, 0, &base.h), 0);
+  ASSERT_EQ(aoti_torch__reinterpret_tensor(base.h, 4, sizes, strides, 0, &q.h), 0);
+  ASSERT_EQ(aoti_torch__reinterpret_tensor(base.h, 4, sizes, strides, H * E, &k.h), 0);
+  ASSERT_EQ(aoti_torch__reinterpret_tensor(base.h, 4, sizes, strides, 2 * H * E, &v.h), 0);
+  std::vector<float> mask_data(L * L);
+  for (float& x : mask_data) x = nd(rng);
+  if (with_mask) {
+    // [L, L] additive mask broadcast over batch and heads.
+    int64_t ms[] = {L, L}, mst[] = {L, 1};
+    ASSERT_EQ(aoti_torch_create_tensor_from_blob(mask_data.data(), 2, ms, mst, 0, 6, 0, 0, &mask.h), 0);
+  }
+  ASSERT_EQ(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
+                q.h, k.h, v.h, 0.0, causal, with_mask ? &mask.h : nullptr, nullptr, &out.h, &lse.h),
+            0)
+      << aotrt_last_error();
+  std::vector<double> ref, ref_lse;
+  reference(buf, strides, 0, strides, H * E, strides, 2 * H * E,
+            with_mask ? mask_data.data() : nullptr, B, H, L, E, causal, ref, ref_lse);
+
+  float* o = nullptr;
+  int64_t* os = nullptr;
+  ASSERT_EQ(aoti_torch_get_data_ptr(out.h, reinterpret_cast<void**>(&o)), 0);
+  ASSERT_EQ(aoti_torch_get_strides(out.h, &os), 0);
+  // Output lies dense in the query's stride order: [L, B, H, E] in memory.
+  EXPECT_EQ(os[0], H * E);
+  EXPECT_EQ(os[1], E);
+  EXPECT_EQ(os[2], B * H * E);
+  EXPECT_EQ(os[3], 1);
+  double worst = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t e = 0; e < E; ++e)
+          worst = std::max(worst, std::abs(at(o, os, b, h, i, e) - ref[((b * H + h) * L + i) * E + e]));
+  EXPECT_LT(worst, 1e-5);
+
+  float* l = nullptr;
+  int64_t* ls = nullptr;
+  ASSERT_EQ(aoti_torch_get_data_ptr(lse.h, reinterpret_cast<void**>(&l)), 0);
+  ASSERT_EQ(aoti_torch_get_strides(lse.h, &ls), 0);
+  EXPECT_EQ(ls[0], L * H);  // ATen's [B, H, L] logsumexp, laid out as [B, L, H]
+  EXPECT_EQ(ls[1], 1);
+  EXPECT_EQ(ls[2], H);
+  double worst_lse = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < L; ++i)
+        worst_lse = std::max(worst_lse, std::abs(l[b * ls[0] + h * ls[1] + i * ls[2]] -
+                                                 ref_lse[(b * H + h) * L + i]));
+  EXPECT_LT(worst_lse, 1e-5);
+}
+
+}  // namespace
+
+TEST(CpuSdpa, PermutedViews) { run_case(false, false); }
+TEST(CpuSdpa, Causal) { run_case(true, false); }
+TEST(CpuSdpa, BroadcastAdditiveMask) { run_case(false, true); }
+TEST(CpuSdpa, CausalWithMask) { run_case(true, true); }
+
+TEST(CpuSdpa, RefusesDropoutAndBadShapes) {
+  int64_t s4[] = {1, 1, 2, 2}, st4[] = {4, 4, 2, 1}, s3[] = {1, 2, 2}, st3[] = {4, 2, 1};
+  Owned q, bad, out, lse;
+  ASSERT_EQ(aoti_torch_empty_strided(4, s4, st4, 6, 0, 0, &q.h), 0);
+  ASSERT_EQ(aoti_torch_empty_strided(3, s3, st3, 6, 0, 0, &bad.h), 0);
+  EXPECT_NE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q.h, q.h, q.h, 0.1, 0, nullptr, nullptr, &out.h, &lse.h), 0);
+  EXPECT_NE(std::string(aotrt_last_error()).find("dropout_p"), std::string::npos);
+  EXPECT_NE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q.h, bad.h, q.h, 0.0, 0, nullptr, nullptr, &out.h, &lse.h), 0);
+  EXPECT_EQ(out.h, nullptr);
+  EXPECT_EQ(lse.h, nullptr);
+}
