@@ -26,6 +26,12 @@ void* current_stream(int device_index);
 // except a device-to-host copy into memory the caller reads next.
 void copy(const StridedView& dst, const StridedView& src);
 
+// Makes the CUDA driver and runtime symbols a model .so imports (cuModuleLoadData,
+// cuLaunchKernel, cudaMalloc, ...) visible to it: dlopens libcuda.so.1 and
+// aotrt's libcudart with RTLD_GLOBAL. Called before a CUDA model is dlopened;
+// throws kBackend naming the library when the driver is absent.
+void expose_runtime_symbols();
+
 // Writes zero to every element of a CUDA view, on the current stream.
 void fill_zero(const StridedView& dst);
 

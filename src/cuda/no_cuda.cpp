@@ -18,5 +18,6 @@ int current_device() { not_built(); }
 void* current_stream(int) { not_built(); }
 void copy(const StridedView&, const StridedView&) { not_built(); }
 void fill_zero(const StridedView&) { not_built(); }
+void expose_runtime_symbols() { not_built(); }
 
 }  // namespace aotrt::cuda

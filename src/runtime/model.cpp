@@ -336,6 +336,7 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
     ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", /*overwrite=*/0);  // Note [Model input checks]
   }
   runtime::self_library_handle();  // Note [Model symbol binding]
+  if (m->info.device.is_cuda()) cuda::expose_runtime_symbols();
   m->so = ::dlopen(pkg.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (m->so == nullptr) {
     const char* err = ::dlerror();

@@ -1,0 +1,99 @@
+// The CUDA part of the aoti_torch_* C ABI: device and stream guards, the
+// current stream, and raw memory from the caching allocator. Signatures follow
+// torch's aoti_torch/c/shim.h under USE_CUDA (torch 2.11-2.13). Provided only
+// by an aotrt built with CUDA.
+//
+// Conventions are those of aotrt/shim.h. Guards restore, when deleted, the
+// device (and for a stream guard, that device's current stream) that was
+// current on the calling thread when they were created; delete them on the
+// thread that created them, innermost first. A device index of -1 means the
+// current device.
+#pragma once
+
+#include "aotrt/shim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Makes device_index the current device until the guard is deleted.
+AOTRT_EXPORT AOTITorchError aoti_torch_create_cuda_guard(int32_t device_index,
+                                                         CUDAGuardHandle* ret_guard);
+AOTRT_EXPORT AOTITorchError aoti_torch_delete_cuda_guard(CUDAGuardHandle guard);
+// Switches the guarded thread to another device (the original is still what
+// the delete restores).
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda_guard_set_index(CUDAGuardHandle guard,
+                                                            int32_t device_index);
+
+// Makes `stream` (a cudaStream_t; null: the legacy default stream) the current
+// stream of device_index, and that device the current device, until the guard
+// is deleted. The stream is borrowed: the caller keeps it alive.
+AOTRT_EXPORT AOTITorchError aoti_torch_create_cuda_stream_guard(void* stream,
+                                                                int32_t device_index,
+                                                                CUDAStreamGuardHandle* ret_guard);
+AOTRT_EXPORT AOTITorchError aoti_torch_delete_cuda_stream_guard(CUDAStreamGuardHandle guard);
+
+// The calling thread's current stream of a device, as a cudaStream_t.
+AOTRT_EXPORT AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index,
+                                                               void** ret_stream);
+
+// nbytes of memory of the current device from its caching allocator, ordered
+// on the current stream (null for 0 bytes). Give it back with raw_delete.
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda_caching_allocator_raw_alloc(uint64_t nbytes,
+                                                                        void** ret_ptr);
+// Frees memory from raw_alloc (null is ignored).
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda_caching_allocator_raw_delete(void* ptr);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+// --- CUDA fallback ops (generated/c_shim_cuda.h) -----------------------------------
+// Library ops on cuBLAS and cuDNN, and attention on aotrt's own kernel. Every
+// tensor argument may be any strided view; out= tensors are written in place
+// (never resized), ret* receive new owning handles. Float32, float16 and
+// bfloat16 are served; anything else is refused with an error.
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda_mm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                   AtenTensorHandle mat2);
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda_addmm_out(AtenTensorHandle out,
+                                                      AtenTensorHandle self,
+                                                      AtenTensorHandle mat1,
+                                                      AtenTensorHandle mat2, double beta,
+                                                      double alpha);
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda_bmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                    AtenTensorHandle mat2);
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda_baddbmm_out(AtenTensorHandle out,
+                                                        AtenTensorHandle self,
+                                                        AtenTensorHandle batch1,
+                                                        AtenTensorHandle batch2, double beta,
+                                                        double alpha);
+// bias, like every AtenTensorHandle* input, is null for None.
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda_convolution(
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias,
+    const int64_t* stride, int64_t stride_len_, const int64_t* padding, int64_t padding_len_,
+    const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+    const int64_t* output_padding, int64_t output_padding_len_, int64_t groups,
+    AtenTensorHandle* ret0);
+// Returns (output, logsumexp, philox_seed, philox_offset). dropout_p must be 0.
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle* attn_bias, int32_t compute_log_sumexp, double dropout_p,
+    int32_t is_causal, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+    AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+// Returns (output, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, philox_seed,
+// philox_offset, debug_attn_mask); cum_seq_q/k and the debug mask are
+// undefined tensors. dropout_p must be 0 and return_debug_mask false.
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle* attn_bias, int32_t compute_log_sumexp, double dropout_p,
+    int32_t is_causal, int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0,
+    AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
+    int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

@@ -1,0 +1,189 @@
+#include "cuda/handles.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+
+namespace aotrt::cuda {
+
+namespace detail {
+
+void cublas_fail(cublasStatus_t status, const char* expr, const char* file, int line) {
+  AOTRT_FAIL(kBackend, expr, " failed: ", cublasGetStatusName(status), " (",
+             cublasGetStatusString(status), ") (", file, ":", line, ")");
+}
+
+void cudnn_fail(cudnnStatus_t status, const char* expr, const char* file, int line) {
+  char detail[512] = {0};
+  cudnnGetLastErrorString(detail, sizeof detail);
+  AOTRT_FAIL(kBackend, expr, " failed: ", cudnnGetErrorString(status),
+             detail[0] ? " - " : "", detail, " (", file, ":", line, ")");
+}
+
+}  // namespace detail
+
+bool cudnn_rejects(cudnnStatus_t status) {
+  const int category = static_cast<int>(status) / 1000 * 1000;
+  return category == CUDNN_STATUS_BAD_PARAM || category == CUDNN_STATUS_NOT_SUPPORTED;
+}
+
+// --- Handles --------------------------------------------------------------------------
+
+namespace {
+
+// One thread's handles, indexed by device. Destroyed at thread exit, which for
+// the main thread is before the CUDA runtime's own teardown (thread_local
+// destructors run first in exit()); errors there are ignored.
+struct ThreadHandles {
+  std::vector<cublasHandle_t> cublas;
+  std::vector<cublasLtHandle_t> cublaslt;
+  std::vector<cudnnHandle_t> cudnn;
+
+  ~ThreadHandles() {
+    for (size_t d = 0; d < cublas.size(); ++d) {
+      if (cublas[d]) (void)cublasDestroy(cublas[d]);
+    }
+    for (size_t d = 0; d < cublaslt.size(); ++d) {
+      if (cublaslt[d]) (void)cublasLtDestroy(cublaslt[d]);
+    }
+    for (size_t d = 0; d < cudnn.size(); ++d) {
+      if (cudnn[d]) (void)cudnnDestroy(cudnn[d]);
+    }
+  }
+};
+
+thread_local ThreadHandles t_handles;
+
+template <typename H>
+H& slot(std::vector<H>& handles, int device_index) {
+  AOTRT_CHECK(device_index >= 0, kInternal, "library handle asked for device ", device_index);
+  if (handles.size() <= static_cast<size_t>(device_index)) {
+    handles.resize(static_cast<size_t>(device_index) + 1, nullptr);
+  }
+  return handles[static_cast<size_t>(device_index)];
+}
+
+}  // namespace
+
+cublasHandle_t cublas_handle(int device_index, cudaStream_t stream) {
+  cublasHandle_t& h = slot(t_handles.cublas, device_index);
+  if (!h) {
+    DeviceGuard guard(device_index);
+    AOTRT_CUBLAS_CHECK(cublasCreate(&h));
+    // TF32 is chosen per call through the compute type (Note [TF32]); the
+    // handle's math mode must not add it behind our back.
+    AOTRT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  }
+  AOTRT_CUBLAS_CHECK(cublasSetStream(h, stream));
+  return h;
+}
+
+cublasLtHandle_t cublaslt_handle(int device_index) {
+  cublasLtHandle_t& h = slot(t_handles.cublaslt, device_index);
+  if (!h) {
+    DeviceGuard guard(device_index);
+    AOTRT_CUBLAS_CHECK(cublasLtCreate(&h));
+  }
+  return h;
+}
+
+cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream) {
+  cudnnHandle_t& h = slot(t_handles.cudnn, device_index);
+  if (!h) {
+    DeviceGuard guard(device_index);
+    AOTRT_CUDNN_CHECK(cudnnCreate(&h));
+  }
+  AOTRT_CUDNN_CHECK(cudnnSetStream(h, stream));
+  return h;
+}
+
+// --- TF32 -----------------------------------------------------------------------------
+
+namespace {
+
+bool env_flag(const char* name, bool fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 ||
+           std::strcmp(v, "FALSE") == 0 || std::strcmp(v, "off") == 0);
+}
+
+std::atomic<bool>& matmul_tf32() {
+  static std::atomic<bool> flag{env_flag("AOTRT_ALLOW_TF32", false)};
+  return flag;
+}
+
+std::atomic<bool>& conv_tf32() {
+  static std::atomic<bool> flag{env_flag("AOTRT_CUDNN_ALLOW_TF32", true)};
+  return flag;
+}
+
+}  // namespace
+
+bool matmul_allows_tf32() { return matmul_tf32().load(std::memory_order_relaxed); }
+bool conv_allows_tf32() { return conv_tf32().load(std::memory_order_relaxed); }
+void set_matmul_allows_tf32(bool allow) { matmul_tf32().store(allow); }
+void set_conv_allows_tf32(bool allow) { conv_tf32().store(allow); }
+
+// --- Copies around library calls --------------------------------------------------------
+
+namespace {
+thread_local uint64_t t_pack_count = 0;
+}  // namespace
+
+uint64_t pack_count() { return t_pack_count; }
+
+PackedInput pack_for_library(const StridedView& src, cudaStream_t stream) {
+  PackedInput packed = pack_if_needed(src, stream);
+  if (packed.buffer.data() != nullptr) ++t_pack_count;
+  return packed;
+}
+
+void gather_for_library(void* dense_dst, const StridedView& src, cudaStream_t stream) {
+  ++t_pack_count;
+  gather(dense_dst, src, stream);
+}
+
+void scatter_for_library(const StridedView& dst, const void* dense_src, cudaStream_t stream) {
+  ++t_pack_count;
+  scatter(dst, dense_src, stream);
+}
+
+void copy_for_library(const StridedView& dst, const StridedView& src, cudaStream_t stream) {
+  ++t_pack_count;
+  copy_device(dst, src, stream);
+}
+
+uint32_t pointer_alignment(const void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  uint32_t alignment = 256;
+  while (alignment > 1 && address % alignment != 0) alignment /= 2;
+  return alignment;
+}
+
+cudaDataType_t cuda_data_type(ScalarType t, const char* what) {
+  switch (t) {
+    case ScalarType::Float32: return CUDA_R_32F;
+    case ScalarType::Float16: return CUDA_R_16F;
+    case ScalarType::BFloat16: return CUDA_R_16BF;
+    default:
+      AOTRT_FAIL(kUnsupported, what, ": dtype ", dtype_name(t),
+                 " is not served on CUDA (float32, float16 and bfloat16 are)");
+  }
+}
+
+cudnnDataType_t cudnn_data_type(ScalarType t, const char* what) {
+  switch (t) {
+    case ScalarType::Float32: return CUDNN_DATA_FLOAT;
+    case ScalarType::Float16: return CUDNN_DATA_HALF;
+    case ScalarType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    default:
+      AOTRT_FAIL(kUnsupported, what, ": dtype ", dtype_name(t),
+                 " is not served on CUDA (float32, float16 and bfloat16 are)");
+  }
+}
+
+}  // namespace aotrt::cuda

@@ -1,0 +1,78 @@
+// Devices and the per-thread current stream.
+//
+// Note [Current stream]
+// Each thread has, for each device, a current stream: the legacy default
+// stream (nullptr) until a stream guard (aoti_torch_create_cuda_stream_guard,
+// which generated run_impl opens with) installs another. Everything aotrt
+// enqueues - kernels, copies, frees recorded by the caching allocator - goes
+// to the current stream of the device it works on, so one run is ordered by
+// that one stream and needs no host synchronisation.
+#include <array>
+
+#include "cuda/runtime.h"
+
+namespace aotrt::cuda {
+namespace {
+
+constexpr int kMaxDevices = 64;
+thread_local std::array<cudaStream_t, kMaxDevices> t_current_stream{};
+
+}  // namespace
+
+int device_count() {
+  // The count cannot change while the process runs; 0 when there is no driver.
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return n < kMaxDevices ? n : kMaxDevices;
+  }();
+  return count;
+}
+
+void check_device_index(int device_index, const char* what) {
+  const int count = device_count();
+  AOTRT_CHECK(count > 0, kBackend, what, ": no CUDA device is visible to this process");
+  AOTRT_CHECK(device_index >= 0 && device_index < count, kInvalidArgument, what,
+              ": CUDA device index ", device_index, " is out of range (", count,
+              count == 1 ? " device is" : " devices are", " visible)");
+}
+
+int current_device() {
+  int d = 0;
+  AOTRT_CUDA_CHECK(cudaGetDevice(&d));
+  return d;
+}
+
+void set_current_device(int device_index) {
+  check_device_index(device_index, "set_current_device");
+  AOTRT_CUDA_CHECK(cudaSetDevice(device_index));
+}
+
+cudaStream_t current_cuda_stream(int device_index) {
+  check_device_index(device_index, "current_cuda_stream");
+  return t_current_stream[device_index];
+}
+
+void set_current_cuda_stream(int device_index, cudaStream_t stream) {
+  check_device_index(device_index, "set_current_cuda_stream");
+  t_current_stream[device_index] = stream;
+}
+
+DeviceGuard::DeviceGuard(int device_index) {
+  check_device_index(device_index, "DeviceGuard");
+  int current = 0;
+  AOTRT_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != device_index) {
+    AOTRT_CUDA_CHECK(cudaSetDevice(device_index));
+    previous_ = current;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
+}
+
+}  // namespace aotrt::cuda
