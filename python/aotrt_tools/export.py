@@ -2,7 +2,8 @@
 
 aotrt runs the compiled model `.so` with no libtorch in the process, so the package is built
 with the options below (see `AOTRT_INDUCTOR_OPTIONS`): the `.so` links no libtorch and imports
-only `aoti_torch_*` C shims (which aotrt defines), kernels are linked into the `.so`, and the
+`aoti_torch_*` C shims (which aotrt defines; CPU kernels also import OpenMP and, when
+vectorized, Sleef: see Note [CPU vectorization and Sleef]), kernels are linked into the `.so`, and the
 weights sit beside it as one raw `.wrapper_weights.blob` that aotrt hands to
 `AOTInductorModelUpdateConstantsFromBlob`.
 
@@ -36,18 +37,23 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import torch
 
+# torch 2.13's own export/AOTI code trips its pytree deprecation warning; it is noise here.
+warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*", category=FutureWarning)
+
 # Note [aotrt inductor options]
-# Every option exists in torch 2.13's torch/_inductor/config.py (class aot_inductor), and,
-# from the PRs that added them, in 2.9+ (link_libtorch landed last, Sep 2025; it was first
-# named `use_libtorch`). Options this torch lacks are dropped with a warning instead of
-# failing inside config.patch, so the helper still runs on older wheels such as 2.11; the
-# result then may not be loadable by aotrt, and `missing_options` says why.
+# Each option is in torch 2.13's torch/_inductor/config.py (read, not assumed). torch 2.11
+# built packages with the four aot_inductor ones for shared/reference/measured-on-h200.md;
+# link_libtorch is the newest (PR #162655, Sep 2025, first named `use_libtorch`), so older
+# wheels are where one goes missing. Options this torch lacks are dropped with a warning
+# rather than failing inside config.patch; `missing_options` in the result names them, and
+# such a package may not load without libtorch.
 AOTRT_INDUCTOR_OPTIONS: dict[str, Any] = {
     # No -ltorch: the .so's aoti_torch_* imports stay undefined for aotrt to provide.
     "aot_inductor.link_libtorch": False,
@@ -57,24 +63,54 @@ AOTRT_INDUCTOR_OPTIONS: dict[str, Any] = {
     "aot_inductor.package_constants_in_so": False,
     # ... and into one raw blob beside it: <hash>.wrapper_weights.blob.
     "aot_inductor.package_constants_on_disk_format": "binary_blob",
-    # Scalar C++ kernels on CPU. See Note [CPU vectorization and Sleef].
-    "cpp.vec_isa_ok": False,
+    # Nothing else: CPU vectorization is inductor's default. See Note [CPU vectorization and Sleef].
 }
 
 # Note [CPU vectorization and Sleef]
-# Vectorized CPU kernels (at::vec) call Sleef_* for exp/log/tanh/... (e.g. SiLU imports
-# Sleef_expf16_u10), and libtorch_cpu is what normally provides them. With
-# link_libtorch=False, Inductor's ISA probe (compile a tiny at::vec .so, dlopen it) fails on
-# exactly that undefined Sleef symbol and Inductor silently falls back to scalar code, unless
-# the inductor cache already holds a probe .so built *with* libtorch by an earlier ordinary
-# torch.compile, in which case it vectorizes and the package imports Sleef_*. Pinning
-# vec_isa_ok=False makes the output independent of cache state and keeps Sleef out of the
-# import list. Pass extra_options={"cpp.vec_isa_ok": True} (CLI: --option cpp.vec_isa_ok=true)
-# for vectorized kernels; the runtime must then provide Sleef (e.g. Debian's libsleef3).
+# Vectorized CPU kernels (at::vec) call Sleef for exp/log/tanh/pow/sin/... (SiLU imports
+# Sleef_expf16_u10 with AVX-512, Sleef_expf8_u10 with AVX2); in a torch process libtorch_cpu
+# exports them. aotrt must therefore provide Sleef_* globally (by linking Debian's libsleef3,
+# 3.5.1), because which kernels a package gets under inductor's default settings depends on
+# state outside this code: cpp.vec_isa_ok=None makes inductor compile a probe .so that
+# calls Sleef_expf*_u10 and dlopen it. With link_libtorch=False the probe links no libtorch,
+# its Sleef import is unresolved, the dlopen fails and inductor silently emits scalar code;
+# but the probe .so is cached in the inductor cache under a key that ignores link flags, so
+# after any ordinary torch.compile on the machine the cached probe (linked with libtorch)
+# loads and the package imports Sleef_*. Measured with torch 2.13: a fresh cache gives scalar
+# kernels for the whole CPU zoo; cpp.vec_isa_ok=True gives pointwise_c2f Sleef_expf16_u10. All
+# 176 x86 Sleef_* names in torch 2.13's ATen/cpu/vec headers are exported by libsleef.so.3.
+# Inductor also remembers the probe's answer for the rest of the process, whatever
+# cpp.vec_isa_ok says later; export_package forgets it first (forget_vec_isa_probes).
+# The zoo's *_vec and sleef_pointwise entries pass cpp.vec_isa_ok=True and check that their
+# kernels are vectorized, so that path is tested whatever the cache holds; extra_options
+# (CLI --option cpp.vec_isa_ok=true|false) pins it for any export.
 
 # Symbols the dynamic loader resolves from the libraries the .so names in DT_NEEDED
 # (libc, libstdc++, libgcc_s, ld.so): nm prints them with a version suffix.
 _SYSTEM_VERSION_PREFIXES = ("GLIBC_", "GLIBCXX_", "CXXABI_", "GCC_")
+
+
+def forget_vec_isa_probes() -> None:
+    """Makes the next compile decide CPU vectorization from its own cpp.vec_isa_ok.
+
+    Inductor probes which vector ISAs work once per process and caches the answer in
+    functools caches that ignore cpp.vec_isa_ok (VecAVX512.__bool__, valid_vec_isa_list).
+    In a process that exports several models, the first one's setting would decide for all:
+    after a default export (probe fails without libtorch), a later cpp.vec_isa_ok=True export
+    came out scalar. Clearing those caches costs one re-probe (a cached .so and a dlopen).
+    The zoo's vectorized entries carry a wrapper check that catches it if this stops working.
+    """
+    try:
+        from torch._inductor import cpu_vec_isa as isa
+    except ImportError:
+        return
+    caches = [getattr(isa, "valid_vec_isa_list", None)]
+    for cls in vars(isa).values():
+        if isinstance(cls, type) and issubclass(cls, isa.VecISA):
+            caches += [cls.__dict__.get("__bool__"), cls.__dict__.get("_VecISA__bool__impl")]
+    for fn in caches:
+        if hasattr(fn, "cache_clear"):
+            fn.cache_clear()
 
 
 def _config_has(dotted: str) -> bool:
@@ -118,7 +154,7 @@ def package_files(pt2_path: str | os.PathLike) -> list[tuple[str, int]]:
 
 
 def _member(files: Iterable[str], suffix: str) -> str | None:
-    hits = [f for f in files if f.endswith(suffix) and "/data/aotinductor/" in f]
+    hits = [f for f in files if f.endswith(suffix) and "data/aotinductor/" in f]
     return hits[0] if hits else None
 
 
@@ -280,6 +316,7 @@ def export_package(
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    forget_vec_isa_probes()
     with torch.no_grad():
         t0 = time.perf_counter()
         ep = torch.export.export(module, tuple(inputs))
@@ -309,13 +346,24 @@ def export_package(
 # --------------------------------------------------------------------------------------
 
 
-def _save_npy(path: Path, t: torch.Tensor) -> None:
+_NO_NUMPY_DTYPE = (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def _save_npy(path: Path, t: torch.Tensor, upcast: bool = False) -> None:
+    """Writes `t` as a dense C-order .npy of its logical shape, whatever its strides.
+
+    numpy has no bfloat16 or float8: with `upcast` (reference outputs) such a tensor is
+    written as float32, which holds each value exactly, as `aotrt run` writes its outputs;
+    without it (inputs, which aotrt would have to read back in that dtype) it is an error.
+    """
     import numpy as np
 
-    if t.dtype in (torch.bfloat16,) or str(t.dtype).startswith("torch.float8"):
-        raise TypeError(f"{path.name}: numpy has no {t.dtype}; cannot write a .npy for it")
-    # Dense C-order of the logical shape, whatever the tensor's strides.
-    np.save(path, np.ascontiguousarray(t.detach().cpu().numpy()))
+    t = t.detach().cpu()
+    if t.dtype in _NO_NUMPY_DTYPE:
+        if not upcast:
+            raise TypeError(f"{path.name}: numpy has no {t.dtype}; cannot write a .npy input for it")
+        t = t.float()
+    np.save(path, np.ascontiguousarray(t.numpy()))
 
 
 def load_factory(spec: str):
@@ -349,7 +397,7 @@ def source_fingerprint() -> str:
     with another fingerprint is stale."""
     h = hashlib.sha256(torch.__version__.encode())
     here = Path(__file__).parent
-    for f in ("export.py", "zoo.py"):
+    for f in ("export.py", "zoo.py", "gpu_models.py", "wrapper.py"):
         h.update((here / f).read_bytes())
     return h.hexdigest()[:16]
 
@@ -365,19 +413,34 @@ def export_model(
 ) -> dict[str, Any]:
     """Exports a zoo model (or factory) into out_dir as STEM.pt2 plus reference data.
 
-    Writes STEM.input_K.npy, STEM.expected_K.npy (eager outputs, fp32 eager on `device`,
-    computed before export so export cannot disturb the module) and STEM.json (the
-    export_package result plus tolerance and output specs). Returns that dict.
+    A zoo entry brings its dtype (used unless `dtype` is given), its inductor options (under
+    `extra_options`) and its wrapper checks; the device must be one the entry is meant for.
+    Writes STEM.input_K.npy, STEM.expected_K.npy (eager outputs on `device` in the model's
+    dtype, computed before export so export cannot disturb the module; fp32 with TF32 off,
+    bf16 written as float32) and STEM.json (the export_package result plus tolerance, output
+    specs, the fallback ops the wrapper calls and the checks' results). Returns that dict.
     """
-    from .zoo import eager_outputs
+    from . import wrapper, zoo
 
     stem = stem or name or factory.rpartition(":")[2]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    options = dict(extra_options or {})
+    checks: tuple = ()
+    if name is not None:
+        e = zoo.entry(name)
+        kind = torch.device(device).type
+        if kind not in e.devices:
+            raise ValueError(f"zoo model {name!r} is meant for {', '.join(e.devices)}, not {device}")
+        options = {**e.options, **options}
+        checks = e.checks
+        if dtype is None and e.dtype != torch.float32:
+            dtype = e.dtype
     torch.manual_seed(0)
     module, inputs, tol = build(name, factory)
     module, inputs = _to_device_dtype(module, inputs, device, dtype)
-    expected = eager_outputs(module, inputs)
+    with zoo.exact_fp32():
+        expected = zoo.eager_outputs(module, inputs)
 
     for f in out.glob(f"{stem}.input_*.npy"):
         f.unlink()
@@ -386,15 +449,26 @@ def export_model(
     for k, t in enumerate(inputs):
         _save_npy(out / f"{stem}.input_{k}.npy", t)
     for k, t in enumerate(expected):
-        _save_npy(out / f"{stem}.expected_{k}.npy", t)
+        _save_npy(out / f"{stem}.expected_{k}.npy", t, upcast=True)
 
     t0 = time.perf_counter()
-    info = export_package(module, inputs, out / f"{stem}.pt2", device=device, dtype=None,
-                          extra_options=extra_options)
+    with zoo.exact_fp32():  # inductor reads the TF32 flags for any matmul it generates itself
+        info = export_package(module, inputs, out / f"{stem}.pt2", device=device, dtype=None,
+                              extra_options=options or None)
     info["name"] = stem
+    info["dtype"] = str(dtype or torch.float32).removeprefix("torch.")
     info["total_s"] = round(time.perf_counter() - t0, 2)
     info["tolerance"] = tol
     info["outputs"] = _tensor_specs(expected)
+    # CPU kernels live in <hash>.kernel.cpp; CUDA ones are Triton cubins.
+    text = (read_member(info["package"], ".wrapper.cpp") or "") + "\n" + (read_member(info["package"], ".kernel.cpp") or "")
+    info["fallback_ops"] = wrapper.op_summary(text)
+    if torch.device(device).type == "cpu":
+        info["cpu_vectorized"] = "at::vec::Vectorized" in text
+    info["checks"] = []
+    for check in checks:
+        ok, detail = check(text, device)
+        info["checks"].append(dict(description=check.description, ok=ok, detail=detail))
     info["fingerprint"] = source_fingerprint()
     (out / f"{stem}.json").write_text(json.dumps(info, indent=1, default=str))
     return info
@@ -446,6 +520,10 @@ def summarize(info: dict[str, Any]) -> str:
         if und.get(group):
             lines.append(f"   undefined {group} ({len(und[group])}): {' '.join(und[group])}")
     lines.append(f"   undefined system: {len(und.get('system', []))} (libc/libstdc++/libgcc)")
+    if info.get("fallback_ops"):
+        lines.append("   fallback calls: " + " ".join(f"{op} x{n}" for op, n in info["fallback_ops"].items()))
+    for c in info.get("checks", []):
+        lines.append(f"   check {'OK  ' if c['ok'] else 'FAIL'} {c['description']}: {c['detail']}")
     return "\n".join(lines)
 
 
@@ -488,7 +566,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from . import zoo
 
-        wanted = zoo.names() if args.model == ["all"] else args.model
+        wanted = zoo.names(args.device) if args.model == ["all"] else args.model
         for n in wanted:
             zoo.entry(n)  # fail fast on a typo, before spawning anything
         jobs = [dict(name=n, **common) for n in wanted]

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures and builds aotrt (library, CLI, unit tests) into build/.
+# Extra arguments go to CMake, e.g. scripts/build.sh -DAOTRT_CUDA=ON.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR="${AOTRT_BUILD_DIR:-build}"
+GEN=()
+command -v ninja >/dev/null && GEN=(-G Ninja)
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+elif [ "$#" -gt 0 ]; then
+  cmake -S . -B "$BUILD_DIR" "$@"
+fi
+cmake --build "$BUILD_DIR" -j"$(nproc)"
