@@ -85,6 +85,8 @@ inline void write_raw(const Backend& b, void* device_dst, const void* host_src, 
   if (!b.is_cpu()) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(device_dst, host_src, n, cudaMemcpyHostToDevice), cudaSuccess);
+    // A pageable copy may return before its DMA lands; aotrt's streams must see it.
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     return;
   }
 #endif

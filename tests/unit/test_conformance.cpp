@@ -44,7 +44,7 @@
 //   PartialOverlapIsRefusedAsATen                      DestinationOverlappingTheViewIsDetected;
 //                                                      ATen refuses, memory unchanged
 //   SameBytesOtherStridesIsRefusedAsATen               ATen's full-overlap rule needs equal strides
-//   SameViewIsANoOp, InterleavedViews...,              ATen's results where ATen promises one
+//   SameViewIsANoOp, InterleavedViewsCopyAsATen,       ATen's results where ATen promises one
 //   NonDenseSourceOverDenseDestination
 //   ElementAliasingReadsTheSourceFirst                 the one overlap ATen leaves open: aotrt's rule
 //   InternalOverlapDestinationIsRefused                ATen's assert_no_internal_overlap
@@ -71,10 +71,15 @@
 // test_conformance_ops.cpp (ConformanceOps)
 //   MmReadsNonPackedViewsAndWritesAStridedOut          HandWrittenKernelReadsPackedCopy,
 //                                                      HandWrittenKernelMayNotWriteAStridedView
+//   MmWritesIntoAChannelsLastChunk                     an op's result written through a chunk
+//                                                      view (MPSGraph "fails instead of writing to
+//                                                      the wrong place"; aotrt writes through it)
 //   ConvolutionReadsAChannelsLastChunk                 the C2f 1x1 convs on chunk views
 //   BmmReadsThePermutedInputYolo11Needs                "yolo11n stops in aoti_torch_mps_bmm_out,
 //                                                      which rejects a permuted input ([2,64,400],
 //                                                      strides [1,800,2])"
+// test_random_model.cpp (RandomModel, CPU): 100000 random calls against a
+// reference model, all of the above mixed; see Note [Random model].
 #include <gtest/gtest.h>
 
 #include <limits>
