@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/conv_params.h"
 #include "core/tensor.h"
 
 namespace aotrt::cpu {
@@ -32,14 +33,7 @@ void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl
 
 // aten.convolution's arguments besides the tensors. Each list has one entry
 // per spatial dim, or a single entry that serves them all.
-struct ConvParams {
-  std::vector<int64_t> stride;
-  std::vector<int64_t> padding;
-  std::vector<int64_t> dilation;
-  bool transposed = false;
-  std::vector<int64_t> output_padding;
-  int64_t groups = 1;
-};
+using aotrt::ConvParams;  // core/conv_params.h
 
 // aten.convolution for 1-, 2- and 3-d convolutions, plain or transposed.
 // Returns new memory laid out as ATen's CPU kernels lay it out (see

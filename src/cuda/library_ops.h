@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 
+#include "core/conv_params.h"
 #include "core/tensor.h"
 
 namespace aotrt::cuda {
@@ -38,14 +39,7 @@ void linear_views(const StridedView& out, const StridedView& x, const StridedVie
                   const StridedView* bias, const char* fn);
 
 // --- conv.cpp ---------------------------------------------------------------------------
-struct ConvParams {
-  std::span<const int64_t> stride;
-  std::span<const int64_t> padding;
-  std::span<const int64_t> dilation;
-  bool transposed = false;
-  std::span<const int64_t> output_padding;
-  int64_t groups = 1;
-};
+using aotrt::ConvParams;  // core/conv_params.h
 // aten::convolution: a new output tensor, channels-last when ATen's cuDNN
 // path would make it so (see Note [Convolution output layout]).
 std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImpl& weight,

@@ -9,6 +9,7 @@
 #include "core/handles.h"
 #include "cuda/library_ops.h"
 #include "cuda/runtime.h"
+#include "shim/args.h"
 #include "shim/boundary.h"
 #include "shim/results.h"
 
@@ -19,19 +20,7 @@ namespace {
 // "fn: argument 'name'", the `what` of handle lookups; fn and name are literals.
 #define AOTRT_ARG(fn, name) fn ": argument '" name "'"
 
-// An optional tensor argument (AtenTensorHandle*, null for None).
-const TensorImpl* optional_arg(AtenTensorHandle* h, const char* what) {
-  if (h == nullptr || *h == nullptr) return nullptr;
-  const TensorImpl& t = handle_get(*h, what);
-  return t.defined() ? &t : nullptr;
-}
 
-std::span<const int64_t> int_list(const int64_t* ptr, int64_t len, const char* fn,
-                                  const char* name) {
-  AOTRT_CHECK(len >= 0 && (ptr != nullptr || len == 0), kInvalidArgument, fn, ": '", name,
-              "' has length ", len, ptr == nullptr ? " and is null" : "");
-  return {ptr, static_cast<size_t>(len)};
-}
 
 // A 0-d int64 tensor holding 0 (the philox seed and offset of attention
 // without dropout; see Note [Attention outputs] in cuda/attention.cu).
@@ -45,10 +34,6 @@ std::unique_ptr<TensorImpl> zero_scalar_int64(Device device, const char* fn) {
   return t;
 }
 
-void check_no_dropout(double dropout_p, const char* fn) {
-  AOTRT_CHECK(dropout_p == 0.0, kUnsupported, fn, ": dropout_p ", dropout_p,
-              " is not served; aotrt runs inference, where attention dropout is 0");
-}
 
 }  // namespace
 
@@ -111,16 +96,12 @@ AOTITorchError aoti_torch_cuda_convolution(
 #define FN "aoti_torch_cuda_convolution"
   return shim_boundary(__func__, [&] {
     AOTRT_CHECK_OUT(ret0, FN);
-    cuda::ConvParams params;
-    params.stride = int_list(stride, stride_len_, FN, "stride");
-    params.padding = int_list(padding, padding_len_, FN, "padding");
-    params.dilation = int_list(dilation, dilation_len_, FN, "dilation");
-    params.transposed = transposed != 0;
-    params.output_padding = int_list(output_padding, output_padding_len_, FN, "output_padding");
-    params.groups = groups;
+    const ConvParams params = conv_params(stride, stride_len_, padding, padding_len_, dilation,
+                                          dilation_len_, transposed, output_padding,
+                                          output_padding_len_, groups, FN);
     auto out = cuda::convolution(handle_get_defined(input, AOTRT_ARG(FN, "input")),
                                  handle_get_defined(weight, AOTRT_ARG(FN, "weight")),
-                                 optional_arg(bias, AOTRT_ARG(FN, "bias")), params, FN);
+                                 optional_tensor(bias, AOTRT_ARG(FN, "bias")), params, FN);
     *ret0 = handle_register(std::move(out));
   });
 #undef FN
@@ -137,7 +118,7 @@ AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attention(
     auto r = cuda::attention(handle_get_defined(query, AOTRT_ARG(FN, "query")),
                              handle_get_defined(key, AOTRT_ARG(FN, "key")),
                              handle_get_defined(value, AOTRT_ARG(FN, "value")),
-                             optional_arg(attn_bias, AOTRT_ARG(FN, "attn_bias")),
+                             optional_tensor(attn_bias, AOTRT_ARG(FN, "attn_bias")),
                              is_causal != 0,
                              scale ? std::optional<double>(*scale) : std::nullopt,
                              compute_log_sumexp != 0, cuda::AttentionFlavor::kEfficient, FN);
@@ -167,7 +148,7 @@ AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
     const TensorImpl& q = handle_get_defined(query, AOTRT_ARG(FN, "query"));
     const TensorImpl& k = handle_get_defined(key, AOTRT_ARG(FN, "key"));
     auto r = cuda::attention(q, k, handle_get_defined(value, AOTRT_ARG(FN, "value")),
-                             optional_arg(attn_bias, AOTRT_ARG(FN, "attn_bias")),
+                             optional_tensor(attn_bias, AOTRT_ARG(FN, "attn_bias")),
                              is_causal != 0,
                              scale ? std::optional<double>(*scale) : std::nullopt,
                              compute_log_sumexp != 0, cuda::AttentionFlavor::kCudnn, FN);

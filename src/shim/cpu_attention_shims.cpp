@@ -5,6 +5,7 @@
 
 #include "core/handles.h"
 #include "cpu/sdpa.h"
+#include "shim/args.h"
 #include "shim/boundary.h"
 #include "shim/results.h"
 
@@ -16,12 +17,9 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
     AtenTensorHandle* ret1) {
   return shim_boundary(__func__, [&] {
     const char* fn = "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu";
-    AOTRT_CHECK(dropout_p == 0.0, kUnsupported, fn, ": dropout_p ", dropout_p,
-                " is not served; aotrt runs inference (dropout_p must be 0)");
-    const TensorImpl* mask = nullptr;
-    if (attn_mask != nullptr && *attn_mask != nullptr) {
-      mask = &handle_get_defined(*attn_mask, "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu: argument 'attn_mask'");
-    }
+    check_no_dropout(dropout_p, fn);
+    const TensorImpl* mask = optional_tensor(
+        attn_mask, "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu: argument 'attn_mask'");
     std::optional<double> s;
     if (scale != nullptr) s = *scale;
     cpu::SdpaResult r = cpu::scaled_dot_product_attention(

@@ -7,22 +7,11 @@
 #include "core/error.h"
 #include "core/handles.h"
 #include "cpu/ops.h"
+#include "shim/args.h"
 #include "shim/boundary.h"
 
 using namespace aotrt;
 
-namespace {
-
-// An int list passed as (pointer, length); null only when the length is 0.
-std::vector<int64_t> int_list(const int64_t* ptr, int64_t len, const char* fn,
-                              const char* name) {
-  AOTRT_CHECK(len >= 0, kInvalidArgument, fn, ": '", name, "' length ", len, " is negative");
-  AOTRT_CHECK(ptr != nullptr || len == 0, kInvalidArgument, fn, ": '", name, "' is null for ",
-              len, " entries");
-  return std::vector<int64_t>(ptr, ptr + len);
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -86,18 +75,10 @@ AOTITorchError aoti_torch_cpu_convolution(AtenTensorHandle input, AtenTensorHand
         handle_get_defined(input, "aoti_torch_cpu_convolution: argument 'input'");
     const TensorImpl& w =
         handle_get_defined(weight, "aoti_torch_cpu_convolution: argument 'weight'");
-    const TensorImpl* b = nullptr;
-    if (bias != nullptr && *bias != nullptr) {
-      const TensorImpl& t = handle_get(*bias, "aoti_torch_cpu_convolution: argument 'bias'");
-      if (t.defined()) b = &t;
-    }
-    cpu::ConvParams p;
-    p.stride = int_list(stride, stride_len_, fn, "stride");
-    p.padding = int_list(padding, padding_len_, fn, "padding");
-    p.dilation = int_list(dilation, dilation_len_, fn, "dilation");
-    p.transposed = transposed != 0;
-    p.output_padding = int_list(output_padding, output_padding_len_, fn, "output_padding");
-    p.groups = groups;
+    const TensorImpl* b = optional_tensor(bias, "aoti_torch_cpu_convolution: argument 'bias'");
+    const ConvParams p = conv_params(stride, stride_len_, padding, padding_len_, dilation,
+                                     dilation_len_, transposed, output_padding,
+                                     output_padding_len_, groups, fn);
     *ret0 = handle_register(cpu::convolution(in, w, b, p));
   });
 }
