@@ -60,35 +60,11 @@ if [ "$DRY_RUN" = 0 ] && ! python3 -c "import torch, sys; sys.exit(0 if torch.cu
   echo "gpu_e2e: python3's torch sees no CUDA device; this script is for the GPU machine" >&2
   exit 2
 fi
-# Roots in the wheels' layout (<root>/include, <root>/lib), e.g. site-packages/nvidia/cu13 for
-# cuBLAS and site-packages/nvidia/cudnn for cuDNN; `nvidia` is a namespace package (no __file__).
-WHEEL_ROOTS=$(python3 -c '
-import glob, os
-try:
-    import nvidia
-    bases = list(nvidia.__path__)
-except ImportError:
-    bases = []
-
-def root(lib_glob, header):
-    for base in bases:
-        for lib in sorted(glob.glob(os.path.join(base, "**", lib_glob), recursive=True)):
-            r = os.path.dirname(os.path.dirname(lib))
-            if os.path.isfile(os.path.join(r, "include", header)):
-                return r
-    return "-"
-
-print(root("libcublas.so*", "cublas_v2.h"), root("libcudnn.so*", "cudnn.h"))
-')
-read -r CUBLAS_ROOT CUDNN_ROOT <<<"$WHEEL_ROOTS"
-[ "$CUBLAS_ROOT" = "-" ] && CUBLAS_ROOT=""
-[ "$CUDNN_ROOT" = "-" ] && CUDNN_ROOT=""
+# cuBLAS/cuDNN roots in the torch venv's nvidia-* wheels, nvcc (scripts/gpu_env.sh).
+# shellcheck source=gpu_env.sh
+source scripts/gpu_env.sh
 echo "cuBLAS root: ${CUBLAS_ROOT:-not found in the nvidia wheels (CMake uses the CUDA toolkit)}"
 echo "cuDNN root:  ${CUDNN_ROOT:-not found in the nvidia wheels}"
-WHEEL_LIBS=""
-for r in "$CUBLAS_ROOT" "$CUDNN_ROOT"; do [ -n "$r" ] && WHEEL_LIBS="$WHEEL_LIBS${WHEEL_LIBS:+:}$r/lib"; done
-NVCC=$(command -v nvcc || true)
-[ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
 CMAKE_ARGS=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAOTRT_CUDA=ON)
 [ -n "$NVCC" ] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
 [ -n "$CUBLAS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUBLAS_ROOT="$CUBLAS_ROOT")
@@ -125,11 +101,7 @@ T_EXPORT=$(now)
 EXPORT_PID=$!
 
 # -- 2. build ---------------------------------------------------------------------------------
-if [ -d .debs ] && ls .debs/*.deb >/dev/null 2>&1; then
-  # shellcheck source=device_env.sh
-  source scripts/device_env.sh
-fi
-export LD_LIBRARY_PATH="$WHEEL_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+aotrt_gpu_runtime_env
 BUILD_OK=1
 if [ "$SKIP_BUILD" = 0 ]; then
   T=$(now)

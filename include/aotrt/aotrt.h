@@ -115,6 +115,15 @@ struct LoadOptions {
   // variable is already set. Without them a wrongly shaped input makes the
   // model read or write out of bounds. See Note [Model input checks].
   bool check_inputs = true;
+  // CUDA packages: run() captures the model into a CUDA graph at its first
+  // call and replays it afterwards (one launch per run instead of one per
+  // kernel). Then every run must pass inputs of the dtype, sizes and strides
+  // of the first one, and outputs are always new memory (copies of the
+  // graph's static outputs), valid after later runs. A model that cannot be
+  // captured (it waits for the device or allocates during a run) is refused
+  // by its first run with Error(kUnsupported) naming the failing call. See
+  // Note [CUDA graph mode] in src/runtime/cuda_graph.h.
+  bool cuda_graph = false;
 };
 
 struct ConstantInfo {
@@ -172,9 +181,12 @@ class Model {
   // Outputs stay valid after the Model is unloaded: an output whose memory
   // aotrt neither owns nor got from an input (e.g. a view of a weight inside
   // the model) is returned as a copy (clone_preserve_strides). Safe to call
-  // from several threads (the model's container serialises runs).
+  // from several threads (runs of one Model are serialised).
   // CPU models run on the calling thread; CUDA models on the calling
-  // thread's current stream of the model's device, asynchronously.
+  // thread's current stream of the model's device, asynchronously: run()
+  // queues the work and returns without waiting for the device (use
+  // synchronize() or dense_host_copy() to wait). In steady state a run makes
+  // no cudaMalloc (memory comes from aotrt's caching allocator).
   std::vector<Tensor> run(std::span<const Tensor> inputs);
 
   // `value` laid out as the model expects input `index`: on the model's
@@ -225,6 +237,11 @@ struct PackageInfo {
 
   size_t missing_symbol_count() const;
 };
+
+// Waits until the work queued so far on the calling thread's current stream
+// of `device` has finished: what a CUDA model's run() queued, for one. A
+// no-op for the CPU, whose runs finish before they return.
+void synchronize(Device device);
 
 // Reads a package without loading it. Throws Error only for a package that
 // cannot be read at all (not a zip, corrupt, no model .so, ...); everything

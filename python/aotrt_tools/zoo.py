@@ -466,6 +466,23 @@ def _mobilenet_v3_small():
     return _torchvision("mobilenet_v3_small", 1)
 
 
+# The benchmark's set (bench/compare.py, shared/reference/measured-on-h200.md's anchor table):
+# the C2f block at the size the anchors were measured at, and a transformer layer at d512.
+@register("c2f_block_80", devices=("cuda",))
+def _c2f_block_80():
+    """C2f block, 1x1 convs, 64ch 80x80 b1, model and input channels-last (the anchor table's)."""
+    model = PointwiseC2f().to(memory_format=torch.channels_last)
+    x = torch.randn(1, 64, 80, 80).contiguous(memory_format=torch.channels_last)
+    return model, (x,)
+
+
+@register("transformer_encoder_d512", devices=("cuda",))
+def _transformer_encoder_d512():
+    """nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, batch_first) on (8,128,512)."""
+    layer = nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, batch_first=True)
+    return layer, (torch.randn(8, 128, 512),)
+
+
 YOLO_SIZE = 640
 
 

@@ -3,12 +3,15 @@
 //   aotrt info MODEL.pt2                 what the package holds and whether it loads
 //   aotrt run MODEL.pt2 --input a.npy [--input b.npy ...] --output-dir DIR
 //                                        runs it; writes DIR/output_<i>.npy
+//   aotrt bench MODEL.pt2 [--input a.npy ...] [--warmup N] [--iters N]
+//               [--cuda-graph] [--json]  times it (see cli/bench.h)
 //
 // Every failure prints "aotrt: error: ..." and exits 1.
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "aotrt/aotrt.h"
+#include "cli/bench.h"
 #include "runtime/npy.h"
 
 namespace {
@@ -154,6 +158,9 @@ int run_command(const std::string& path, const std::string& model_name,
 }  // namespace
 
 int main(int argc, char** argv) {
+  aotrt::cli::BenchOptions bench_options;
+  bench_options.main_entry = std::chrono::steady_clock::now();
+  bench_options.process_start = aotrt::cli::process_start_time(&bench_options.process_start_source);
   CLI::App app{"aotrt: runs AOTInductor .pt2 packages without libtorch"};
   app.require_subcommand(1);
   std::string model_name = "model";
@@ -177,6 +184,21 @@ int main(int argc, char** argv) {
                 "pass each array with the layout its .npy file has (a Fortran-order one as a "
                 "column-major view) instead of the layout the model was exported with");
 
+  aotrt::cli::BenchOptions& b = bench_options;
+  CLI::App* bench = app.add_subcommand("bench", "Time a package: latency, throughput, startup, memory");
+  bench->add_option("package", b.package, "the .pt2 file")->required();
+  bench->add_option("--input,-i", b.inputs,
+                    "an input .npy file, in the model's input order (default: random inputs of "
+                    "the recorded dtype, sizes and strides)");
+  bench->add_option("--warmup", b.warmup, "untimed runs after the first (default 10)");
+  bench->add_option("--iters", b.iters, "timed runs (default 100)");
+  bench->add_flag("--cuda-graph", b.cuda_graph, "CUDA models: capture one run, replay it");
+  bench->add_flag("--json", b.json, "print one JSON object instead of the report");
+  bench->add_option("--batch", b.batch, "samples per run (default: the first dim of input 0)");
+  bench->add_option("--seed", b.seed, "seed of the random inputs");
+  bench->add_option("--model-name", b.model_name, "model folder under data/aotinductor/");
+  bench->add_option("--device-index", b.device_index, "CUDA packages: the device (default: current)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -190,6 +212,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*info) return info_command(info_path, model_name);
+    if (*bench) return aotrt::cli::bench_command(bench_options);
     return run_command(run_path, model_name, inputs, output_dir, device_index, keep_layout);
   } catch (const std::exception& e) {
     std::cerr << "aotrt: error: " << e.what() << "\n";

@@ -1,11 +1,13 @@
 #include "core/tensor.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/view.h"
 
 namespace aotrt {
 
-bool TensorImpl::is_contiguous() const { return aotrt::is_contiguous(sizes_, strides_); }
+bool TensorImpl::is_contiguous() const { return aotrt::is_contiguous(sizes(), strides()); }
 
 void* TensorImpl::data_ptr() const {
   char* base = static_cast<char*>(storage_->data());
@@ -15,13 +17,31 @@ void* TensorImpl::data_ptr() const {
   return base + storage_offset_ * static_cast<int64_t>(itemsize());
 }
 
+void TensorImpl::set_dims(std::span<const int64_t> sizes, std::span<const int64_t> strides) {
+  const size_t n = sizes.size();
+  if (n > kInlineDims) {
+    auto heap = std::make_unique<int64_t[]>(2 * n);  // before anything changes
+    std::copy(sizes.begin(), sizes.end(), heap.get());
+    std::copy(strides.begin(), strides.end(), heap.get() + n);
+    heap_dims_ = std::move(heap);
+    dims_ = heap_dims_.get();
+  } else {
+    // memmove semantics: sizes and strides may be this tensor's own.
+    int64_t buf[2 * kInlineDims];
+    std::copy(sizes.begin(), sizes.end(), buf);
+    std::copy(strides.begin(), strides.end(), buf + n);
+    std::copy(buf, buf + 2 * n, inline_dims_);
+    dims_ = inline_dims_;
+    heap_dims_.reset();
+  }
+  ndim_ = n;
+}
+
 void TensorImpl::assign(const TensorImpl& other) {
   // Copy everything first, so assigning a handle to itself changes nothing.
   StorageRef storage = other.storage_;
-  std::vector<int64_t> sizes = other.sizes_, strides = other.strides_;
+  set_dims(other.sizes(), other.strides());
   storage_ = std::move(storage);
-  sizes_ = std::move(sizes);
-  strides_ = std::move(strides);
   storage_offset_ = other.storage_offset_;
   numel_ = other.numel_;
   end_byte_ = other.end_byte_;
@@ -37,8 +57,7 @@ std::unique_ptr<TensorImpl> make_tensor(StorageRef storage, std::span<const int6
                                               element_size(dtype), storage->nbytes(), what);
   auto t = std::make_unique<TensorImpl>();
   t->storage_ = std::move(storage);
-  t->sizes_.assign(sizes.begin(), sizes.end());
-  t->strides_.assign(strides.begin(), strides.end());
+  t->set_dims(sizes, strides);
   t->storage_offset_ = storage_offset;
   t->numel_ = span.numel;
   t->end_byte_ = span.end_byte;

@@ -22,18 +22,21 @@ class TensorImpl {
  public:
   // An undefined tensor (aoti_torch_new_uninitialized_tensor).
   TensorImpl() = default;
+  // Never copied or moved: handles point at it, and its dims may point into it.
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
 
   bool defined() const { return static_cast<bool>(storage_); }
   const StorageRef& storage() const { return storage_; }
   Device device() const { return storage_->device(); }
   ScalarType dtype() const { return dtype_; }
   size_t itemsize() const { return element_size(dtype_); }
-  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
-  std::span<const int64_t> sizes() const { return sizes_; }
-  std::span<const int64_t> strides() const { return strides_; }
+  int64_t dim() const { return static_cast<int64_t>(ndim_); }
+  std::span<const int64_t> sizes() const { return {dims_, ndim_}; }
+  std::span<const int64_t> strides() const { return {dims_ + ndim_, ndim_}; }
   // Stable pointers for aoti_torch_get_sizes/_strides (borrowed by callers).
-  int64_t* sizes_data() { return sizes_.data(); }
-  int64_t* strides_data() { return strides_.data(); }
+  int64_t* sizes_data() { return dims_; }
+  int64_t* strides_data() { return dims_ + ndim_; }
   int64_t storage_offset() const { return storage_offset_; }
   int64_t numel() const { return numel_; }
   // Bytes of storage from its start to one past the last element addressed.
@@ -50,9 +53,17 @@ class TensorImpl {
   friend std::unique_ptr<TensorImpl> make_tensor(StorageRef, std::span<const int64_t>,
                                                  std::span<const int64_t>, int64_t,
                                                  ScalarType, const char*);
+  // Sizes then strides: inline up to kInlineDims dims, so that making a
+  // handle (which every shim call that returns a tensor does) allocates only
+  // the TensorImpl itself.
+  static constexpr size_t kInlineDims = 6;
+  void set_dims(std::span<const int64_t> sizes, std::span<const int64_t> strides);
+
   StorageRef storage_;
-  std::vector<int64_t> sizes_;
-  std::vector<int64_t> strides_;
+  int64_t inline_dims_[2 * kInlineDims] = {};
+  std::unique_ptr<int64_t[]> heap_dims_;
+  int64_t* dims_ = inline_dims_;
+  size_t ndim_ = 0;
   int64_t storage_offset_ = 0;
   int64_t numel_ = 0;
   int64_t end_byte_ = 0;

@@ -21,10 +21,34 @@
 // into a dense temporary that cpu::copy_strided then writes through out's
 // strides. bfloat16 and float16 are computed in float32: operands are
 // converted into float32 temporaries, the result is rounded once into out.
+//
+// Note [CPU gemm library]
+// float32 gemms go to oneDNN's dnnl_sgemm, float64 ones to OpenBLAS. oneDNN
+// generates its kernels for the CPU it runs on and takes its threads from the
+// OpenMP pool the model's own loops use; OpenBLAS 0.3.21 picks its Haswell
+// kernels on an AVX-512 AMD CPU and runs on a pthread pool of its own. One
+// thread, this project's 2-core machine: 32x64 @ 64x192 took 8.8 us with
+// OpenBLAS and 4.1 us with oneDNN, 32x128 @ 128x64 6.2 and 3.0, 256^3 324 and
+// 153; only gemms under a microsecond were faster with OpenBLAS (by 0.1 us).
+//
+// Note [BLAS threads]
+// For a small gemm, waking other threads costs more than they save, and a
+// second pool (OpenBLAS's) fights the model's OpenMP threads, which keep
+// spinning for a while after each parallel loop, for the cores: on 2 cores
+// bmm_permuted's 2 x (64x400 @ 400x16) took 142 us p50 with OpenBLAS's
+// threads and 32 us on the calling thread (aotrt bench). Gemms under
+// kThreadedGemmMacs multiply-adds run on the calling thread; larger ones get
+// the library's default. oneDNN's count is the calling thread's OpenMP one
+// (set and restored around the call); OpenBLAS's is process-wide (0.3.21 has
+// no per-thread setting), so concurrent runs may see each other's choice:
+// that changes the speed of a gemm, never its result.
 #include <cblas.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -41,6 +65,46 @@ namespace aotrt::cpu {
 namespace {
 
 constexpr int64_t kBlasIntMax = std::numeric_limits<blasint>::max();
+constexpr double kThreadedGemmMacs = 4194304;  // 2^22: about 100 us on one core
+
+// Note [BLAS threads]: OpenBLAS's count.
+void use_blas_threads(double macs) {
+  static const int all = std::max(openblas_get_num_threads(), 1);
+  static std::atomic<int> current{all};
+  const int want = macs < kThreadedGemmMacs ? 1 : all;
+  if (current.exchange(want, std::memory_order_relaxed) != want) openblas_set_num_threads(want);
+}
+
+// Note [BLAS threads]: one OpenMP thread for this thread's calls while it lives.
+class OneOmpThread {
+ public:
+  explicit OneOmpThread(bool active) : saved_(active ? omp_get_max_threads() : 0) {
+    if (active) omp_set_num_threads(1);
+  }
+  ~OneOmpThread() {
+    if (saved_ > 0) omp_set_num_threads(saved_);
+  }
+  OneOmpThread(const OneOmpThread&) = delete;
+  OneOmpThread& operator=(const OneOmpThread&) = delete;
+
+ private:
+  int saved_;
+};
+
+// cblas_sgemm's contract through oneDNN (Note [CPU gemm library]), whose
+// dnnl_sgemm is row-major only: a column-major product is the row-major one
+// of the transposes, C^T = op(B)^T op(A)^T, as OpenBLAS's own cblas does it.
+void sgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+           int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+           float beta, float* c, int64_t ldc, const char* fn) {
+  const char ca = ta == CblasTrans ? 'T' : 'N', cb = tb == CblasTrans ? 'T' : 'N';
+  const dnnl_status_t status =
+      order == CblasRowMajor
+          ? dnnl_sgemm(ca, cb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+          : dnnl_sgemm(cb, ca, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
+  AOTRT_CHECK(status == dnnl_success, kBackend, fn, ": dnnl_sgemm of ", m, "x", k, " by ", k,
+              "x", n, " failed with oneDNN status ", static_cast<int>(status));
+}
 
 // A batch of R x C matrices in memory, strides in elements. It borrows the
 // memory; `owner` keeps a packed temporary alive when there is one.
@@ -253,6 +317,10 @@ void run_gemm(const Gemm& g) {
   const auto lda = static_cast<blasint>(la.ld), ldb = static_cast<blasint>(lb.ld),
              ldc = static_cast<blasint>(lc.ld);
   const size_t es = element_size(ct);
+  const double macs = static_cast<double>(B) * static_cast<double>(M) *
+                      static_cast<double>(N) * static_cast<double>(K);
+  const OneOmpThread one_thread(ct == ScalarType::Float32 && macs < kThreadedGemmMacs);
+  if (ct == ScalarType::Float64) use_blas_threads(macs);
   for (int64_t i = 0; i < B; ++i) {
     const char* pa = a.data + i * a.strides[0] * static_cast<int64_t>(es);
     const char* pb = b.data + i * b.strides[0] * static_cast<int64_t>(es);
@@ -262,9 +330,9 @@ void run_gemm(const Gemm& g) {
                   reinterpret_cast<const double*>(pb), ldb, beta, reinterpret_cast<double*>(pc),
                   ldc);
     } else {
-      cblas_sgemm(order, ta, tb, m, n, k, static_cast<float>(g.alpha),
-                  reinterpret_cast<const float*>(pa), lda, reinterpret_cast<const float*>(pb),
-                  ldb, static_cast<float>(beta), reinterpret_cast<float*>(pc), ldc);
+      sgemm(order, ta, tb, m, n, k, static_cast<float>(g.alpha),
+            reinterpret_cast<const float*>(pa), lda, reinterpret_cast<const float*>(pb), ldb,
+            static_cast<float>(beta), reinterpret_cast<float*>(pc), ldc, g.fn);
     }
   }
   if (!direct) copy_strided(out_view, c.view());

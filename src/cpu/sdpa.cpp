@@ -1,9 +1,17 @@
 #include "cpu/sdpa.h"
 
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+// libsleef's dispatcher for 4 floats (declared here: the build finds the
+// library but not necessarily its header).
+extern "C" __m128 Sleef_expf4_u10(__m128);
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
@@ -64,50 +72,117 @@ std::vector<int64_t> strides_in_order_of(std::span<const int64_t> sizes,
   return strides;
 }
 
+// Note [Attention loop order]
+// Keys come transposed (kt: [B*H, E, Lk]) so that the scores of one query row
+// are independent sums over e, built up in e order: the same operations in
+// the same order as one dot product per key, so the same rounding, but with
+// no chain of dependent adds through one accumulator. Scores, and the output
+// sums over keys, are made kBlock at a time in accumulators that stay in
+// vector registers (sum_rows). Measured on the CPU zoo's transformer
+// layer (2 x 4 heads of 16 x 16, one thread): the attention took 27% of a
+// run with a dot product per key, and the run went from 72 to about 50 us.
+constexpr int64_t kBlock = 16;
+
+// out[0..n) = sum over t < count of x[t] * rows[t * stride + 0..n), added in
+// t order, each product rounded before it is added (no fused multiply-add):
+// a dot product's operations, for n <= kBlock columns at once. Terms whose x
+// is zero are left out when skip_zero_x. float32 blocks of kBlock keep their
+// sums in four SSE registers.
 template <typename T>
-void attend(const std::vector<T>& q, const std::vector<T>& k, const std::vector<T>& v,
+void sum_rows(T* out, int64_t n, const T* x, const T* rows, int64_t stride, int64_t count,
+              bool skip_zero_x) {
+#if defined(__x86_64__) && defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (n == kBlock) {
+      __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+      for (int64_t t = 0; t < count; ++t) {
+        if (skip_zero_x && x[t] == 0.0f) continue;
+        const __m128 xt = _mm_set1_ps(x[t]);
+        const float* row = rows + t * stride;
+        a0 = _mm_add_ps(a0, _mm_mul_ps(xt, _mm_loadu_ps(row)));
+        a1 = _mm_add_ps(a1, _mm_mul_ps(xt, _mm_loadu_ps(row + 4)));
+        a2 = _mm_add_ps(a2, _mm_mul_ps(xt, _mm_loadu_ps(row + 8)));
+        a3 = _mm_add_ps(a3, _mm_mul_ps(xt, _mm_loadu_ps(row + 12)));
+      }
+      _mm_storeu_ps(out, a0);
+      _mm_storeu_ps(out + 4, a1);
+      _mm_storeu_ps(out + 8, a2);
+      _mm_storeu_ps(out + 12, a3);
+      return;
+    }
+  }
+#endif
+  T acc[kBlock] = {};
+  for (int64_t t = 0; t < count; ++t) {
+    if (skip_zero_x && x[t] == T(0)) continue;
+    const T* row = rows + t * stride;
+    for (int64_t j = 0; j < n; ++j) acc[j] += x[t] * row[j];
+  }
+  std::copy(acc, acc + n, out);
+}
+
+// sc[j] = exp(sc[j] - max) for j < n; returns their sum, added in j order.
+// float32 takes four at a time from Sleef (1.0 ULP, as ATen's vectorized
+// kernels do; aotrt links libsleef for model kernels anyway): a libm call
+// per weight was the largest cost of a small attention.
+template <typename T>
+T exp_weights(T* sc, int64_t n, T max) {
+  int64_t j = 0;
+#if defined(__x86_64__) && defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float>) {
+    const __m128 m = _mm_set1_ps(max);
+    for (; j + 4 <= n; j += 4) {
+      _mm_storeu_ps(sc + j, Sleef_expf4_u10(_mm_sub_ps(_mm_loadu_ps(sc + j), m)));
+    }
+  }
+#endif
+  for (; j < n; ++j) sc[j] = std::exp(sc[j] - max);
+  T sum = 0;
+  for (j = 0; j < n; ++j) sum += sc[j];
+  return sum;
+}
+
+template <typename T>
+void attend(const std::vector<T>& q, const std::vector<T>& kt, const std::vector<T>& v,
             const std::vector<T>* mask, int64_t B, int64_t H, int64_t Lq, int64_t Lk,
             int64_t E, int64_t Ev, bool causal, T scale, std::vector<T>& out,
             std::vector<float>& lse) {
   const int64_t rows = B * H * Lq;
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t i = r % Lq, bh = r / Lq;
-    const T* qi = q.data() + r * E;
-    const T* kb = k.data() + bh * Lk * E;
-    const T* vb = v.data() + bh * Lk * Ev;
-    const T* mi = mask ? mask->data() + r * Lk : nullptr;
-    std::vector<T> scores(static_cast<size_t>(Lk));
-    T max = -std::numeric_limits<T>::infinity();
-    for (int64_t j = 0; j < Lk; ++j) {
-      T s;
-      if (causal && j > i) {
-        s = -std::numeric_limits<T>::infinity();
-      } else {
-        T dot = 0;
-        for (int64_t e = 0; e < E; ++e) dot += qi[e] * kb[j * E + e];
-        s = dot * scale + (mi ? mi[j] : T(0));
+#pragma omp parallel
+  {
+    std::vector<T> scores(static_cast<size_t>(Lk));  // one per thread, not per row
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = r % Lq, bh = r / Lq;
+      const T* qi = q.data() + r * E;
+      const T* ktb = kt.data() + bh * E * Lk;
+      const T* vb = v.data() + bh * Lk * Ev;
+      const T* mi = mask ? mask->data() + r * Lk : nullptr;
+      T* sc = scores.data();
+      for (int64_t j0 = 0; j0 < Lk; j0 += kBlock) {
+        sum_rows(sc + j0, std::min(kBlock, Lk - j0), qi, ktb + j0, Lk, E, false);
       }
-      scores[j] = s;
-      max = std::max(max, s);
-    }
-    T* oi = out.data() + r * Ev;
-    std::fill(oi, oi + Ev, T(0));
-    if (max == -std::numeric_limits<T>::infinity()) {  // every key masked: ATen gives NaN
-      std::fill(oi, oi + Ev, std::numeric_limits<T>::quiet_NaN());
-      lse[r] = -std::numeric_limits<float>::infinity();
-      continue;
-    }
-    T sum = 0;
-    for (int64_t j = 0; j < Lk; ++j) {
-      const T p = std::exp(scores[j] - max);
-      sum += p;
-      if (p != T(0)) {
-        for (int64_t e = 0; e < Ev; ++e) oi[e] += p * vb[j * Ev + e];
+      T max = -std::numeric_limits<T>::infinity();
+      for (int64_t j = 0; j < Lk; ++j) {
+        const T s = causal && j > i ? -std::numeric_limits<T>::infinity()
+                                    : sc[j] * scale + (mi ? mi[j] : T(0));
+        sc[j] = s;
+        max = std::max(max, s);
       }
+      T* oi = out.data() + r * Ev;
+      if (max == -std::numeric_limits<T>::infinity()) {  // every key masked: ATen gives NaN
+        std::fill(oi, oi + Ev, std::numeric_limits<T>::quiet_NaN());
+        lse[r] = -std::numeric_limits<float>::infinity();
+        continue;
+      }
+      const T sum = exp_weights(sc, Lk, max);  // sc holds the weights from here on
+      for (int64_t e0 = 0; e0 < Ev; e0 += kBlock) {
+        const int64_t n = std::min(kBlock, Ev - e0);
+        sum_rows(oi + e0, n, sc, vb + e0, Ev, Lk, true);
+        for (int64_t e = 0; e < n; ++e) oi[e0 + e] /= sum;
+      }
+      lse[r] = static_cast<float>(max + std::log(sum));
     }
-    for (int64_t e = 0; e < Ev; ++e) oi[e] /= sum;
-    lse[r] = static_cast<float>(max + std::log(sum));
   }
 }
 
@@ -148,7 +223,10 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
   auto run = [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> qd = dense_copy<T>(q, q.sizes(), q.strides());
-    std::vector<T> kd = dense_copy<T>(k, k.sizes(), k.strides());
+    // Keys transposed to [B, H, E, Lk] (Note [Attention loop order]).
+    const int64_t kt_sizes[] = {B, H, E, Lk};
+    const int64_t kt_strides[] = {k.strides()[0], k.strides()[1], k.strides()[3], k.strides()[2]};
+    std::vector<T> kd = dense_copy<T>(k, kt_sizes, kt_strides);
     std::vector<T> vd = dense_copy<T>(v, v.sizes(), v.strides());
     std::vector<T> md;
     if (mask != nullptr) md = dense_copy<T>(*mask, mask_sizes, broadcast_to(*mask, mask_sizes, what));

@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -77,6 +78,7 @@ class CachingAllocator final : public Allocator {
     }
     Block block;
     if (!take_cached(stream, size, &block)) {
+      refuse_if_capturing(stream, nbytes, size);
       block.ptr = device_malloc(nbytes, size);
       block.size = size;
       block.stream = stream;
@@ -100,7 +102,9 @@ class CachingAllocator final : public Allocator {
     }
     Block block = it->second;
     live_.erase(it);
-    block.freed = record_free(block.stream);
+    // Note [Private pools for graph capture]: no event, so no other stream takes it.
+    const bool keep = !private_.empty() && private_.count(block.stream) != 0;
+    block.freed = keep ? nullptr : record_free(block.stream);
     stats_.live_bytes -= static_cast<int64_t>(block.size);
     stats_.cached_bytes += static_cast<int64_t>(block.size);
     --stats_.live_allocations;
@@ -125,6 +129,24 @@ class CachingAllocator final : public Allocator {
   void empty_cache() {
     std::lock_guard<std::mutex> lock(mu_);
     release_cached();
+  }
+
+  void set_private(cudaStream_t stream, bool is_private) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (is_private) {
+      private_.insert(stream);
+      return;
+    }
+    private_.erase(stream);
+    auto s = free_.find(stream);
+    if (s == free_.end()) return;
+    DeviceGuard guard(device_);
+    for (auto& [size, block] : s->second) {
+      if (cudaFree(block.ptr) != cudaSuccess) (void)cudaGetLastError();
+      stats_.cached_bytes -= static_cast<int64_t>(block.size);
+      ++counters_.cuda_frees;
+    }
+    free_.erase(s);
   }
 
   CachingAllocatorCounters counters() const {
@@ -154,6 +176,8 @@ class CachingAllocator final : public Allocator {
         return true;
       }
     }
+    // A private pool keeps to its own blocks (Note [Private pools for graph capture]).
+    if (!private_.empty() && private_.count(stream) != 0) return false;
     // Another stream's block, once its free has completed on the device.
     SizeMap* best_map = nullptr;
     SizeMap::iterator best;
@@ -220,6 +244,22 @@ class CachingAllocator final : public Allocator {
     }
   }
 
+  // A cache miss while `stream` captures a CUDA graph: cudaMalloc is not
+  // allowed then (Note [Private pools for graph capture]). Called with mu_ held.
+  void refuse_if_capturing(cudaStream_t stream, size_t nbytes, size_t size) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return;
+    }
+    if (status == cudaStreamCaptureStatusNone) return;
+    ++stats_.failed_allocations;
+    AOTRT_FAIL(kBackend, "CUDA allocator (device ", device_, "): an allocation of ", nbytes,
+               " bytes (", size, " rounded) during CUDA graph capture found no cached block, "
+               "and cudaMalloc is not allowed while a stream captures: the run allocated "
+               "differently from the warm-up runs before the capture");
+  }
+
   // cudaMalloc of `size` bytes, with Note [Out of memory]. Called with mu_ held.
   void* device_malloc(size_t nbytes, size_t size) {
     DeviceGuard guard(device_);
@@ -250,17 +290,23 @@ class CachingAllocator final : public Allocator {
   }
 
   // cudaFree of every cached block. Called with mu_ held.
+  // A private pool's blocks stay: a captured graph still writes to them
+  // (Note [Private pools for graph capture]).
   void release_cached() {
     DeviceGuard guard(device_);
-    for (auto& [stream, blocks] : free_) {
-      for (auto& [size, block] : blocks) {
+    for (auto it = free_.begin(); it != free_.end();) {
+      if (private_.count(it->first) != 0) {
+        ++it;
+        continue;
+      }
+      for (auto& [size, block] : it->second) {
         if (cudaFree(block.ptr) != cudaSuccess) (void)cudaGetLastError();
         if (block.freed != nullptr) events_.push_back(block.freed);
         stats_.cached_bytes -= static_cast<int64_t>(block.size);
         ++counters_.cuda_frees;
       }
+      it = free_.erase(it);
     }
-    free_.clear();
   }
 
   const int device_;
@@ -268,6 +314,7 @@ class CachingAllocator final : public Allocator {
   std::unordered_map<void*, Block> live_;
   std::map<cudaStream_t, SizeMap> free_;
   std::vector<cudaEvent_t> events_;  // spares for record_free
+  std::unordered_set<cudaStream_t> private_;  // Note [Private pools for graph capture]
   AllocatorStats stats_;
   CachingAllocatorCounters counters_;
   int64_t limit_ = 0;
@@ -294,6 +341,14 @@ void empty_cache(int device_index) { caching_allocator(device_index).empty_cache
 
 CachingAllocatorCounters allocator_counters(int device_index) {
   return caching_allocator(device_index).counters();
+}
+
+int64_t driver_allocations(int device_index) {
+  return caching_allocator(device_index).counters().cuda_mallocs;
+}
+
+void set_private_pool(int device_index, cudaStream_t stream, bool is_private) {
+  caching_allocator(device_index).set_private(stream, is_private);
 }
 
 DeviceBuffer::DeviceBuffer(int device_index, size_t nbytes)

@@ -2,6 +2,9 @@
 // cuda/no_cuda.cpp instead, whose functions say that CUDA was not built.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "core/allocator.h"
 #include "core/tensor.h"
 
@@ -34,5 +37,73 @@ void expose_runtime_symbols();
 
 // Writes zero to every element of a CUDA view, on the current stream.
 void fill_zero(const StridedView& dst);
+
+// Waits until the work queued so far on the calling thread's current stream
+// of a device has finished (for benchmarks and callers of the async API;
+// nothing inside a run calls it).
+void synchronize(int device_index);
+
+// cudaMalloc calls the caching allocator of a device has made so far:
+// benchmarks and tests check that a steady-state run makes none.
+int64_t driver_allocations(int device_index);
+
+// A CUDA graph captured from the work queued on a private stream, replayed
+// with one cudaGraphLaunch (cuda/graph.cpp). See Note [CUDA graph mode] in
+// runtime/cuda_graph.h for how a model uses it.
+class Graph {
+ public:
+  // Creates the private stream and reserves its memory as a private pool
+  // (Note [Private pools for graph capture] in cuda/runtime.h).
+  explicit Graph(int device_index);
+  // Waits for the last replay, then frees the graph, the stream and every
+  // cached block of its pool. Memory the caller still holds from the pool
+  // must be freed first.
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  int device() const;
+  // The private stream, as a cudaStream_t: warm-up runs and the capture go here.
+  void* stream() const;
+  // Orders the private stream after the work queued so far on `stream` (an
+  // event; the host does not wait).
+  void wait_for(void* stream);
+  // Orders `stream` after everything that used the graph's memory so far:
+  // the warm-up runs on the private stream, or the last replay when that was
+  // on another stream. Call it before writing the graph's static inputs.
+  void prepare(void* stream);
+  // Starts capturing the private stream (thread-local mode: a host wait,
+  // driver allocation or other unsafe call from this thread makes the capture
+  // fail). Allocations from the pool must hit its cache meanwhile.
+  void begin_capture();
+  // Ends the capture and instantiates the graph; throws naming the CUDA
+  // error when the capture was broken. `what` says who captured.
+  void end_capture(const std::string& what);
+  // Ends a capture that failed on the host side, discarding what it recorded.
+  void abandon_capture() noexcept;
+  bool captured() const;
+  // Launches the graph on `stream` (after prepare(stream)). The host does
+  // not wait.
+  void replay(void* stream);
+
+  // Makes the private stream the calling thread's current stream of the
+  // graph's device for its scope, so that memory allocated meanwhile comes
+  // from the private pool.
+  class OnPrivateStream {
+   public:
+    explicit OnPrivateStream(const Graph& graph);
+    ~OnPrivateStream();  // never throws
+    OnPrivateStream(const OnPrivateStream&) = delete;
+    OnPrivateStream& operator=(const OnPrivateStream&) = delete;
+
+   private:
+    int device_;
+    void* previous_;
+  };
+
+ private:
+  struct Impl;
+  Impl* impl_ = nullptr;
+};
 
 }  // namespace aotrt::cuda

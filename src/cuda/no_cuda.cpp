@@ -19,5 +19,24 @@ void* current_stream(int) { not_built(); }
 void copy(const StridedView&, const StridedView&) { not_built(); }
 void fill_zero(const StridedView&) { not_built(); }
 void expose_runtime_symbols() { not_built(); }
+void synchronize(int) { not_built(); }
+int64_t driver_allocations(int) { return 0; }
+
+// No Graph can be made, so its other members are never reached.
+Graph::Graph(int) { not_built(); }
+Graph::~Graph() = default;
+int Graph::device() const { not_built(); }
+void* Graph::stream() const { not_built(); }
+void Graph::wait_for(void*) { not_built(); }
+void Graph::prepare(void*) { not_built(); }
+void Graph::begin_capture() { not_built(); }
+void Graph::end_capture(const std::string&) { not_built(); }
+void Graph::abandon_capture() noexcept {}
+bool Graph::captured() const { return false; }
+void Graph::replay(void*) { not_built(); }
+Graph::OnPrivateStream::OnPrivateStream(const Graph&) : device_(-1), previous_(nullptr) {
+  not_built();
+}
+Graph::OnPrivateStream::~OnPrivateStream() = default;
 
 }  // namespace aotrt::cuda

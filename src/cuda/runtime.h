@@ -57,7 +57,8 @@ inline int device_of(const StridedView& v) { return v.device.index; }
 // no cudaMalloc or cudaFree. A block is tagged with the stream current when it
 // was allocated; reuse on that stream is ordered by the stream itself.
 class CachingAllocator;  // implements aotrt::Allocator
-// Frees every cached block of a device (cudaFree); live blocks are untouched.
+// Frees every cached block of a device (cudaFree) but those of CUDA graphs'
+// private pools; live blocks are untouched.
 void empty_cache(int device_index);
 // What the caching allocator of a device did with the driver, beyond
 // Allocator::stats(): tests and benchmarks check reuse with these.
@@ -69,6 +70,20 @@ struct CachingAllocatorCounters {
   int64_t reserved_bytes = 0;      // live + cached: what cudaMalloc handed us
 };
 CachingAllocatorCounters allocator_counters(int device_index);
+
+// Note [Private pools for graph capture]
+// A CUDA graph replays with the addresses its capture got from the allocator,
+// so every block the captured run used must stay the graph's while the graph
+// lives, even after the run freed it. A stream marked private keeps its
+// blocks: a block freed on it records no event, so no other stream ever takes
+// it; and the private stream takes no other stream's blocks (that needs
+// cudaEventQuery, which a capture forbids). While a stream captures, a cache
+// miss throws instead of calling cudaMalloc: warm-up runs fill the cache
+// before the capture (see Note [CUDA graph mode] in runtime/cuda_graph.h).
+// empty_cache and the out-of-memory retry leave a private pool's blocks alone;
+// unmarking frees them (cudaFree): the stream must be idle and hold no live
+// block.
+void set_private_pool(int device_index, cudaStream_t stream, bool is_private);
 
 // A temporary device buffer from the caching allocator, stream-ordered on the
 // current stream; freed (returned to the cache) when it goes out of scope.

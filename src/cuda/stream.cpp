@@ -61,6 +61,12 @@ void set_current_cuda_stream(int device_index, cudaStream_t stream) {
   t_current_stream[device_index] = stream;
 }
 
+void synchronize(int device_index) {
+  const cudaStream_t stream = current_cuda_stream(device_index);
+  DeviceGuard guard(device_index);  // the legacy default stream is the current device's
+  AOTRT_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 DeviceGuard::DeviceGuard(int device_index) {
   check_device_index(device_index, "DeviceGuard");
   int current = 0;

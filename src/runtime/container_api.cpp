@@ -46,6 +46,7 @@ ContainerApi resolve_container_api(void* so, const std::string& what) {
   AOTRT_CHECK(missing.empty(), kPackage, what, " does not export ", missing,
               ": it is not an AOTInductor model .so with the container C API");
 
+  bind(so, "AOTInductorModelContainerRunSingleThreaded", api.run_single_threaded);
   bind(so, "AOTInductorModelContainerGetInputName", api.get_input_name);
   bind(so, "AOTInductorModelContainerGetOutputName", api.get_output_name);
   bind(so, "AOTInductorModelContainerGetNumConstants", api.get_num_constants);

@@ -31,6 +31,13 @@ struct ContainerApi {
   RuntimeError (*get_num_inputs)(ContainerHandle, size_t*) = nullptr;
   RuntimeError (*get_num_outputs)(ContainerHandle, size_t*) = nullptr;
   // Optional.
+  // Run without the container's per-instance bookkeeping (torch >= 2.6): no
+  // event recorded per run and no wait for the previous one. See Note [Run
+  // without host waits] in model.cpp.
+  RuntimeError (*run_single_threaded)(ContainerHandle, AtenTensorHandle* inputs,
+                                      size_t num_inputs, AtenTensorHandle* outputs,
+                                      size_t num_outputs, void* stream,
+                                      AOTIProxyExecutorHandle proxy_executor) = nullptr;
   RuntimeError (*get_input_name)(ContainerHandle, size_t, const char**) = nullptr;
   RuntimeError (*get_output_name)(ContainerHandle, size_t, const char**) = nullptr;
   RuntimeError (*get_num_constants)(ContainerHandle, size_t*) = nullptr;

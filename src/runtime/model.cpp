@@ -22,6 +22,19 @@
 // (on by default) sets AOTI_RUNTIME_CHECK_INPUTS=1 before the .so is loaded
 // unless the process already set it either way; it is process-wide, as the
 // variable is.
+//
+// Note [Run without host waits]
+// torch's AOTInductorModelContainerRun, with the one model instance aotrt
+// makes, records an event after each run and, at the next run, waits on the
+// host for it (reclaim_finished_models -> cudaEventSynchronize) before
+// starting: back-to-back CUDA runs could never queue ahead of the device.
+// AOTInductorModelContainerRunSingleThreaded calls the same run_impl without
+// that bookkeeping, and is what a CUDA graph capture needs (an event poll
+// breaks a capture). aotrt calls it when the .so exports it, and serialises
+// the runs of one Model with its own mutex instead, which is all the
+// bookkeeping did for one instance. A steady-state run then neither waits
+// for the device nor allocates arrays on the heap (per-thread scratch; the
+// output bookkeeping scans small arrays instead of building hash maps).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -36,17 +49,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <optional>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "aotrt/aotrt.h"
 #include "core/copy.h"
 #include "core/handles.h"
 #include "core/view.h"
 #include "cuda/cuda.h"
+#include "package/elf_patch.h"
 #include "runtime/container_api.h"
+#include "runtime/cuda_graph.h"
+#include "runtime/input_check.h"
+#include "runtime/model_tls.h"
 #include "runtime/preflight.h"
 #include "runtime/self_library.h"
 #include "shim/boundary.h"
@@ -62,13 +78,17 @@ class Model::Impl {
   // Container first (it frees constants and kernels the .so made), then the
   // .so, then the folder it was loaded from (the TempDir member, last).
   ~Impl() {
+    graph.reset();  // its kernels belong to the container
     if (container != nullptr) {
       if (api.destroy(container) != 0) {
         std::fprintf(stderr, "aotrt: warning: deleting the container of %s failed: %s\n",
                      info.package_path.c_str(), model_error().c_str());
       }
     }
-    if (so != nullptr) ::dlclose(so);
+    if (so != nullptr) {
+      runtime::run_model_thread_destructors(so);  // see runtime/model_tls.h
+      ::dlclose(so);
+    }
   }
 
   // The model's own message for its last failure on this thread.
@@ -92,10 +112,23 @@ class Model::Impl {
     return "model '" + info.model_name + "' of " + info.package_path + ": " + text;
   }
 
+  // The container's run entry (Note [Run without host waits]).
+  const char* run_entry() const {
+    return api.run_single_threaded != nullptr ? "AOTInductorModelContainerRunSingleThreaded"
+                                              : "AOTInductorModelContainerRun";
+  }
+  runtime::RuntimeError call_container(AtenTensorHandle* in, size_t n_in, AtenTensorHandle* out,
+                                       size_t n_out, void* stream) {
+    const auto run = api.run_single_threaded != nullptr ? api.run_single_threaded : api.run;
+    return run(container, in, n_in, out, n_out, stream, /*proxy_executor=*/nullptr);
+  }
+
   package::TempDir dir;
   void* so = nullptr;
   ContainerApi api;
   ContainerHandle container = nullptr;
+  std::mutex run_mutex;  // runs of this Model, one at a time
+  std::unique_ptr<runtime::CudaGraphRunner> graph;  // LoadOptions::cuda_graph
   ModelInfo info;
 };
 
@@ -128,7 +161,10 @@ class MappedFile {
     }
   }
   ~MappedFile() {
-    if (data_ != nullptr) ::munmap(data_, size_);
+    // Whole pages: ThreadSanitizer forgets only the bytes munmap is told of,
+    // and would report the next user of the tail page as racing with us.
+    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    if (data_ != nullptr) ::munmap(data_, (size_ + page - 1) / page * page);
   }
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -267,16 +303,20 @@ void load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg) {
     pkg.archive.extract(*pkg.layout.weights_blob, blob_path);
     {
       MappedFile blob(blob_path);
-      uint64_t declared = 0;
-      // A .so that takes an external blob knows its size; a truncated blob
-      // would otherwise be read past its end.
-      if (m.api.get_constants_blob_size != nullptr &&
-          m.api.get_constants_blob_size(m.container, &declared) == 0) {
-        needed = std::max(needed, declared);
-      }
       AOTRT_CHECK(blob.size() >= needed, kPackage, "package ", path, ": weights blob ",
                   pkg.layout.weights_blob->name, " has ", blob.size(), " bytes but the model's ",
                   "constants take ", needed);
+      uint64_t declared = 0;
+      // A .so that takes an external blob knows its size: a shorter blob
+      // would be read past its end, and one of another size is not the blob
+      // it was exported with (its constants would be misread).
+      if (m.api.get_constants_blob_size != nullptr &&
+          m.api.get_constants_blob_size(m.container, &declared) == 0) {
+        AOTRT_CHECK(blob.size() == declared, kPackage, "package ", path, ": weights blob ",
+                    pkg.layout.weights_blob->name, " has ", blob.size(), " bytes but the model "
+                    ".so was exported with a ", declared, "-byte blob (",
+                    blob.size() < declared ? "truncated" : "padded, or from another export", ")");
+      }
       AOTRT_CHECK(m.api.update_constants_from_blob != nullptr, kPackage, "package ", path,
                   ": the model .so does not export ", runtime::kUpdateConstantsFromBlob);
       clear_last_error();
@@ -337,6 +377,8 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
   }
   runtime::self_library_handle();  // Note [Model symbol binding]
   if (m->info.device.is_cuda()) cuda::expose_runtime_symbols();
+  // Notes [Unique symbols and dlclose], [Thread-local destructors and dlclose].
+  package::patch_for_dlclose_in_file(pkg.so_path);
   m->so = ::dlopen(pkg.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (m->so == nullptr) {
     const char* err = ::dlerror();
@@ -362,6 +404,17 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
   read_input_specs(*m);
   read_constants(*m);
   load_weights(*m, pkg);
+  if (options.cuda_graph) {
+    const std::string what = "model '" + m->info.model_name + "' of " + package_path;
+    AOTRT_CHECK(m->info.device.is_cuda(), kInvalidArgument, "aotrt::Model::load: ", what,
+                " runs on ", m->info.device.str(), "; LoadOptions::cuda_graph is for CUDA models");
+    AOTRT_CHECK(m->api.run_single_threaded != nullptr, kUnsupported, "aotrt::Model::load: ", what,
+                ": the .so does not export AOTInductorModelContainerRunSingleThreaded (torch "
+                "older than 2.6?), which CUDA graph mode needs; load it without cuda_graph");
+    m->graph = std::make_unique<runtime::CudaGraphRunner>(m->info.device, what,
+                                                          m->info.input_names,
+                                                          m->info.output_names.size());
+  }
   return Model(std::move(m));
 }
 
@@ -413,7 +466,10 @@ std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
   // whatever is still in `in` afterwards, or when anything throws before, is
   // ours to delete: e.g. when the model's input checks refuse an input
   // before stealing it.
-  std::vector<AtenTensorHandle> in;
+  // Per-thread scratch: a run is never re-entered on its thread.
+  thread_local std::vector<AtenTensorHandle> t_in, t_out;
+  std::vector<AtenTensorHandle>& in = t_in;
+  in.clear();
   struct Unstolen {
     std::vector<AtenTensorHandle>& handles;
     ~Unstolen() {
@@ -422,7 +478,6 @@ std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
       }
     }
   } unstolen{in};
-  std::unordered_set<const Storage*> input_storages;
   in.reserve(n_in);
   for (size_t i = 0; i < n_in; ++i) {
     AOTRT_CHECK(inputs[i].handle() != nullptr, kInvalidArgument, fn, ": input ", i, " ('",
@@ -431,39 +486,69 @@ std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
     AOTRT_CHECK(t.device() == m.info.device, kInvalidArgument, fn, ": input ", i, " ('",
                 m.info.input_names[i], "') is on ", t.device().str(), " but the model runs on ",
                 m.info.device.str(), "; copy it there with Tensor::to()");
-    input_storages.insert(t.storage().get());
+    // With a recorded layout, refuse a mismatch here (Note [Input layout rule]).
+    const std::optional<TensorSpec>* spec =
+        i < m.info.input_specs.size() ? &m.info.input_specs[i] : nullptr;
+    const std::vector<int64_t> strides =
+        spec != nullptr && spec->has_value()
+            ? runtime::check_input_layout(**spec, t, i, m.info.input_names[i], fn)
+            : std::vector<int64_t>(t.strides().begin(), t.strides().end());
     in.push_back(handle_register(
-        make_tensor(t.storage(), t.sizes(), t.strides(), t.storage_offset(), t.dtype(), fn)));
+        make_tensor(t.storage(), t.sizes(), strides, t.storage_offset(), t.dtype(), fn)));
   }
 
-  std::vector<AtenTensorHandle> out(n_out, nullptr);
+  std::vector<AtenTensorHandle>& out = t_out;
+  out.assign(n_out, nullptr);
   void* stream = m.info.device.is_cuda() ? cuda::current_stream(m.info.device.index) : nullptr;
+  std::lock_guard<std::mutex> lock(m.run_mutex);
+  if (m.graph != nullptr) {
+    return m.graph->run(in, [&](AtenTensorHandle* gin, size_t gn_in, AtenTensorHandle* gout,
+                                size_t gn_out, void* gstream) {
+      clear_last_error();
+      if (m.call_container(gin, gn_in, gout, gn_out, gstream) != 0) {
+        AOTRT_FAIL(kBackend, runtime::name_inputs_in_model_message(m.failure(m.run_entry()),
+                                                                   m.info.input_names));
+      }
+    });
+  }
   clear_last_error();
-  const runtime::RuntimeError rc = m.api.run(m.container, in.data(), in.size(), out.data(),
-                                             out.size(), stream, /*proxy_executor=*/nullptr);
-  AOTRT_CHECK(rc == 0, kBackend, m.failure("AOTInductorModelContainerRun"));
+  const runtime::RuntimeError rc = m.call_container(in.data(), in.size(), out.data(), out.size(),
+                                                    stream);
+  if (rc != 0) {
+    // The model's own input checks name inputs by position; say which one.
+    const std::string text = m.failure(m.run_entry());
+    const std::string named = runtime::name_inputs_in_model_message(text, m.info.input_names);
+    if (named != text) AOTRT_FAIL(kInvalidArgument, named, " (refused by the model's own input checks)");
+    AOTRT_FAIL(kBackend, text);
+  }
 
   // Each distinct handle is adopted once; a slot that repeats an earlier
   // one gets its own handle to the same view.
+  // (A linear scan: models have few outputs, and it allocates nothing.)
   std::vector<Tensor> result(n_out);
-  std::unordered_map<AtenTensorHandle, size_t> first;
   for (size_t i = 0; i < n_out; ++i) {
-    if (out[i] != nullptr && first.emplace(out[i], i).second) result[i] = Tensor::adopt(out[i]);
-  }
-  for (size_t i = 0; i < n_out; ++i) {
-    if (out[i] != nullptr && first.at(out[i]) != i) result[i] = result[first.at(out[i])];
+    if (out[i] == nullptr) continue;
+    size_t first = 0;
+    while (out[first] != out[i]) ++first;
+    result[i] = first == i ? Tensor::adopt(out[i]) : result[first];
   }
 
   // Outputs must outlive the model: memory that is neither aotrt's nor an
   // input's (a view of a constant inside the model) is copied, one copy per
   // storage, so outputs that shared memory still do.
-  std::unordered_map<const Storage*, StorageRef> copies;
+  auto from_input = [&](const Storage* s) {
+    return std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& x) {
+      return handle_get_defined(x.handle(), fn).storage().get() == s;
+    });
+  };
+  std::vector<std::pair<const Storage*, StorageRef>> copies;
   for (Tensor& r : result) {
     if (!r.defined()) continue;
     const TensorImpl& t = handle_get_defined(r.handle(), fn);
     const Storage* s = t.storage().get();
-    if (s->owns_memory() || input_storages.count(s) != 0) continue;
-    auto it = copies.find(s);
+    if (s->owns_memory() || from_input(s)) continue;
+    auto it = std::find_if(copies.begin(), copies.end(),
+                           [&](const auto& c) { return c.first == s; });
     if (it == copies.end()) {
       const auto nbytes = static_cast<int64_t>(s->nbytes());
       StorageRef fresh = Storage::allocate(s->device(), s->nbytes());
@@ -471,7 +556,8 @@ std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
       auto dst = make_tensor(fresh, bytes_size, unit_stride, 0, ScalarType::UInt8, fn);
       auto src = make_tensor(t.storage(), bytes_size, unit_stride, 0, ScalarType::UInt8, fn);
       copy_tensor(*dst, *src, fn);
-      it = copies.emplace(s, std::move(fresh)).first;
+      copies.emplace_back(s, std::move(fresh));
+      it = copies.end() - 1;
     }
     r = Tensor::adopt(handle_register(
         make_tensor(it->second, t.sizes(), t.strides(), t.storage_offset(), t.dtype(), fn)));

@@ -1,0 +1,696 @@
+#!/usr/bin/env python3
+"""aotrt against PyTorch on the same models, measured side by side in one process run.
+
+    python3 bench/compare.py --device cuda|cpu [--models a,b] [--rounds R] [--iters N]
+                             [--aotrt build/aotrt] [--export-dir DIR] [--out bench/results]
+
+For each model (default: the issue's set on cuda, a CPU zoo subset on cpu) it times, with the
+same inputs (the export's NAME.input_K.npy files, laid out with the strides the model was
+compiled for):
+  eager             the nn.Module, under no_grad
+  compile           torch.compile(module)
+  reduce-overhead   torch.compile(module, mode="reduce-overhead") (CUDA graphs; cuda only)
+  aotrt             `aotrt bench PKG --json` in a fresh subprocess, on the package aotrt_tools
+                    exports (aot_inductor.link_libtorch=False)
+  aotrt-graph       the same with --cuda-graph (cuda only)
+  libtorch-aoti     torch._inductor.aoti_load_package in a fresh Python subprocess, on the same
+                    model exported with libtorch linked in (cpu only: on the H200 libtorch's
+                    loader segfaults, see shared/reference/measured-on-h200.md)
+Contenders alternate over R rounds (the order rotates each round); each round runs N timed
+iterations after a warm-up; a round's number is its p50 and the table shows the median of the
+rounds. Per-run latency is wall time around one call plus, on cuda, a stream synchronisation
+(torch.cuda.synchronize() / the sync `aotrt bench` makes per timed run), so the device work is
+in it. Startup is process start to first output (aotrt bench reads AOTRT_BENCH_T0_NS, set here
+just before the subprocess starts; the libtorch child reads the same). Peak device memory: torch's
+max_memory_allocated() (weights, inputs, activations; CUDA graph pools included) against aotrt's
+allocator peak plus the model's constants; peak host memory: VmHWM of the subprocess.
+
+Writes bench/results/<device>-<date>.md (tables, machine, versions), .json (every number) and
+.png (bar chart). On cpu the table also checks the issue's targets against libtorch's loader:
+per-run <= 1.0x, time to first output <= 0.2x, peak RSS <= 0.25x.
+
+Exports are cached in --export-dir (default build-bench/<device>) and redone when the export code,
+torch or the options change. A package directory written by `python -m aotrt_tools.e2e export`
+(scripts/gpu_e2e.sh's build-gpu/zoo) can be passed as --export-dir: its NAME.json and input files
+are what this reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+DEFAULT_MODELS = {
+    "cuda": ["c2f_block_80", "resnet18", "mobilenet_v3_small", "resnet50", "transformer_encoder_d512"],
+    # The CPU zoo's real work (convolutions, matmuls, attention, vectorized pointwise) at the
+    # sizes the zoo has; each is exported twice (aotrt and libtorch-linked).
+    "cpu": ["pointwise_c2f_vec", "resnet_basic_block", "transformer_encoder_layer", "linear_bias",
+            "bmm_permuted", "conv_grouped_dilated", "sleef_pointwise"],
+}
+CONTENDERS = {
+    "cuda": ["eager", "compile", "reduce-overhead", "aotrt", "aotrt-graph"],
+    "cpu": ["eager", "compile", "aotrt", "libtorch-aoti"],
+}
+# The issue's CPU targets, aotrt / libtorch's loader.
+CPU_TARGETS = {"per_run": 1.0, "startup": 0.2, "peak_rss": 0.25}
+# Same kernels on both sides: without it a link_libtorch=False export probes the vector ISA
+# through a .so that cannot load and falls back to scalar code (Note [CPU vectorization and
+# Sleef] in python/aotrt_tools/export.py), while the libtorch-linked export vectorizes.
+CPU_EXPORT_OPTIONS = {"cpp.vec_isa_ok": True}
+CHILD_TIMEOUT_S = 600
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------
+# Exports
+# --------------------------------------------------------------------------------------
+
+
+def _fresh(meta_path: Path, want: dict[str, Any]) -> bool:
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        return False
+    return all(meta.get(k) == v for k, v in want.items()) and Path(meta["package"]).exists()
+
+
+def export_models(names: list[str], device: str, export_dir: Path) -> dict[str, dict[str, Any]]:
+    """Exports what is missing or stale; returns per model its export json (package, inputs)."""
+    from aotrt_tools import export, zoo
+
+    export_dir.mkdir(parents=True, exist_ok=True)
+    fingerprint = export.source_fingerprint()
+    options = CPU_EXPORT_OPTIONS if device == "cpu" else {}
+    infos: dict[str, dict[str, Any]] = {}
+    for name in names:
+        meta = export_dir / f"{name}.json"
+        want = {"fingerprint": fingerprint}
+        bench_meta = export_dir / f"{name}.bench.json"
+        if not (_fresh(meta, want) and _bench_options_match(bench_meta, options)):
+            log(f"export {name} for {device} (aotrt: link_libtorch=False) ...")
+            t0 = time.perf_counter()
+            export.export_model(export_dir, name=name, device=device, extra_options=dict(options) or None)
+            bench_meta.write_text(json.dumps({"options": options}))
+            log(f"  done in {time.perf_counter() - t0:.0f} s")
+        info = json.loads(meta.read_text())
+        if device == "cpu":
+            lt = export_dir / f"{name}.libtorch.pt2"
+            lt_meta = export_dir / f"{name}.libtorch.json"
+            if not _fresh(lt_meta, want):
+                log(f"export {name} for cpu with libtorch linked ...")
+                t0 = time.perf_counter()
+                module, inputs, _ = zoo.get(name)
+                lt_options = {**options, "aot_inductor.link_libtorch": True}
+                if _blob_bytes(info["package"]) == 0:
+                    # No weights: libtorch's loader fails to mmap an empty blob ("mmap()
+                    # failed"), so its package keeps its (no) constants in the .so.
+                    lt_options.update({"aot_inductor.package_constants_in_so": True,
+                                       "aot_inductor.package_constants_on_disk_format": None})
+                res = export.export_package(module, inputs, lt, device="cpu", extra_options=lt_options)
+                lt_meta.write_text(json.dumps({"fingerprint": fingerprint, "package": res["package"],
+                                               "needed": res.get("needed")}, default=str))
+                log(f"  done in {time.perf_counter() - t0:.0f} s")
+            info["libtorch_package"] = json.loads(lt_meta.read_text())["package"]
+        info["input_files"] = [str(export_dir / f"{name}.input_{k}.npy") for k in range(len(info["inputs"]))]
+        infos[name] = info
+    return infos
+
+
+def _blob_bytes(package: str) -> int:
+    """Bytes of the package's weights blob (-1: it has none)."""
+    import zipfile
+
+    with zipfile.ZipFile(package) as zf:
+        sizes = [i.file_size for i in zf.infolist() if i.filename.endswith("_weights.blob")]
+    return sizes[0] if sizes else -1
+
+
+def _bench_options_match(path: Path, options: dict[str, Any]) -> bool:
+    if not path.exists():
+        # A directory exported by aotrt_tools.e2e carries no record: its packages have the
+        # zoo's options, which is what an empty option set means.
+        return not options
+    try:
+        return json.loads(path.read_text()).get("options") == options
+    except ValueError:
+        return False
+
+
+def load_inputs(info: dict[str, Any], device: str):
+    """The export's inputs as torch tensors on `device`, with the strides the model expects."""
+    import numpy as np
+    import torch
+
+    tensors = []
+    for spec, f in zip(info["inputs"], info["input_files"]):
+        src = torch.from_numpy(np.load(f))
+        t = torch.empty_strided(spec["sizes"], spec["strides"], dtype=src.dtype, device=device)
+        t.copy_(src)
+        tensors.append(t)
+    return tensors
+
+
+# --------------------------------------------------------------------------------------
+# Contenders
+# --------------------------------------------------------------------------------------
+
+
+def _p(values: list[float], q: float) -> float:
+    s = sorted(values)
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+class TorchContender:
+    """eager / compile / reduce-overhead in this process."""
+
+    def __init__(self, kind: str, module, inputs, device: str):
+        import torch
+
+        self.kind, self.inputs, self.device = kind, inputs, device
+        self.cuda = device == "cuda"
+        if kind == "eager":
+            self.fn = module
+        elif kind == "compile":
+            self.fn = torch.compile(module)
+        else:
+            self.fn = torch.compile(module, mode="reduce-overhead")
+        self.compile_s = None
+
+    def _call(self):
+        import torch
+
+        if self.kind == "reduce-overhead":
+            torch.compiler.cudagraph_mark_step_begin()
+        return self.fn(*self.inputs)
+
+    def prepare(self, warmup: int) -> None:
+        import torch
+
+        with torch.no_grad():
+            t0 = time.perf_counter()
+            self._call()
+            if self.cuda:
+                torch.cuda.synchronize()
+            self.compile_s = time.perf_counter() - t0
+            for _ in range(warmup):
+                self._call()
+            if self.cuda:
+                torch.cuda.synchronize()
+
+    def measure(self, warmup: int, iters: int) -> dict[str, Any]:
+        import torch
+
+        samples = []
+        with torch.no_grad():
+            if self.cuda:
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+            for _ in range(warmup):
+                self._call()
+            sync = torch.cuda.synchronize if self.cuda else (lambda: None)
+            sync()
+            for _ in range(iters):
+                t0 = time.perf_counter_ns()
+                out = self._call()
+                sync()
+                samples.append((time.perf_counter_ns() - t0) / 1e3)
+                del out
+        row = {"p50_us": _p(samples, 0.5), "p90_us": _p(samples, 0.9), "p99_us": _p(samples, 0.99)}
+        if self.cuda:
+            row["peak_device_bytes"] = torch.cuda.max_memory_allocated()
+        return row
+
+
+def run_aotrt(aotrt: Path, info: dict[str, Any], warmup: int, iters: int, graph: bool) -> dict[str, Any]:
+    cmd = [str(aotrt), "bench", info["package"], "--json", "--warmup", str(warmup), "--iters", str(iters)]
+    for f in info["input_files"]:
+        cmd += ["--input", f]
+    if graph:
+        cmd.append("--cuda-graph")
+    env = dict(os.environ, AOTRT_BENCH_T0_NS=str(time.monotonic_ns()))
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S)
+    if res.returncode != 0:
+        raise RuntimeError(f"aotrt bench failed ({res.returncode}): {res.stderr.strip()[-2000:]}")
+    j = json.loads(res.stdout.strip().splitlines()[-1])
+    lat = j["latency_us"]
+    row = {"p50_us": lat["p50"], "p90_us": lat["p90"], "p99_us": lat["p99"],
+           "startup_s": j["time_to_first_output_s"], "peak_host_bytes": j["peak_host_bytes"],
+           "load_s": j["load_s"], "first_run_s": j["first_run_s"], "raw": j}
+    if info.get("device", "cpu") != "cpu" and "enqueue_us" in j:
+        row["peak_device_bytes"] = j["peak_allocator_bytes"] + j["constants_bytes"]
+        row["enqueue_p50_us"] = j["enqueue_us"]["p50"]
+        row["pipelined_runs_per_s"] = j["pipelined_runs_per_s"]
+        row["steady_state_cuda_mallocs"] = j["steady_state_cuda_mallocs"]
+    return row
+
+
+def run_libtorch(info: dict[str, Any], warmup: int, iters: int) -> dict[str, Any]:
+    args = {"package": info["libtorch_package"], "inputs": info["inputs"], "files": info["input_files"],
+            "warmup": warmup, "iters": iters}
+    # The model's own input checks, which aotrt turns on by default (LoadOptions::check_inputs):
+    # the same generated code path on both sides.
+    env = dict(os.environ, AOTRT_BENCH_T0_NS=str(time.monotonic_ns()), AOTI_RUNTIME_CHECK_INPUTS="1")
+    res = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child-libtorch", json.dumps(args)],
+                         capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S)
+    if res.returncode != 0:
+        raise RuntimeError(f"libtorch child failed ({res.returncode}): {res.stderr.strip()[-2000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def child_libtorch(arg: str) -> None:
+    """In a fresh process: libtorch's loader, timed as `aotrt bench` times aotrt."""
+    t_start = int(os.environ.get("AOTRT_BENCH_T0_NS", time.monotonic_ns()))
+    a = json.loads(arg)
+    import numpy as np
+    import torch
+
+    t_import = time.monotonic_ns()
+    compiled = torch._inductor.aoti_load_package(a["package"])
+    t_loaded = time.monotonic_ns()
+    inputs = []
+    for spec, f in zip(a["inputs"], a["files"]):
+        src = torch.from_numpy(np.load(f))
+        inputs.append(torch.empty_strided(spec["sizes"], spec["strides"], dtype=src.dtype).copy_(src))
+    # loader.run is the C++ runner without AOTICompiledModel's pytree handling: the least
+    # Python between the timer and libtorch.
+    run = compiled.loader.run
+    with torch.no_grad():
+        run(inputs)
+        t_first = time.monotonic_ns()
+        for _ in range(a["warmup"]):
+            run(inputs)
+        samples = []
+        for _ in range(a["iters"]):
+            t0 = time.perf_counter_ns()
+            run(inputs)
+            samples.append((time.perf_counter_ns() - t0) / 1e3)
+    hwm = -1
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) * 1024
+    print(json.dumps({"p50_us": _p(samples, 0.5), "p90_us": _p(samples, 0.9), "p99_us": _p(samples, 0.99),
+                      "startup_s": (t_first - t_start) / 1e9, "import_s": (t_import - t_start) / 1e9,
+                      "load_s": (t_loaded - t_import) / 1e9, "peak_host_bytes": hwm}))
+
+
+# --------------------------------------------------------------------------------------
+# The comparison
+# --------------------------------------------------------------------------------------
+
+
+def compare_model(name: str, info: dict[str, Any], device: str, contenders: list[str], aotrt: Path,
+                  rounds: int, warmup: int, iters: int) -> dict[str, Any]:
+    import torch
+    from aotrt_tools import zoo
+
+    module, _, _ = zoo.get(name)  # channels-last where the zoo builds it so
+    module = module.to(device)
+    if zoo.entry(name).dtype != torch.float32:
+        module = module.to(zoo.entry(name).dtype)
+    inputs = load_inputs(info, device)
+    result: dict[str, Any] = {"contenders": {}, "errors": {}, "loadavg_before": os.getloadavg()[0]}
+    torch_objs: dict[str, TorchContender] = {}
+    for c in contenders:
+        if c in ("eager", "compile", "reduce-overhead"):
+            try:
+                log(f"{name}: {c}: compile and warm up")
+                tc = TorchContender(c, module, inputs, device)
+                tc.prepare(warmup)
+                torch_objs[c] = tc
+                result.setdefault("compile_s", {})[c] = round(tc.compile_s, 2)
+            except Exception as err:  # noqa: BLE001 - one contender failing is a table cell
+                result["errors"][c] = f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"
+                log(f"{name}: {c} FAILED: {result['errors'][c]}")
+    rows: dict[str, list[dict[str, Any]]] = {c: [] for c in contenders}
+    for r in range(rounds):
+        order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
+        for c in order:
+            if c in result["errors"]:
+                continue
+            try:
+                if c in torch_objs:
+                    row = torch_objs[c].measure(warmup, iters)
+                elif c in ("aotrt", "aotrt-graph"):
+                    row = run_aotrt(aotrt, {**info, "device": device}, warmup, iters, graph=c == "aotrt-graph")
+                else:
+                    row = run_libtorch(info, warmup, iters)
+                rows[c].append(row)
+            except Exception as err:  # noqa: BLE001
+                result["errors"][c] = f"{type(err).__name__}: {str(err)[:600]}"
+                log(f"{name}: {c} FAILED: {result['errors'][c]}")
+        log(f"{name}: round {r + 1}/{rounds}: " + ", ".join(
+            f"{c} {rows[c][-1]['p50_us']:.0f} us" for c in contenders if rows[c] and len(rows[c]) == r + 1))
+    for c, rs in rows.items():
+        if not rs:
+            continue
+        summary: dict[str, Any] = {"rounds": len(rs)}
+        for key in ("p50_us", "p90_us", "p99_us", "startup_s", "peak_host_bytes", "peak_device_bytes",
+                    "enqueue_p50_us", "pipelined_runs_per_s", "load_s", "import_s", "first_run_s"):
+            vals = [x[key] for x in rs if x.get(key) is not None]
+            if vals:
+                summary[key] = statistics.median(vals)
+        if c.startswith("aotrt"):
+            summary["steady_state_cuda_mallocs"] = max((x.get("steady_state_cuda_mallocs", 0) for x in rs), default=0)
+        summary["p50_us_per_round"] = [x["p50_us"] for x in rs]
+        result["contenders"][c] = summary
+    del torch_objs
+    result["loadavg_after"] = os.getloadavg()[0]
+    if device == "cuda":
+        torch.cuda.empty_cache()
+    return result
+
+
+def warm_caches(name: str, device: str) -> None:
+    """Compiles `name` the way compare_model will (default and reduce-overhead, under no_grad,
+    inputs of the exported sizes and strides), so that a later run finds inductor's on-disk
+    caches warm: scripts/bench_gpu.sh runs this beside the exports and the build."""
+    import torch
+    from aotrt_tools import zoo
+
+    module, inputs, _ = zoo.get(name)
+    module = module.to(device)
+    if zoo.entry(name).dtype != torch.float32:
+        module = module.to(zoo.entry(name).dtype)
+    inputs = [t.to(device) for t in inputs]  # Tensor.to keeps the strides of dense tensors
+    modes = ["default", "reduce-overhead"] if device == "cuda" else ["default"]
+    for mode in modes:
+        t0 = time.perf_counter()
+        fn = torch.compile(module, mode=None if mode == "default" else mode)
+        with torch.no_grad():
+            for _ in range(3):
+                if mode == "reduce-overhead":
+                    torch.compiler.cudagraph_mark_step_begin()
+                fn(*inputs)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        log(f"warm {name} {mode}: {time.perf_counter() - t0:.1f} s")
+
+
+def machine_info(device: str, aotrt: Path) -> dict[str, Any]:
+    import torch
+
+    info: dict[str, Any] = {"host": platform.node(), "python": platform.python_version(),
+                            "torch": torch.__version__, "cpu_count": os.cpu_count()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    if device == "cuda":
+        info["gpu"] = torch.cuda.get_device_name()
+        info["cuda"] = torch.version.cuda
+        try:
+            info["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                            capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.SubprocessError):
+            info["driver"] = "unknown (no nvidia-smi)"
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+        info["aotrt_commit"] = commit + (" (with uncommitted changes)" if dirty else "")
+    except OSError:
+        info["aotrt_commit"] = "unknown"
+    info["aotrt_binary"] = str(aotrt)
+    return info
+
+
+# --------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------
+
+
+def _us(c: dict[str, Any] | None) -> str:
+    return f"{c['p50_us']:.1f}" if c and "p50_us" in c else "-"
+
+
+def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str = "p50_us") -> float | None:
+    if not a or not b or key not in a or key not in b or not b[key]:
+        return None
+    return a[key] / b[key]
+
+
+def _fmt_ratio(x: float | None) -> str:
+    return f"{x:.2f}x" if x is not None else "-"
+
+
+def _mib(x: float | None) -> str:
+    return f"{x / 2**20:.1f}" if x is not None else "-"
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    device, m = data["device"], data["machine"]
+    contenders = data["contenders"]
+    lines = [f"# aotrt vs PyTorch on {device} ({data['date']})", ""]
+    lines.append(f"Command: `{data['command']}`  ")
+    lines.append(f"Rounds {data['rounds']}, {data['iters']} timed iterations per round after "
+                 f"{data['warmup']} warm-up; per-run latency is the p50 of a round (wall time of one "
+                 f"call{' plus a stream sync' if device == 'cuda' else ''}), the median over rounds. "
+                 f"CPU threads: {data.get('threads')}. Load average (1 min) around each model: " + ", ".join(
+                     f"{n} {r.get('loadavg_before', 0):.1f}-{r.get('loadavg_after', 0):.1f}"
+                     for n, r in data["models"].items()) + ". On a shared machine a round in which "
+                 "another process held a core shows as a p50 of milliseconds, mostly for contenders "
+                 "that spread small work over threads; every round's p50 is in the .json.")
+    lines.append("")
+    lines.append("| machine | |")
+    lines.append("|---|---|")
+    for k in ("host", "cpu", "cpu_count", "gpu", "driver", "cuda", "torch", "python", "aotrt_commit"):
+        if k in m:
+            lines.append(f"| {k} | {m[k]} |")
+    lines.append("")
+    lines.append("## Per-run latency (µs, p50; ratio = aotrt time / torch time, below 1.00x is faster)")
+    lines.append("")
+    head = ["model"] + contenders
+    ratios = [("aotrt", "compile")]
+    if device == "cuda":
+        ratios = [("aotrt", "compile"), ("aotrt", "reduce-overhead"),
+                  ("aotrt-graph", "compile"), ("aotrt-graph", "reduce-overhead")]
+    else:
+        ratios.append(("aotrt", "libtorch-aoti"))
+    head += [f"{a} / {b}" for a, b in ratios]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    for name, res in data["models"].items():
+        cs = res["contenders"]
+        cells = [name] + [_us(cs.get(c)) if c not in res["errors"] else "failed" for c in contenders]
+        cells += [_fmt_ratio(_ratio(cs.get(a), cs.get(b))) for a, b in ratios]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+
+    if device == "cuda":
+        lines.append("## Peak device memory (MiB)")
+        lines.append("")
+        lines.append("torch: max_memory_allocated() over warm-up and timed runs (weights, inputs, activations, "
+                     "CUDA graph pools); aotrt: its allocator's peak plus the model's constants.")
+        lines.append("")
+        lines.append("| model | " + " | ".join(contenders) + " |")
+        lines.append("|---|" + "---|" * len(contenders))
+        for name, res in data["models"].items():
+            cs = res["contenders"]
+            lines.append("| " + " | ".join([name] + [_mib(cs.get(c, {}).get("peak_device_bytes")) for c in contenders]) + " |")
+        lines.append("")
+        lines.append("## aotrt details")
+        lines.append("")
+        lines.append("| model | contender | enqueue p50 µs (run() returning) | pipelined runs/s | cudaMalloc in timed loop | startup s |")
+        lines.append("|---|---|---|---|---|---|")
+        for name, res in data["models"].items():
+            for c in ("aotrt", "aotrt-graph"):
+                x = res["contenders"].get(c)
+                if x:
+                    lines.append(f"| {name} | {c} | {x.get('enqueue_p50_us', 0):.1f} | "
+                                 f"{x.get('pipelined_runs_per_s', 0):.0f} | {x.get('steady_state_cuda_mallocs', '-')} | "
+                                 f"{x.get('startup_s', 0):.3f} |")
+        lines.append("")
+    else:
+        lines.append("## aotrt against libtorch's own loader (torch._inductor.aoti_load_package)")
+        lines.append("")
+        lines.append("The same model exported twice with the same options (`cpp.vec_isa_ok=True`: the same "
+                     "kernels), once with `aot_inductor.link_libtorch=False` for aotrt and once with libtorch "
+                     "linked for libtorch's loader. Each measured in a fresh process: aotrt as `aotrt bench`, "
+                     "libtorch as a Python process that imports torch and calls the loader's C++ runner "
+                     "(`loader.run`, no pytree wrapper). Both run the model's own input checks "
+                     "(AOTI_RUNTIME_CHECK_INPUTS=1, aotrt's default). Startup = process start to first output; peak RSS = "
+                     f"VmHWM. Targets (aotrt / libtorch): per-run <= {CPU_TARGETS['per_run']}x, startup <= "
+                     f"{CPU_TARGETS['startup']}x, peak RSS <= {CPU_TARGETS['peak_rss']}x.")
+        lines.append("")
+        lines.append("| model | per-run µs aotrt / libtorch | ratio | startup s aotrt / libtorch | ratio | "
+                     "peak RSS MiB aotrt / libtorch | ratio | targets |")
+        lines.append("|---|---|---|---|---|---|---|---|")
+        for name, res in data["models"].items():
+            a, t = res["contenders"].get("aotrt"), res["contenders"].get("libtorch-aoti")
+            rr = _ratio(a, t)
+            rs = _ratio(a, t, "startup_s")
+            rm = _ratio(a, t, "peak_host_bytes")
+            ok = [x is not None and x <= lim for x, lim in
+                  ((rr, CPU_TARGETS["per_run"]), (rs, CPU_TARGETS["startup"]), (rm, CPU_TARGETS["peak_rss"]))]
+            verdict = "all met" if all(ok) else "MISSED: " + ", ".join(
+                k for k, good in zip(("per-run", "startup", "RSS"), ok) if not good)
+            lines.append(
+                f"| {name} | {_us(a)} / {_us(t)} | {_fmt_ratio(rr)} | "
+                f"{a['startup_s']:.3f} / {t['startup_s']:.3f} | {_fmt_ratio(rs)} | "
+                f"{_mib(a['peak_host_bytes'])} / {_mib(t['peak_host_bytes'])} | {_fmt_ratio(rm)} | {verdict} |"
+                if a and t else f"| {name} | - | - | - | - | - | - | not measured |")
+        lines.append("")
+        lines.append("libtorch startup splits into `import torch` and the loader: " + "; ".join(
+            f"{n} {r['contenders']['libtorch-aoti'].get('import_s', 0):.2f} s + "
+            f"{r['contenders']['libtorch-aoti'].get('load_s', 0):.3f} s"
+            for n, r in data["models"].items() if "libtorch-aoti" in r["contenders"]) + ".")
+        lines.append("")
+    errors = [(n, c, e) for n, r in data["models"].items() for c, e in r["errors"].items()]
+    if errors:
+        lines.append("## Failures")
+        lines.append("")
+        for n, c, e in errors:
+            lines.append(f"- **{n}** / {c}: {e}")
+        lines.append("")
+    compile_rows = [(n, r.get("compile_s", {})) for n, r in data["models"].items()]
+    lines.append("First call (compile) seconds: " + "; ".join(
+        f"{n}: " + ", ".join(f"{c} {s}" for c, s in cs.items()) for n, cs in compile_rows) + ".")
+    lines.append("")
+    lines.append("Per-round p50s and everything else: the .json beside this file.")
+    return "\n".join(lines) + "\n"
+
+
+def render_chart(data: dict[str, Any], path: Path) -> str | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: no chart"
+    contenders = data["contenders"]
+    models = list(data["models"])
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(models) + 2), 4.5))
+    width = 0.8 / len(contenders)
+    for i, c in enumerate(contenders):
+        ys = []
+        for n in models:
+            cs = data["models"][n]["contenders"]
+            r = _ratio(cs.get(c), cs.get("compile"))
+            ys.append(r if r is not None else float("nan"))
+        ax.bar([k + i * width for k in range(len(models))], ys, width, label=c)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")  # a stalled round (a loaded machine) would flatten every other bar
+    ax.set_xticks([k + 0.4 - width / 2 for k in range(len(models))])
+    ax.set_xticklabels(models, rotation=20, ha="right")
+    ax.set_ylabel("per-run latency / torch.compile (lower is faster)")
+    ax.set_title(f"aotrt vs PyTorch, {data['device']}, {data['machine'].get('gpu') or data['machine'].get('cpu', '')}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return None
+
+
+# --------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child-libtorch"]:
+        child_libtorch(argv[1])
+        return 0
+    if argv[:1] == ["--render"]:  # re-draw the .md and .png of a results .json
+        path = Path(argv[1])
+        data = json.loads(path.read_text())
+        md = render_markdown(data)
+        note = render_chart(data, path.with_suffix(".png"))
+        md += f"\n({note})\n" if note else f"\n![per-run latency relative to torch.compile]({path.stem}.png)\n"
+        path.with_suffix(".md").write_text(md)
+        return 0
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", choices=("cuda", "cpu"), required=True)
+    p.add_argument("--models", help="comma-separated zoo names (default: the device's set)")
+    p.add_argument("--contenders", help="comma-separated subset of " + ", ".join(sorted({*CONTENDERS['cuda'], *CONTENDERS['cpu']})))
+    p.add_argument("--rounds", type=int, help="rounds (default: cpu 5, cuda 3)")
+    p.add_argument("--iters", type=int, help="timed iterations per round (default: cpu 200, cuda 100)")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--aotrt", default=str(REPO / "build" / "aotrt"), help="the aotrt CLI (default build/aotrt)")
+    p.add_argument("--export-dir", help="package cache (default build-bench/<device>)")
+    p.add_argument("--out", default=str(REPO / "bench" / "results"), help="where the .md/.json/.png go")
+    p.add_argument("--tag", help="file stem (default <device>-<date>)")
+    p.add_argument("--warm-only", action="store_true",
+                   help="only compile the models with torch.compile (filling inductor's caches) and stop")
+    p.add_argument("--threads", type=int,
+                   help="CPU threads for every contender (torch.set_num_threads here, OMP_NUM_THREADS "
+                        "for the subprocesses); default: each library's own default")
+    args = p.parse_args(argv)
+
+    device = args.device
+    models = args.models.split(",") if args.models else DEFAULT_MODELS[device]
+    contenders = args.contenders.split(",") if args.contenders else CONTENDERS[device]
+    rounds = args.rounds or (5 if device == "cpu" else 3)
+    iters = args.iters or (200 if device == "cpu" else 100)
+    aotrt = Path(args.aotrt)
+    if args.warm_only:
+        for name in models:
+            warm_caches(name, device)
+        return 0
+    if any(c.startswith("aotrt") for c in contenders) and not os.access(aotrt, os.X_OK):
+        print(f"compare: no aotrt CLI at {aotrt}: build it (scripts/build.sh, or scripts/gpu_e2e.sh on the "
+              "GPU machine) or pass --aotrt", file=sys.stderr)
+        return 2
+    if args.threads:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if device == "cuda" and not torch.cuda.is_available():
+        print("compare: torch sees no CUDA device", file=sys.stderr)
+        return 2
+    export_dir = Path(args.export_dir) if args.export_dir else REPO / "build-bench" / device
+    t0 = time.perf_counter()
+    infos = export_models(models, device, export_dir)
+    data: dict[str, Any] = {
+        "device": device, "date": datetime.date.today().isoformat(), "rounds": rounds, "iters": iters,
+        "warmup": args.warmup, "contenders": contenders, "machine": machine_info(device, aotrt),
+        "command": "python3 bench/compare.py " + " ".join(argv), "export_s": round(time.perf_counter() - t0, 1),
+        "threads": args.threads or f"default (torch {torch.get_num_threads()})",
+        "models": {},
+    }
+    for name in models:
+        data["models"][name] = compare_model(name, infos[name], device, contenders, aotrt, rounds,
+                                             args.warmup, iters)
+    data["total_s"] = round(time.perf_counter() - t0, 1)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = args.tag or f"{device}-{data['date']}"
+    (out / f"{stem}.json").write_text(json.dumps(data, indent=1, default=str))
+    md = render_markdown(data)
+    chart_note = render_chart(data, out / f"{stem}.png")
+    if chart_note:
+        md += f"\n({chart_note})\n"
+    else:
+        md += f"\n![per-run latency relative to torch.compile]({stem}.png)\n"
+    (out / f"{stem}.md").write_text(md)
+    print(md)
+    log(f"wrote {out / stem}.md/.json/.png in {data['total_s']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,16 @@
+// aotrt::synchronize (aotrt/aotrt.h).
+#include "aotrt/aotrt.h"
+#include "cuda/cuda.h"
+
+namespace aotrt {
+
+void synchronize(Device device) {
+  if (device.is_cpu()) return;
+  AOTRT_CHECK(device.is_cuda(), kInvalidArgument, "aotrt::synchronize: device ", device.str(),
+              " is neither cpu nor cuda");
+  AOTRT_CHECK(cuda::built(), kUnsupported, "aotrt::synchronize: device ", device.str(),
+              " asked for, but this aotrt was built without CUDA");
+  cuda::synchronize(device.index >= 0 ? device.index : cuda::current_device());
+}
+
+}  // namespace aotrt
