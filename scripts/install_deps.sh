@@ -11,6 +11,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential pkg-config cmake ninja-build \
   libzip-dev nlohmann-json3-dev libdnnl-dev libopenblas-dev \
-  libgtest-dev libgmock-dev libcli11-dev libsleef-dev >/dev/null
+  libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
+  clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)
 python3 -m pip install -q "torch==2.13.0" numpy pytest
 echo "install_deps: done"

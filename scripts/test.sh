@@ -1,23 +1,45 @@
 #!/usr/bin/env bash
 # Runs every test: builds aotrt, runs the GoogleTest unit and conformance
 # suites (ctest), the same suites under AddressSanitizer and
-# UndefinedBehaviorSanitizer, and the end-to-end zoo (export with torch 2.13,
-# run with build/aotrt, compare with eager).
+# UndefinedBehaviorSanitizer, the concurrency tests under ThreadSanitizer, a
+# short fuzzing run (replaying fuzz/corpus/), and the end-to-end tests (export
+# with torch 2.13, run with build/aotrt, compare with eager; the robustness
+# cases on real packages). The robustness cases are recorded as they run and
+# checked against docs/robustness.md (scripts/robustness_table.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+steps=()
+step() { steps+=("$1: $(( $(date +%s) - $2 )) s"); }
+
+export AOTRT_ROBUSTNESS_LOG="$PWD/build/robustness.jsonl"
+mkdir -p build
+rm -f "$AOTRT_ROBUSTNESS_LOG"
 
 echo "== build"
-scripts/build.sh
+t=$(date +%s); scripts/build.sh; step build "$t"
 
 echo "== unit and conformance tests"
-ctest --test-dir build --output-on-failure -j"$(nproc)"
+t=$(date +%s); ctest --test-dir build --output-on-failure -j"$(nproc)"; step ctest "$t"
 
 echo "== sanitizers (address, undefined, leaks)"
-scripts/sanitize.sh
+t=$(date +%s); scripts/sanitize.sh; step asan+ubsan "$t"
 
-echo "== end-to-end zoo on the CPU"
+echo "== thread sanitizer (concurrency tests)"
+t=$(date +%s); AOTRT_TSAN_DIR=build-tsan scripts/tsan.sh; step tsan "$t"
+
+echo "== fuzzing (short: corpus replay, then 60 s per target)"
+t=$(date +%s); AOTRT_FUZZ_DIR=build-fuzz scripts/fuzz.sh --short; step fuzz "$t"
+
+echo "== end-to-end tests on the CPU"
+t=$(date +%s)
 export AOTRT_BIN="$PWD/build/aotrt"
+export AOTRT_TSAN_UNIT_TESTS="$PWD/build-tsan/aotrt_unit_tests"
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/e2e -v -rA
+step e2e "$t"
 
+echo "== docs/robustness.md lists every case that ran"
+python3 scripts/robustness_table.py "$AOTRT_ROBUSTNESS_LOG" --check docs/robustness.md
+
+printf '%s\n' "${steps[@]}"
 echo "== all tests passed in $(( $(date +%s) - start )) s"

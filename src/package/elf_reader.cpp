@@ -183,7 +183,7 @@ ElfInfo read_elf(std::span<const uint8_t> bytes, const std::string& what) {
   return info;
 }
 
-ElfInfo read_elf_file(const std::string& path) {
+ElfInfo read_elf_file(const std::string& path, const std::string& what) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -192,7 +192,7 @@ ElfInfo read_elf_file(const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
     ::close(fd);
-    AOTRT_FAIL(kPackage, path, " is empty or cannot be read");
+    AOTRT_FAIL(kPackage, what.empty() ? path : what, " is empty or cannot be read");
   }
   const auto size = static_cast<size_t>(st.st_size);
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -202,9 +202,13 @@ ElfInfo read_elf_file(const std::string& path) {
   struct Unmap {
     void* p;
     size_t n;
-    ~Unmap() { ::munmap(p, n); }
+    // Whole pages, as in model.cpp's MappedFile (for ThreadSanitizer).
+    ~Unmap() {
+      const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+      ::munmap(p, (n + page - 1) / page * page);
+    }
   } unmap{map, size};
-  return read_elf({static_cast<const uint8_t*>(map), size}, path);
+  return read_elf({static_cast<const uint8_t*>(map), size}, what.empty() ? path : what);
 }
 
 uint16_t host_elf_machine() {

@@ -34,8 +34,8 @@ struct ElfInfo {
 
 // Parses an ELF image held in memory; `what` names it in errors (kPackage).
 ElfInfo read_elf(std::span<const uint8_t> bytes, const std::string& what);
-// Maps the file read-only and parses it.
-ElfInfo read_elf_file(const std::string& path);
+// Maps the file read-only and parses it; errors name `what` (default: the path).
+ElfInfo read_elf_file(const std::string& path, const std::string& what = "");
 
 // e_machine of the running aotrt library (read from its own ELF header).
 uint16_t host_elf_machine();

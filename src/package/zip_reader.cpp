@@ -63,6 +63,16 @@ class OutputFile {
   bool kept_ = false;
 };
 
+// Whether the file starts with a zip local file header ("PK\3\4").
+bool starts_like_zip(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char magic[4] = {};
+  const bool ok = ::read(fd, magic, 4) == 4 && std::memcmp(magic, "PK\3\4", 4) == 0;
+  ::close(fd);
+  return ok;
+}
+
 }  // namespace
 
 bool is_safe_entry_name(std::string_view name) {
@@ -97,6 +107,8 @@ ZipArchive ZipArchive::open(const std::string& path) {
   }
   AOTRT_CHECK(S_ISREG(st.st_mode), kPackage, "package ", path, " is not a regular file");
 
+  AOTRT_CHECK(st.st_size > 0, kPackage, "package ", path, " is empty (0 bytes)");
+
   ZipArchive archive;
   archive.path_ = path;
   archive.archive_bytes_ = static_cast<uint64_t>(st.st_size);
@@ -106,6 +118,11 @@ ZipArchive ZipArchive::open(const std::string& path) {
   zip* z = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
   if (z == nullptr) {
     if (code == ZIP_ER_NOZIP) {
+      // A zip starts with a local file header; one that does but whose end
+      // record is missing was cut short (a partial download or copy).
+      AOTRT_CHECK(!starts_like_zip(path), kPackage, "package ", path, " is a truncated zip "
+                  "archive: it has no end of central directory record (a partial download or "
+                  "copy?)");
       AOTRT_FAIL(kPackage, "package ", path, " is not a zip archive (a .pt2 is a zip written by "
                  "torch._inductor.aoti_compile_and_package)");
     }

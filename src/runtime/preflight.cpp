@@ -127,7 +127,8 @@ OpenedPackage open_package(const std::string& path, const std::string& model_nam
   package::TempDir dir;
   const std::string so_path = dir.path() + "/" + package::base_name(layout.so.name);
   archive.extract(layout.so, so_path);
-  package::ElfInfo elf = package::read_elf_file(so_path);
+  package::ElfInfo elf =
+      package::read_elf_file(so_path, "package " + path + ": model .so " + layout.so.name);
 
   OpenedPackage p{std::move(archive), std::move(layout), std::move(metadata), std::move(dir),
                   so_path, std::move(elf), {}, {}};

@@ -1,0 +1,57 @@
+// The changes the loader makes to an extracted model .so before dlopen, so
+// that dlclose really unloads it. Without them every Model::load of torch
+// 2.13's pointwise_c2f kept 6 mappings (~300 KB of RSS) and the deleted .so
+// file alive for the life of the process.
+//
+// Note [Unique symbols and dlclose]
+// g++ gives the static locals of inline and template functions (libstdc++'s
+// regex tables, to_chars digits, guard variables, ...) the binding
+// STB_GNU_UNIQUE: one instance per process, whatever the RTLD_LOCAL scopes.
+// The first object to define one that is looked up becomes its owner, and
+// glibc marks it NODELETE, since later objects may bind to its copy: such a
+// model stays mapped after dlclose, and a second load of it shares the first
+// one's statics. Every AOTInductor model .so has unique symbols
+// (pointwise_c2f: 17 in .dynsym; those happen to be owned by libstdc++ or
+// aotrt's own copies, but a model-specific one is owned by the model). As
+// STB_GLOBAL they resolve as any global symbol: to the copy an already
+// loaded library exports (the global scope is searched first), else to the
+// model's own, private to that load as everything else in a model is (two
+// Models share nothing).
+//
+// Note [Thread-local destructors and dlclose]
+// Generated code keeps its last error in a `thread_local std::string`
+// (torch's aoti_runtime/interface.cpp) that every container call touches;
+// its destructor is registered with __cxa_thread_atexit, and glibc keeps an
+// object with such registrations loaded until every thread that made one
+// exits (never, for the main thread): this alone kept every pointwise_c2f
+// load mapped. The model's import of __cxa_thread_atexit is renamed in its
+// .dynstr to aotrt_thread_atexit (same length; see runtime/model_tls.h),
+// which runs those destructors when the thread exits or, at the latest,
+// before the model is dlclosed. The rename is skipped, and the model merely
+// stays loaded, when another name shares the bytes it would change.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace aotrt::package {
+
+inline constexpr const char* kThreadAtexit = "__cxa_thread_atexit";
+inline constexpr const char* kThreadAtexitReplacement = "aotrt_thread_atexit";
+
+struct ElfPatchResult {
+  size_t unique_symbols_demoted = 0;  // Note [Unique symbols and dlclose]
+  bool thread_atexit_redirected = false;  // Note [Thread-local destructors and dlclose]
+};
+
+// Applies both changes in place. The image must be a native 64-bit ELF (the
+// loader's checks ran first); throws kPackage, naming `what`, for one whose
+// headers point outside it.
+ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& what);
+
+// The same on a file, written back in place.
+ElfPatchResult patch_for_dlclose_in_file(const std::string& path);
+
+}  // namespace aotrt::package

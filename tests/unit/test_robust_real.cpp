@@ -1,0 +1,423 @@
+// Robustness cases on a real package exported by torch, passed in by
+// tests/e2e/test_robust_real.py (which exports it); skipped without one:
+//   AOTRT_ROBUST_PACKAGE         the .pt2 (CPU or CUDA)
+//   AOTRT_ROBUST_INPUTS          its inputs, .npy files joined with ','
+//   AOTRT_ROBUST_EXPECTED        eager's outputs, .npy files joined with ','
+//   AOTRT_ROBUST_ATOL, _RTOL     the tolerance for those (default 1e-5)
+//   AOTRT_ROBUST_NOSPEC_PACKAGE  the same package without its "aotrt.inputs"
+//                                record, so only the model's own checks apply
+//   AOTRT_ROBUST_LOADS           load/unload cycles (default 1000)
+//   AOTRT_ROBUST_LABEL           names the package in the recorded cases
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+#include "aotrt/aotrt.h"
+#include "core/allocator.h"
+#include "core/handles.h"
+#include "robust_cases.h"
+#include "runtime/model_tls.h"
+#include "runtime/npy.h"
+
+#ifdef AOTRT_WITH_CUDA
+#include <cuda_runtime_api.h>
+
+#include "aotrt/shim_cuda.h"
+#endif
+
+using aotrt::ErrorKind;
+using aotrt::Model;
+using aotrt::ScalarType;
+using aotrt::Tensor;
+using namespace aotrt::testing;
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> parts;
+  std::stringstream in(s);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+std::string label() {
+  const std::string l = env("AOTRT_ROBUST_LABEL");
+  return l.empty() ? "real package" : l;
+}
+
+std::string device_name(const Model& m) { return m.device().is_cpu() ? "CPU" : "CUDA"; }
+
+// Every value of every output, densely, as doubles (on the host).
+std::vector<double> flatten(const std::vector<Tensor>& outputs) {
+  std::vector<double> all;
+  for (const Tensor& t : outputs) {
+    if (!t.defined()) continue;
+    const Tensor d = t.dense_host_copy(ScalarType::Float64);
+    const double* p = static_cast<const double*>(d.data_ptr());
+    all.insert(all.end(), p, p + d.numel());
+  }
+  return all;
+}
+
+class RobustReal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    package_ = env("AOTRT_ROBUST_PACKAGE");
+    if (package_.empty()) GTEST_SKIP() << "AOTRT_ROBUST_PACKAGE is not set (tests/e2e/test_robust_real.py sets it)";
+    for (const std::string& p : split(env("AOTRT_ROBUST_INPUTS"))) host_inputs_.push_back(aotrt::npy::read(p));
+    for (const std::string& p : split(env("AOTRT_ROBUST_EXPECTED"))) {
+      const auto v = flatten({aotrt::npy::read(p)});
+      expected_.insert(expected_.end(), v.begin(), v.end());
+    }
+    if (!env("AOTRT_ROBUST_ATOL").empty()) atol_ = std::stod(env("AOTRT_ROBUST_ATOL"));
+    if (!env("AOTRT_ROBUST_RTOL").empty()) rtol_ = std::stod(env("AOTRT_ROBUST_RTOL"));
+  }
+
+  std::vector<Tensor> inputs_for(const Model& m) const {
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < host_inputs_.size(); ++i) in.push_back(m.prepare_input(i, host_inputs_[i]));
+    return in;
+  }
+
+  // Whether `got` is eager's output within the tolerance; says where not.
+  ::testing::AssertionResult matches(const std::vector<double>& got) const {
+    if (got.size() != expected_.size()) {
+      return ::testing::AssertionFailure() << got.size() << " values, eager has " << expected_.size();
+    }
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (!(std::abs(got[i] - expected_[i]) <= atol_ + rtol_ * std::abs(expected_[i]))) {
+        return ::testing::AssertionFailure() << "value " << i << ": " << got[i] << ", eager "
+                                             << expected_[i];
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  std::string package_;
+  std::vector<Tensor> host_inputs_;
+  std::vector<double> expected_;
+  double atol_ = 1e-5, rtol_ = 1e-5;
+};
+
+#ifdef AOTRT_WITH_CUDA
+int64_t cuda_used_bytes() {
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) return -1;
+  return static_cast<int64_t>(total - free);
+}
+#endif
+
+}  // namespace
+
+TEST_F(RobustReal, MatchesEager) {
+  Model m = Model::load(package_);
+  EXPECT_TRUE(matches(flatten(m.run(inputs_for(m)))));
+}
+
+TEST_F(RobustReal, LoadUnloadLeavesNothing) {
+  const int n = env("AOTRT_ROBUST_LOADS").empty() ? 1000 : std::stoi(env("AOTRT_ROBUST_LOADS"));
+  FreshTmpdir tmp;
+  bool cuda = false;
+  aotrt::Device device = aotrt::cpu_device();
+  auto cycle = [&] {
+    Model m = Model::load(package_);
+    cuda = m.device().is_cuda();
+    device = m.device();
+    ASSERT_TRUE(matches(flatten(m.run(inputs_for(m)))));
+  };
+  for (int i = 0; i < 10; ++i) cycle();  // warm-up: oneDNN, OpenMP and CUDA pools start
+  {
+    const Model loaded = Model::load(package_);
+    ASSERT_GT(process_counts(tmp.path()).model_mappings, 0) << "the measure sees no loaded model";
+  }
+  aotrt::Allocator& alloc = aotrt::allocator_for(device);
+  const ProcessCounts before = process_counts(tmp.path());
+  const int64_t live = alloc.stats().live_bytes, handles = aotrt::handle_live_count();
+#ifdef AOTRT_WITH_CUDA
+  const int64_t device_before = cuda ? cuda_used_bytes() : 0;
+#endif
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) cycle();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const ProcessCounts after = process_counts(tmp.path());
+  EXPECT_EQ(after.model_mappings, 0) << "a model .so is still mapped after its unload";
+  if (kProcessMemoryIsMeaningful) EXPECT_EQ(after.mappings, before.mappings);
+  EXPECT_EQ(after.fds, before.fds);
+  EXPECT_EQ(after.threads, before.threads);
+  if (kProcessMemoryIsMeaningful) EXPECT_LT(after.rss_kb - before.rss_kb, 4096) << "RSS grew by " << after.rss_kb - before.rss_kb
+                                                 << " KiB over " << n << " loads";
+  EXPECT_EQ(alloc.stats().live_bytes, live);
+  EXPECT_EQ(aotrt::handle_live_count(), handles);
+  EXPECT_EQ(aotrt::runtime::pending_model_thread_destructors(), 0u);
+  EXPECT_EQ(tmp.listing(), "");
+  std::string detail = "before: " + describe(before) + "; after: " + describe(after);
+#ifdef AOTRT_WITH_CUDA
+  if (cuda) {
+    const int64_t device_after = cuda_used_bytes();
+    // The caching allocator may keep blocks; what the driver reports used
+    // beyond that must not grow (kernels' modules are unloaded, constants freed).
+    EXPECT_LE(device_after - device_before, 4 << 20) << "device memory grew";
+    detail += "; device bytes used " + std::to_string(device_before) + " -> " + std::to_string(device_after);
+  }
+#endif
+  record_case("lifecycle", std::to_string(n) + " loads + runs + unloads of " + label() + " (" +
+                               (cuda ? "CUDA" : "CPU") + ")",
+              "flat", detail + "; " + std::to_string(static_cast<int>(seconds * 1e6 / n)) +
+                          " us per cycle");
+}
+
+TEST_F(RobustReal, TwoModelsAndOutputsOutliveTheirModel) {
+  auto a = std::make_unique<Model>(Model::load(package_));
+  Model b = Model::load(package_);
+  std::vector<Tensor> kept = a->run(inputs_for(*a));
+  a.reset();
+  EXPECT_TRUE(matches(flatten(b.run(inputs_for(b)))));
+  EXPECT_TRUE(matches(flatten(kept)));
+  record_case("lifecycle", "two models of " + label() + ", one unloaded (" + device_name(b) + ")",
+              "the other runs; the unloaded one's outputs stay valid", "");
+}
+
+TEST_F(RobustReal, EightThreadsMatchSerialRuns) {
+  Model m = Model::load(package_);
+  const std::vector<Tensor> in = inputs_for(m);
+  const std::vector<double> serial = flatten(m.run(in));
+  ASSERT_TRUE(matches(serial));
+  const int threads = 8, runs = env("AOTRT_ROBUST_RUNS").empty() ? 20 : std::stoi(env("AOTRT_ROBUST_RUNS"));
+  std::atomic<int> differ{0}, wrong{0}, failed{0};
+  std::atomic<bool> go{false};
+  std::string first_error;
+  std::mutex mu;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+#ifdef AOTRT_WITH_CUDA
+      // Each thread its own stream, made current as generated code's callers do.
+      cudaStream_t stream = nullptr;
+      CUDAStreamGuardHandle guard = nullptr;
+      if (m.device().is_cuda()) {
+        EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+        EXPECT_EQ(aoti_torch_create_cuda_stream_guard(stream, m.device().index, &guard), 0);
+      }
+#endif
+      while (!go.load()) std::this_thread::yield();
+      for (int i = 0; i < runs; ++i) {
+        try {
+          // dense_host_copy waits for the thread's stream on CUDA.
+          const std::vector<double> got = flatten(m.run(in));
+          if (got != serial) ++differ;
+          if (!matches(got)) ++wrong;
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (failed++ == 0) first_error = e.what();
+        }
+      }
+#ifdef AOTRT_WITH_CUDA
+      if (guard != nullptr) aoti_torch_delete_cuda_stream_guard(guard);
+      if (stream != nullptr) cudaStreamDestroy(stream);
+#endif
+    });
+  }
+  go = true;
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(failed.load(), 0) << first_error;
+  EXPECT_EQ(wrong.load(), 0) << "runs on 8 threads differ from eager beyond the tolerance";
+  // The CPU kernels and oneDNN are deterministic: bitwise. cuBLAS/cuDNN may
+  // choose other algorithms per stream, so CUDA is held to eager's tolerance.
+  if (m.device().is_cpu()) EXPECT_EQ(differ.load(), 0) << "runs on 8 threads differ from the serial run";
+  const std::string outcome = failed != 0 || wrong != 0 ? "MISMATCH"
+                              : differ == 0 ? "bitwise equal to the serial run"
+                                            : "equal to eager within its tolerance (not bitwise)";
+  record_case("concurrency", label() + ", 8 threads x " + std::to_string(runs) + " runs (" +
+                                 device_name(m) + (m.device().is_cuda() ? ", a stream per thread" : "") + ")",
+              outcome, std::to_string(threads * runs) + " runs");
+}
+
+TEST_F(RobustReal, BadInputsAreRefusedBeforeTheModelRuns) {
+  Model m = Model::load(package_);
+  ASSERT_FALSE(m.info().input_specs.empty()) << "the package has no aotrt.inputs record";
+  const aotrt::TensorSpec& spec = m.info().input_specs[0].value();
+  const std::string name = m.info().input_names[0];
+  const std::vector<Tensor> good = inputs_for(m);
+  const std::string area = "bad inputs";
+  const std::string head = "input 0 ('" + name + "'): expected " + std::string(aotrt::dtype_name(spec.dtype));
+  auto with_first = [&](Tensor t) {
+    std::vector<Tensor> in = good;
+    in[0] = std::move(t);
+    return in;
+  };
+  const auto dev = device_name(m);
+  const ScalarType other = spec.dtype == ScalarType::Float64 ? ScalarType::Float32 : ScalarType::Float64;
+  const Tensor cast = Tensor::empty_strided(spec.sizes, spec.strides, other, m.device());
+  std::vector<int64_t> bigger = spec.sizes;
+  bigger.back() += 1;
+  const Tensor big = Tensor::empty(bigger, spec.dtype, m.device());
+  // Row-major when the model was compiled for another layout (else column-major).
+  Tensor row_major = Tensor::empty(spec.sizes, spec.dtype, m.device());
+  if (std::vector<int64_t>(row_major.strides().begin(), row_major.strides().end()) == spec.strides) {
+    std::vector<int64_t> col(spec.sizes.size());
+    int64_t step = 1;
+    for (size_t d = 0; d < col.size(); ++d) {
+      col[d] = step;
+      step *= std::max<int64_t>(spec.sizes[d], 1);
+    }
+    row_major = Tensor::empty_strided(spec.sizes, col, spec.dtype, m.device());
+  }
+  const int64_t handles = aotrt::handle_live_count();
+  expect_refused(area, label() + ": wrong count (" + dev + ")", ErrorKind::kInvalidArgument,
+                 {"takes " + std::to_string(good.size()) + " input(s), got " + std::to_string(good.size() + 1)},
+                 [&] { auto in = good; in.push_back(good[0]); m.run(in); });
+  expect_refused(area, label() + ": wrong dtype (" + dev + ")", ErrorKind::kInvalidArgument,
+                 {head, std::string("got ") + aotrt::dtype_name(other)}, [&] { m.run(with_first(cast)); });
+  expect_refused(area, label() + ": wrong shape (" + dev + ")", ErrorKind::kInvalidArgument,
+                 {head, "compiled for these sizes only"}, [&] { m.run(with_first(big)); });
+  const int64_t numel = row_major.numel();
+  if (numel > 1) {
+    expect_refused(area, label() + ": wrong strides (" + dev + ")", ErrorKind::kInvalidArgument,
+                   {head, "Model::prepare_input"}, [&] { m.run(with_first(row_major)); });
+  }
+  if (!m.device().is_cpu()) {
+    expect_refused(area, label() + ": input on the CPU for a CUDA model", ErrorKind::kInvalidArgument,
+                   {"input 0 ('" + name + "') is on cpu but the model runs on " + m.device().str()},
+                   [&] { m.run(with_first(host_inputs_[0])); });
+  }
+  EXPECT_EQ(aotrt::handle_live_count(), handles);
+}
+
+TEST_F(RobustReal, AcceptedLayoutsGiveTheSameResult) {
+  Model m = Model::load(package_);
+  ASSERT_FALSE(m.info().input_specs.empty());
+  const aotrt::TensorSpec& spec = m.info().input_specs[0].value();
+  const std::vector<Tensor> good = inputs_for(m);
+  const auto dev = device_name(m);
+  const size_t item = aotrt::element_size(spec.dtype);
+  // The same values at a data pointer that is not 16-byte aligned: CPU
+  // kernels load unaligned; CUDA models copy such an input to aligned memory
+  // themselves (torch's generated code, see docs/robustness.md).
+  std::vector<Tensor> in = good;
+  {
+    // A view at storage offset 1 of a buffer one element longer, with the spec's strides.
+    const Tensor& g = good[0];
+    int64_t span = 1;
+    for (size_t d = 0; d < spec.sizes.size(); ++d) span += (spec.sizes[d] - 1) * spec.strides[d];
+    Tensor buffer = Tensor::empty({span + 1}, spec.dtype, m.device());
+    AtenTensorHandle view = nullptr;
+    ASSERT_EQ(aoti_torch__reinterpret_tensor(buffer.handle(), static_cast<int64_t>(spec.sizes.size()),
+                                             spec.sizes.data(), spec.strides.data(), 1, &view), 0);
+    Tensor shifted = Tensor::adopt(view);
+    shifted.copy_(g);
+    ASSERT_NE(reinterpret_cast<uintptr_t>(shifted.data_ptr()) % 16, 0u) << "itemsize " << item;
+    in[0] = shifted;
+    EXPECT_TRUE(matches(flatten(m.run(in)))) << "unaligned input";
+    record_case("bad inputs", label() + ": data pointer not 16-byte aligned (" + dev + ")",
+                "runs, same result", "");
+  }
+  // Another stride on each size-1 dim (ATen's rule: it addresses nothing).
+  bool any = false;
+  std::vector<int64_t> strides = spec.strides;
+  for (size_t d = 0; d < spec.sizes.size(); ++d) {
+    if (spec.sizes[d] == 1) {
+      strides[d] += 12345;
+      any = true;
+    }
+  }
+  if (any) {
+    Tensor odd = Tensor::empty_strided(spec.sizes, strides, spec.dtype, m.device());
+    odd.copy_(good[0]);
+    in = good;
+    in[0] = odd;
+    EXPECT_TRUE(matches(flatten(m.run(in)))) << "size-1 dims with other strides";
+    record_case("bad inputs", label() + ": other strides on size-1 dims (" + dev + ")",
+                "runs, same result (the model gets the recorded strides, so its own exact stride "
+                "checks pass)", "");
+  }
+}
+
+TEST_F(RobustReal, ModelOwnChecksNameTheInput) {
+  const std::string nospec = env("AOTRT_ROBUST_NOSPEC_PACKAGE");
+  if (nospec.empty()) GTEST_SKIP() << "AOTRT_ROBUST_NOSPEC_PACKAGE is not set";
+  Model m = Model::load(nospec);
+  ASSERT_TRUE(m.info().input_specs.empty()) << "the record was not removed";
+  Model with_spec = Model::load(package_);
+  const aotrt::TensorSpec& spec = with_spec.info().input_specs.at(0).value();
+  const std::string name = m.info().input_names[0];
+  const std::vector<Tensor> good = inputs_for(with_spec);
+  EXPECT_TRUE(matches(flatten(m.run(good))));
+  auto with_first = [&](Tensor t) {
+    std::vector<Tensor> in = good;
+    in[0] = std::move(t);
+    return in;
+  };
+  const std::string named = "input_handles[0] (input 0, '" + name + "')";
+  const auto dev = device_name(m);
+  const ScalarType other = spec.dtype == ScalarType::Float64 ? ScalarType::Float32 : ScalarType::Float64;
+  expect_refused("bad inputs", label() + " without aotrt.inputs: wrong dtype (" + dev + ")",
+                 ErrorKind::kInvalidArgument, {named, "unmatched dtype", "model's own input checks"},
+                 [&] { m.run(with_first(Tensor::empty_strided(spec.sizes, spec.strides, other, m.device()))); });
+  std::vector<int64_t> bigger = spec.sizes;
+  bigger.back() += 1;
+  expect_refused("bad inputs", label() + " without aotrt.inputs: wrong shape (" + dev + ")",
+                 ErrorKind::kInvalidArgument, {named, "unmatched dim value"},
+                 [&] { m.run(with_first(Tensor::empty(bigger, spec.dtype, m.device()))); });
+  Tensor row_major = Tensor::empty(spec.sizes, spec.dtype, m.device());
+  if (std::vector<int64_t>(row_major.strides().begin(), row_major.strides().end()) != spec.strides) {
+    expect_refused("bad inputs", label() + " without aotrt.inputs: wrong strides (" + dev + ")",
+                   ErrorKind::kInvalidArgument, {named, "unmatched stride value"},
+                   [&] { m.run(with_first(row_major)); });
+  }
+}
+
+TEST_F(RobustReal, AllocationFailureNamesTheSizeAndRecovers) {
+  Model m = Model::load(package_);
+  const std::vector<Tensor> in = inputs_for(m);
+  EXPECT_TRUE(matches(flatten(m.run(in))));
+  aotrt::Allocator& alloc = aotrt::allocator_for(m.device());
+  const int64_t live = alloc.stats().live_bytes, handles = aotrt::handle_live_count();
+  alloc.set_limit(live + 1);
+  std::string msg;
+  try {
+    m.run(in);
+    ADD_FAILURE() << "the run succeeded under a 1-byte cap";
+  } catch (const aotrt::Error& e) {
+    msg = e.what();
+  }
+  alloc.set_limit(0);
+  EXPECT_NE(msg.find("cannot allocate"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(" bytes"), std::string::npos) << msg;
+  record_case("allocation failure", label() + ": allocator capped during a run (" + device_name(m) + ")",
+              "refused, naming the size", msg);
+  EXPECT_EQ(alloc.stats().live_bytes, live);
+  EXPECT_EQ(aotrt::handle_live_count(), handles);
+  EXPECT_TRUE(matches(flatten(m.run(in))));
+  record_case("allocation failure", label() + ": the same run with the cap lifted (" + device_name(m) + ")",
+              "runs, same result; nothing leaked", "");
+}
+
+TEST_F(RobustReal, EmptyInputWithNullData) {
+  Model m = Model::load(package_);
+  ASSERT_FALSE(m.info().input_specs.empty());
+  const aotrt::TensorSpec& spec = m.info().input_specs[0].value();
+  int64_t numel = 1;
+  for (int64_t s : spec.sizes) numel *= s;
+  if (numel != 0) GTEST_SKIP() << "input 0 of this package is not empty";
+  // No memory at all, and strides that are neither the recorded nor row-major.
+  std::vector<int64_t> strides(spec.sizes.size(), 7);
+  std::vector<Tensor> in = inputs_for(m);
+  in[0] = Tensor::from_blob(nullptr, spec.sizes, strides, spec.dtype, m.device());
+  EXPECT_TRUE(matches(flatten(m.run(in))));
+  record_case("bad inputs", label() + ": empty input, null data, other strides (" + device_name(m) + ")",
+              "runs, same result as torch", "");
+}
