@@ -175,7 +175,10 @@ class Model {
 
   // Runs the model once. Inputs are borrowed (the model gets new handles to
   // the same memory; the caller's Tensors are untouched) and must be on the
-  // model's device with the dtype, sizes and strides it was exported with.
+  // model's device with the dtype, sizes and strides it was exported with
+  // (strides of size-1 dims aside): checked against ModelInfo::input_specs
+  // when recorded, else by the model's own checks; a mismatch throws
+  // kInvalidArgument naming the input before the model runs.
   // Outputs are new Tensors owned by the caller; they may be views (offset,
   // non-dense strides) and two may share memory, as the model made them.
   // Outputs stay valid after the Model is unloaded: an output whose memory
@@ -242,6 +245,29 @@ struct PackageInfo {
 // of `device` has finished: what a CUDA model's run() queued, for one. A
 // no-op for the CPU, whose runs finish before they return.
 void synchronize(Device device);
+
+// Host time spent in one C ABI function (an aoti_torch_* shim) while shim
+// profiling was on. Only the outermost shim on a thread is counted (one
+// called inside another is part of the outer one's time); failed calls
+// count too. Times are wall time on the steady clock, in nanoseconds.
+struct ShimTiming {
+  std::string function;
+  int64_t calls = 0;
+  int64_t total_ns = 0;
+  int64_t max_ns = 0;  // the longest single call
+  // A library call timed inside a shim (e.g. cudnnBackendExecute): its time
+  // is already part of the shim's.
+  bool inside_shim = false;
+};
+
+// Turns shim profiling on or off for every thread (off at start). While it
+// is on, every shim call also reads the clock twice and takes a lock, which
+// slows a run a little; while it is off, a shim pays one atomic load.
+void set_shim_profiling(bool on) noexcept;
+// Forgets every timing recorded so far.
+void reset_shim_profile() noexcept;
+// The timings recorded since the last reset, most total time first.
+std::vector<ShimTiming> shim_profile();
 
 // Reads a package without loading it. Throws Error only for a package that
 // cannot be read at all (not a zip, corrupt, no model .so, ...); everything

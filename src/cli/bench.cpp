@@ -6,11 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -158,6 +160,95 @@ nlohmann::json stats_json(const LatencyStats& s) {
           {"min", s.min}, {"max", s.max}, {"count", s.count}};
 }
 
+// Shim profiling on for its lifetime (the timed loop), from a clean table.
+class ShimProfiling {
+ public:
+  ShimProfiling() {
+    reset_shim_profile();
+    set_shim_profiling(true);
+  }
+  ~ShimProfiling() { set_shim_profiling(false); }
+  ShimProfiling(const ShimProfiling&) = delete;
+  ShimProfiling& operator=(const ShimProfiling&) = delete;
+};
+
+// The shim profile of the timed loop, per run. See Note [aotrt bench --profile].
+struct ShimReport {
+  std::vector<ShimTiming> rows;  // most total time first
+  double runs = 0;
+  double calls_per_run = 0;
+  double shim_us_per_run = 0;  // outermost shim calls only, so nothing twice
+  double run_us = 0;           // mean time for run() to return
+  double outside_us = 0;       // run_us - shim_us_per_run
+};
+
+ShimReport shim_report(int iters, double run_mean_us) {
+  ShimReport r;
+  r.rows = shim_profile();
+  r.runs = static_cast<double>(iters);
+  int64_t calls = 0, ns = 0;
+  for (const ShimTiming& t : r.rows) {
+    if (t.inside_shim) continue;  // counted in its shim
+    calls += t.calls;
+    ns += t.total_ns;
+  }
+  r.calls_per_run = static_cast<double>(calls) / r.runs;
+  r.shim_us_per_run = static_cast<double>(ns) / 1e3 / r.runs;
+  r.run_us = run_mean_us;
+  r.outside_us = run_mean_us - r.shim_us_per_run;
+  return r;
+}
+
+nlohmann::json shim_report_json(const ShimReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ShimTiming& t : r.rows) {
+    rows.push_back({{"function", t.function},
+                    {"calls", t.calls},
+                    {"total_ns", t.total_ns},
+                    {"max_ns", t.max_ns},
+                    {"calls_per_run", static_cast<double>(t.calls) / r.runs},
+                    {"us_per_run", static_cast<double>(t.total_ns) / 1e3 / r.runs},
+                    {"mean_us_per_call", static_cast<double>(t.total_ns) / 1e3 /
+                                             static_cast<double>(std::max<int64_t>(t.calls, 1))},
+                    {"max_us", static_cast<double>(t.max_ns) / 1e3},
+                    {"inside_shim", t.inside_shim}});
+  }
+  return {{"runs", static_cast<int64_t>(r.runs)},
+          {"functions", rows},
+          {"calls_per_run", r.calls_per_run},
+          {"shim_us_per_run", r.shim_us_per_run},
+          {"run_mean_us", r.run_us},
+          {"outside_shims_us_per_run", r.outside_us}};
+}
+
+void print_shim_report(const ShimReport& r) {
+  std::printf("  shim profile (host time in aoti_* calls, timed runs only; profiling slows each "
+              "call a little):\n");
+  if (r.rows.empty()) {
+    std::printf("    no shim calls in the timed runs\n");
+  } else {
+    int width = static_cast<int>(std::strlen("function"));
+    for (const ShimTiming& t : r.rows) {
+      width = std::max(width, static_cast<int>(t.function.size()) + (t.inside_shim ? 4 : 0));
+    }
+    std::printf("    %-*s %10s %10s %10s %10s\n", width, "function", "calls/run", "us/run",
+                "us/call", "max us");
+    for (const ShimTiming& t : r.rows) {
+      const double us = static_cast<double>(t.total_ns) / 1e3;
+      const std::string label = (t.inside_shim ? "  > " : "") + t.function;
+      std::printf("    %-*s %10.1f %10.1f %10.2f %10.1f\n", width, label.c_str(),
+                  static_cast<double>(t.calls) / r.runs, us / r.runs,
+                  us / static_cast<double>(std::max<int64_t>(t.calls, 1)),
+                  static_cast<double>(t.max_ns) / 1e3);
+    }
+    std::printf("    %-*s %10.1f %10.1f\n", width, "all shims", r.calls_per_run, r.shim_us_per_run);
+    std::printf("    (rows marked > are library calls timed inside a shim: part of its time)\n");
+  }
+  std::printf("  run() mean %.1f us per run = %.1f us in shims + %.1f us outside them (the "
+              "generated code between shim calls, and Model::run's own work)\n",
+              r.run_us, r.shim_us_per_run, r.outside_us);
+}
+
 }  // namespace
 
 int bench_command(const BenchOptions& o) {
@@ -195,6 +286,9 @@ int bench_command(const BenchOptions& o) {
   std::vector<double> latency, enqueue;
   latency.reserve(static_cast<size_t>(o.iters));
   enqueue.reserve(static_cast<size_t>(o.iters));
+  std::optional<ShimProfiling> profiling;
+  if (o.profile) profiling.emplace();
+  if (o.profiler_range && is_cuda) cuda::profiler_range(true);
   const auto t_loop = Clock::now();
   {
     Progress progress("timed", o.iters);
@@ -210,6 +304,8 @@ int bench_command(const BenchOptions& o) {
     }
   }
   const double loop_s = seconds(Clock::now() - t_loop);
+  if (o.profiler_range && is_cuda) cuda::profiler_range(false);
+  profiling.reset();
   const int64_t steady_mallocs = is_cuda ? cuda::driver_allocations(device.index) - mallocs_before : 0;
 
   // CUDA: the same number of runs queued back to back, one wait at the end.
@@ -226,6 +322,7 @@ int bench_command(const BenchOptions& o) {
   }
 
   const LatencyStats lat = summarize(latency), enq = summarize(enqueue);
+  const ShimReport shims = o.profile ? shim_report(o.iters, enq.mean) : ShimReport{};
   int64_t batch = o.batch;
   if (batch <= 0) {
     batch = !inputs.tensors.empty() && inputs.tensors[0].dim() > 0 ? inputs.tensors[0].sizes()[0] : 1;
@@ -272,6 +369,7 @@ int bench_command(const BenchOptions& o) {
     j["peak_allocator_bytes"] = mem.peak_bytes;
     j["constants_bytes"] = constants_bytes;
     j["peak_host_bytes"] = host_peak;
+    if (o.profile) j["shim_profile"] = shim_report_json(shims);
     std::cout << j.dump() << std::endl;
     return 0;
   }
@@ -307,6 +405,7 @@ int bench_command(const BenchOptions& o) {
               mib(mem.peak_bytes).c_str(), device.is_cpu() ? "cpu" : "device",
               is_cuda ? (", plus " + mib(constants_bytes) + " of constants").c_str() : "",
               mib(host_peak).c_str());
+  if (o.profile) print_shim_report(shims);
   return 0;
 }
 

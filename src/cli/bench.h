@@ -19,10 +19,25 @@
 //    allocator: activations, outputs, workspaces; a CUDA model's weights are
 //    allocated by the model itself and reported apart as constants_bytes),
 //    and the process's peak resident set (VmHWM in /proc/self/status).
+//  - with --profile, the host time of each aoti_* shim in the timed loop
+//    (see Note [aotrt bench --profile]).
 // Inputs come from --input .npy files (laid out as the model expects, see
 // Model::prepare_input) or are random with the dtype, sizes and strides the
 // package recorded (ModelInfo::input_specs); without either the command
 // refuses and asks for --input.
+//
+// Note [aotrt bench --profile]
+// Shim profiling (aotrt::set_shim_profiling, Note [Shim profiling] in
+// shim/profile.h) is on for the timed loop only, reset after the warm-up.
+// Per function: calls per run, host us per run, mean us per call, longest
+// call. Then run()'s mean time to return (the "enqueue" time; on the CPU the
+// whole run) split into the time inside shims and the rest: the generated
+// code between shim calls (its kernel launches on CUDA, its kernels on the
+// CPU), the constant getters that are not timed, and Model::run's own work
+// (input handles, adopting outputs). Only outermost shims are summed, so
+// nothing is counted twice. Profiling reads the clock twice and takes an
+// uncontended lock per shim call, which slows the profiled runs a little;
+// without --profile it stays off and the other figures are unchanged.
 #pragma once
 
 #include <time.h>
@@ -48,6 +63,8 @@ struct BenchOptions {
   int iters = 100;
   bool cuda_graph = false;
   bool json = false;
+  bool profile = false;  // time each shim in the timed loop
+  bool profiler_range = false;  // CUDA: cudaProfilerStart/Stop around the timed loop
   int device_index = -1;
   int64_t batch = 0;  // 0: the first dim of the first input
   uint64_t seed = 0;  // for random inputs

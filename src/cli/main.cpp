@@ -4,7 +4,8 @@
 //   aotrt run MODEL.pt2 --input a.npy [--input b.npy ...] --output-dir DIR
 //                                        runs it; writes DIR/output_<i>.npy
 //   aotrt bench MODEL.pt2 [--input a.npy ...] [--warmup N] [--iters N]
-//               [--cuda-graph] [--json]  times it (see cli/bench.h)
+//               [--cuda-graph] [--json] [--profile] [--profiler-range]
+//                                        times it (see cli/bench.h)
 //
 // Every failure prints "aotrt: error: ..." and exits 1.
 #include <sys/stat.h>
@@ -194,6 +195,12 @@ int main(int argc, char** argv) {
   bench->add_option("--iters", b.iters, "timed runs (default 100)");
   bench->add_flag("--cuda-graph", b.cuda_graph, "CUDA models: capture one run, replay it");
   bench->add_flag("--json", b.json, "print one JSON object instead of the report");
+  bench->add_flag("--profile", b.profile,
+                  "also time each aoti_* shim call in the timed runs: calls, host us per run, "
+                  "and run() time outside the shims (slows those runs a little)");
+  bench->add_flag("--profiler-range", b.profiler_range,
+                  "CUDA models: call cudaProfilerStart/Stop around the timed runs, for "
+                  "ncu --profile-from-start off or nsys --capture-range=cudaProfilerApi");
   bench->add_option("--batch", b.batch, "samples per run (default: the first dim of input 0)");
   bench->add_option("--seed", b.seed, "seed of the random inputs");
   bench->add_option("--model-name", b.model_name, "model folder under data/aotinductor/");

@@ -37,6 +37,8 @@
 #include <utility>
 #include <vector>
 
+#include <cuda_profiler_api.h>
+
 #include "cuda/runtime.h"
 
 namespace aotrt::cuda {
@@ -345,6 +347,10 @@ CachingAllocatorCounters allocator_counters(int device_index) {
 
 int64_t driver_allocations(int device_index) {
   return caching_allocator(device_index).counters().cuda_mallocs;
+}
+
+void profiler_range(bool start) {
+  AOTRT_CUDA_CHECK(start ? cudaProfilerStart() : cudaProfilerStop());
 }
 
 void set_private_pool(int device_index, cudaStream_t stream, bool is_private) {

@@ -47,6 +47,18 @@ void synchronize(int device_index);
 // benchmarks and tests check that a steady-state run makes none.
 int64_t driver_allocations(int device_index);
 
+// cudaProfilerStart / cudaProfilerStop: bound the part of a program that a
+// profiler started with capture off (ncu --profile-from-start off, nsys
+// --capture-range=cudaProfilerApi) records. aotrt bench --profiler-range.
+void profiler_range(bool start);
+
+// The kernel modules model .so files loaded (Note [Kernel modules of a
+// model] in cuda/modules.cpp): how many are loaded now, and unloading those
+// of one model, which the runtime does after its container is gone and
+// before dlclose.
+size_t loaded_module_count();
+void unload_model_modules(void* so_handle) noexcept;
+
 // A CUDA graph captured from the work queued on a private stream, replayed
 // with one cudaGraphLaunch (cuda/graph.cpp). See Note [CUDA graph mode] in
 // runtime/cuda_graph.h for how a model uses it.

@@ -21,6 +21,9 @@ void fill_zero(const StridedView&) { not_built(); }
 void expose_runtime_symbols() { not_built(); }
 void synchronize(int) { not_built(); }
 int64_t driver_allocations(int) { return 0; }
+void profiler_range(bool) {}
+size_t loaded_module_count() { return 0; }
+void unload_model_modules(void*) noexcept {}
 
 // No Graph can be made, so its other members are never reached.
 Graph::Graph(int) { not_built(); }

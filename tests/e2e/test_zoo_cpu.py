@@ -27,6 +27,7 @@ error that names the op. Every zoo package passes these checks under libtorch.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -134,3 +135,28 @@ def test_info_lists_symbols(name, aotrt_bin, exported):
     assert not missing, f"aotrt does not provide: {missing}"
     # Loose checks on the rest of the contract: the device and the input shape appear.
     assert "cpu" in proc.stdout.lower(), f"no device in aotrt info output\n{proc.stdout}"
+
+
+@pytest.mark.parametrize("name", ["resnet_basic_block"])
+def test_bench_profile_counts_shims(name, aotrt_bin, exported):
+    """`aotrt bench --profile --json`: the host time of each aoti_* shim in the timed runs.
+    The block has three convolutions (conv1, conv2, the downsample), each one
+    aoti_torch_cpu_convolution call per run."""
+    info = exported(name)
+    iters = 4
+    cmd = [str(aotrt_bin), "bench", info["package"], "--iters", str(iters), "--warmup", "1",
+           "--profile", "--json"]
+    proc = _run(cmd)
+    assert proc.returncode == 0, f"aotrt bench failed\n{_describe(proc, cmd)}"
+    report = json.loads(proc.stdout)
+    prof = report["shim_profile"]
+    assert prof["runs"] == iters
+    rows = {r["function"]: r for r in prof["functions"]}
+    assert prof["calls_per_run"] > 0 and rows, prof
+    assert all(f.startswith("aoti_torch_") for f in rows), sorted(rows)
+    assert rows["aoti_torch_cpu_convolution"]["calls"] == 3 * iters, rows["aoti_torch_cpu_convolution"]
+    for r in rows.values():
+        assert r["calls"] % iters == 0, f"{r['function']}: {r['calls']} calls in {iters} identical runs"
+        assert r["total_ns"] >= r["max_ns"] > 0, r
+    assert sum(r["calls"] for r in rows.values()) == pytest.approx(prof["calls_per_run"] * iters)
+    assert 0 < prof["shim_us_per_run"] < prof["run_mean_us"], prof

@@ -8,11 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aotrt/aotrt.h"
@@ -167,6 +169,62 @@ TEST(BenchCommand, TakesInputFilesAndPrintsAReport) {
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* part : {"latency: p50", "throughput:", "time to first output:", "peak memory:",
                            "x.npy"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << " missing from:\n" << r.out;
+  }
+}
+
+TEST(BenchCommand, ProfileCountsTheShimsOfTheTimedRunsOnly) {
+  // Each run of the test model makes these shim calls (test_model.cpp, a
+  // finite x); the first run and the warm-up are not profiled.
+  const std::vector<std::pair<std::string, int64_t>> per_run = {
+      {"aoti_torch_get_numel", 1},        {"aoti_torch_get_dtype", 1},
+      {"aoti_torch_get_data_ptr", 2},     {"aoti_torch_get_stride", 1},
+      {"aoti_torch_empty_strided", 1},    {"aoti_torch_delete_tensor_object", 1},
+      {"aoti_torch__reinterpret_tensor", 2}};
+  constexpr int kIters = 7;
+  TempDir dir;
+  const std::string pkg = test_package(dir, true);
+  Result r = run_cli(dir, "bench '" + pkg + "' --iters 7 --warmup 3 --profile --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << "not one JSON object: " << r.out;
+  ASSERT_TRUE(j.contains("shim_profile")) << r.out;
+  const auto& p = j["shim_profile"];
+  EXPECT_EQ(p["runs"], kIters);
+  ASSERT_EQ(p["functions"].size(), per_run.size()) << p.dump(1);
+  int64_t calls = 0;
+  double us = 0;
+  for (const auto& [function, n] : per_run) {
+    const auto it = std::find_if(p["functions"].begin(), p["functions"].end(),
+                                 [&](const auto& e) { return e["function"] == function; });
+    ASSERT_NE(it, p["functions"].end()) << function << " missing from " << p.dump(1);
+    EXPECT_EQ((*it)["calls"], n * kIters) << function;
+    EXPECT_DOUBLE_EQ((*it)["calls_per_run"].get<double>(), static_cast<double>(n)) << function;
+    EXPECT_GT((*it)["max_ns"].get<int64_t>(), 0) << function;
+    EXPECT_GE((*it)["total_ns"].get<int64_t>(), (*it)["max_ns"].get<int64_t>()) << function;
+    EXPECT_NEAR((*it)["us_per_run"].get<double>(), (*it)["total_ns"].get<double>() / 1e3 / kIters,
+                1e-9);
+    calls += n * kIters;
+    us += (*it)["total_ns"].get<double>() / 1e3 / kIters;
+  }
+  EXPECT_DOUBLE_EQ(p["calls_per_run"].get<double>(), static_cast<double>(calls) / kIters);
+  EXPECT_NEAR(p["shim_us_per_run"].get<double>(), us, 1e-6);
+  // run()'s own time: on the CPU the latency, less one clock read.
+  EXPECT_GT(p["run_mean_us"].get<double>(), 0);
+  EXPECT_LE(p["run_mean_us"].get<double>(), j["latency_us"]["mean"].get<double>());
+  EXPECT_NEAR(p["outside_shims_us_per_run"].get<double>(),
+              p["run_mean_us"].get<double>() - p["shim_us_per_run"].get<double>(), 1e-6);
+  // The shims run inside run(): their time is part of it.
+  EXPECT_LT(p["shim_us_per_run"].get<double>(), p["run_mean_us"].get<double>());
+
+  // Without --profile there is no profile; the report prints the table.
+  r = run_cli(dir, "bench '" + pkg + "' --iters 3 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out).contains("shim_profile"));
+  r = run_cli(dir, "bench '" + pkg + "' --iters 3 --profile");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* part : {"shim profile", "calls/run", "aoti_torch__reinterpret_tensor",
+                           "all shims", "outside them"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << part << " missing from:\n" << r.out;
   }
 }
