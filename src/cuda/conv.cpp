@@ -30,8 +30,10 @@
 // the operands are matrices cuBLAS reads in place - in particular a channel
 // chunk of a channels-last tensor is [pixels, C] with ld = all its channels,
 // which cuDNN's descriptors reject - and the bias rides the cuBLASLt
-// epilogue. It runs with the matmul TF32 policy (Note [TF32]), so it is at
-// least as precise as the cuDNN path.
+// epilogue. It is a convolution, so it follows the convolution TF32 policy
+// (Note [TF32]): in eager it would run on cuDNN with TF32 allowed by
+// default. Under the matmul policy instead, resnet50 b32's 1x1 convolutions
+// ran as plain fp32 FFMA GEMMs: 2.8 ms of a 5.1 ms run (bench/kernel_times.py).
 //
 // Note [Large output padding]
 // cuDNN computes a transposed convolution as the gradient of a forward one,
@@ -41,16 +43,31 @@
 // into a temporary, and copy the window [padding, padding + out) of it into
 // the output, whose remaining rows get no contribution and stay zero.
 //
-// Note [Convolution algorithms]
-// As ATen with torch.backends.cudnn.benchmark = False: cuDNN's heuristic
-// (cudnnGet*Algorithm_v7) ranks the algorithms, the first that works with a
-// workspace we can allocate wins, and the choice is cached per configuration
-// (shapes, strides, dtype, parameters, math mode) for the process. Nothing is
-// timed and nothing synchronizes. TF32: see Note [TF32].
+// Note [Convolution plans]
+// Convolutions run on cuDNN's graph (backend) API, as ATen's v8 path does:
+// the legacy cudnnConvolutionForward of cuDNN 9 rebuilds an engine plan on
+// every call, which cost ~70 us of host time per convolution (resnet18 b1 was
+// bound by it), and its algorithm enum cannot reach the newer engines. Per
+// configuration (device, dtype, sizes, strides, pointer alignments,
+// parameters, TF32 policy) the first call builds an operation graph, asks
+// cuDNN's heuristic (mode A) for ranked engine configurations, and keeps the
+// first that finalizes and whose workspace can be allocated; later calls
+// only bind pointers (a variant pack, itself reused while the addresses stay
+// the same) and execute. Prebuilt engines are preferred to those cuDNN
+// compiles at run time with NVRTC: on the H200 those added 2.5 s to the first
+// run of mobilenet_v3_small (its depthwise convolutions); they are taken only when no prebuilt engine serves the
+// configuration. Engines that down-convert
+// inputs are skipped, and fp32 engines on tensor cores (TF32) when Note [TF32]
+// forbids them, as ATen filters them. Nothing is timed and nothing
+// synchronizes (cudnn.benchmark = False). Plans are kept per thread, as
+// ATen keeps them: an execution plan may not be used by two threads at once.
+// A configuration cuDNN rejects is remembered too, so that the retry with
+// packed operands (Note [Convolution operands in place]) is all that repeats.
 #include <algorithm>
+#include <array>
 #include <climits>
-#include <map>
-#include <mutex>
+#include <unordered_map>
+#include <utility>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -60,6 +77,7 @@
 #include "core/view.h"
 #include "cuda/handles.h"
 #include "cuda/library_ops.h"
+#include "shim/profile.h"
 
 namespace aotrt::cuda {
 namespace {
@@ -136,7 +154,7 @@ Operand as_cudnn_operand(const StridedView& v) {
 }
 
 // Note [Convolution operands in place]: positive strides for size-1 dims.
-std::vector<int> cudnn_strides(const Operand& o, Layout layout, const char* fn) {
+std::vector<int64_t> cudnn_strides(const Operand& o, Layout layout) {
   const auto order = layout_order(o.sizes.size(), layout);
   std::vector<int64_t> s = o.strides;
   int64_t inner = 1;  // stride * size of the next-inner dim in the layout
@@ -145,13 +163,7 @@ std::vector<int> cudnn_strides(const Operand& o, Layout layout, const char* fn) 
     if (o.sizes[d] == 1) s[d] = std::max<int64_t>(inner, 1);
     inner = s[d] * std::max<int64_t>(o.sizes[d], 1);
   }
-  std::vector<int> out(s.size());
-  for (size_t d = 0; d < s.size(); ++d) {
-    AOTRT_CHECK(s[d] <= INT_MAX, kUnsupported, fn, ": stride ", s[d],
-                " exceeds cuDNN's 32-bit descriptors");
-    out[d] = static_cast<int>(s[d]);
-  }
-  return out;
+  return s;
 }
 
 std::vector<int> to_ints(std::span<const int64_t> v, const char* what, const char* fn) {
@@ -164,28 +176,13 @@ std::vector<int> to_ints(std::span<const int64_t> v, const char* what, const cha
   return out;
 }
 
-// --- RAII descriptors -----------------------------------------------------------------
-
+// A legacy tensor descriptor (the bias add).
 struct TensorDesc {
   cudnnTensorDescriptor_t desc = nullptr;
   TensorDesc() { AOTRT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc)); }
   ~TensorDesc() { (void)cudnnDestroyTensorDescriptor(desc); }
   TensorDesc(const TensorDesc&) = delete;
   TensorDesc& operator=(const TensorDesc&) = delete;
-};
-struct FilterDesc {
-  cudnnFilterDescriptor_t desc = nullptr;
-  FilterDesc() { AOTRT_CUDNN_CHECK(cudnnCreateFilterDescriptor(&desc)); }
-  ~FilterDesc() { (void)cudnnDestroyFilterDescriptor(desc); }
-  FilterDesc(const FilterDesc&) = delete;
-  FilterDesc& operator=(const FilterDesc&) = delete;
-};
-struct ConvDesc {
-  cudnnConvolutionDescriptor_t desc = nullptr;
-  ConvDesc() { AOTRT_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc)); }
-  ~ConvDesc() { (void)cudnnDestroyConvolutionDescriptor(desc); }
-  ConvDesc(const ConvDesc&) = delete;
-  ConvDesc& operator=(const ConvDesc&) = delete;
 };
 
 // A status that is a rejection goes back to the caller (who may pack and
@@ -199,16 +196,138 @@ struct ConvDesc {
     }                                                                                   \
   } while (0)
 
-// --- The algorithm cache (Note [Convolution algorithms]) ----------------------------------
+// --- cuDNN graph API descriptors ------------------------------------------------------------
 
-struct AlgoChoice {
-  int algo = 0;
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-  size_t workspace = 0;
+// One backend descriptor, destroyed with its owner.
+class BackendDesc {
+ public:
+  BackendDesc() = default;
+  explicit BackendDesc(cudnnBackendDescriptorType_t type) {
+    AOTRT_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &desc_));
+  }
+  ~BackendDesc() { reset(); }
+  BackendDesc(BackendDesc&& other) noexcept : desc_(std::exchange(other.desc_, nullptr)) {}
+  BackendDesc& operator=(BackendDesc&& other) noexcept {
+    if (this != &other) {
+      reset();
+      desc_ = std::exchange(other.desc_, nullptr);
+    }
+    return *this;
+  }
+  BackendDesc(const BackendDesc&) = delete;
+  BackendDesc& operator=(const BackendDesc&) = delete;
+
+  cudnnBackendDescriptor_t get() const { return desc_; }
+  cudnnStatus_t set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+                    int64_t count, const void* values) const {
+    return cudnnBackendSetAttribute(desc_, name, type, count, values);
+  }
+  cudnnStatus_t set(cudnnBackendAttributeName_t name, const BackendDesc& value) const {
+    cudnnBackendDescriptor_t d = value.get();
+    return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d);
+  }
+  cudnnStatus_t set(cudnnBackendAttributeName_t name, std::span<const int64_t> values) const {
+    return set(name, CUDNN_TYPE_INT64, static_cast<int64_t>(values.size()), values.data());
+  }
+  cudnnStatus_t finalize() const { return cudnnBackendFinalize(desc_); }
+
+ private:
+  void reset() noexcept {
+    if (desc_ != nullptr) (void)cudnnBackendDestroyDescriptor(desc_);
+    desc_ = nullptr;
+  }
+  cudnnBackendDescriptor_t desc_ = nullptr;
 };
 
-std::mutex g_algo_mutex;
-std::map<std::vector<int64_t>, AlgoChoice> g_algos;
+// cuDNN 9 deprecates the handle attributes of graphs and plans in later
+// releases but the earlier ones require them; setting them is valid in all.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+constexpr cudnnBackendAttributeName_t kGraphHandle = CUDNN_ATTR_OPERATIONGRAPH_HANDLE;
+constexpr cudnnBackendAttributeName_t kPlanHandle = CUDNN_ATTR_EXECUTION_PLAN_HANDLE;
+#pragma GCC diagnostic pop
+
+// The tensors' ids in the graph and the variant pack.
+constexpr int64_t kUidX = 'x', kUidW = 'w', kUidY = 'y';
+
+// Largest power of two (at most 16) dividing the address: what the engines
+// may assume when they vectorize loads.
+int64_t cudnn_alignment(const void* p) {
+  return std::min<int64_t>(pointer_alignment(p), 16);
+}
+
+cudnnStatus_t make_tensor(BackendDesc& t, int64_t uid, cudnnDataType_t type,
+                          std::span<const int64_t> sizes, std::span<const int64_t> strides,
+                          int64_t alignment) {
+  t = BackendDesc(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  AOTRT_CUDNN_TRY(t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type));
+  AOTRT_CUDNN_TRY(t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, sizes));
+  AOTRT_CUDNN_TRY(t.set(CUDNN_ATTR_TENSOR_STRIDES, strides));
+  AOTRT_CUDNN_TRY(t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
+  AOTRT_CUDNN_TRY(t.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment));
+  return t.finalize();
+}
+
+// True when the engine of `config` may run under the TF32 policy and, unless
+// `compiled_at_runtime` allows it, comes prebuilt (Note [Convolution plans]).
+bool engine_allowed(const BackendDesc& config, bool fp32_without_tf32, bool compiled_at_runtime) {
+  BackendDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &e) !=
+      CUDNN_STATUS_SUCCESS) {
+    return false;
+  }
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  count = 0;
+  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes) !=
+      CUDNN_STATUS_SUCCESS) {
+    return false;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return false;
+    if (fp32_without_tf32 && notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE) return false;
+  }
+  if (compiled_at_runtime) return true;
+  cudnnBackendBehaviorNote_t behavior[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+  count = 0;
+  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &count, behavior) !=
+      CUDNN_STATUS_SUCCESS) {
+    return false;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    if (behavior[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) return false;
+  }
+  return true;
+}
+
+// --- The plan cache (Note [Convolution plans]) ----------------------------------------------
+
+struct ConvPlan {
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;  // a rejection, remembered
+  BackendDesc plan;
+  int64_t workspace = 0;
+  // The last variant pack and the addresses it binds (x, w, y, workspace):
+  // in a steady state the caching allocator hands out the same addresses
+  // run after run, and the pack is reused as it is.
+  BackendDesc pack;
+  std::array<void*, 4> bound{};
+};
+
+struct KeyHash {
+  size_t operator()(const std::vector<int64_t>& key) const noexcept {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int64_t v : key) h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+// Configurations a thread keeps before it starts over: far more than the
+// convolutions of any model, a bound for processes that see endless shapes.
+constexpr size_t kMaxPlansPerThread = 4096;
 
 // --- One attempt ----------------------------------------------------------------------
 
@@ -217,7 +336,6 @@ struct ConvCall {
   cudaStream_t stream = nullptr;
   ScalarType dtype = ScalarType::Float32;
   bool transposed = false;
-  int64_t groups = 1;
   std::vector<int64_t> padding, stride, dilation;  // per spatial dim, cuDNN's count
   Operand x, w, y;                                 // w: dense in w_layout
   Layout layout = Layout::kContiguous;             // of y (and the target for x)
@@ -225,151 +343,184 @@ struct ConvCall {
   const char* fn = "";
 };
 
-cudnnMathType_t math_type(ScalarType t) {
-  if (t != ScalarType::Float32) return CUDNN_TENSOR_OP_MATH;
-  return conv_allows_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+// The convolution as a finalized plan, or the status with which cuDNN
+// rejected it. For a transposed convolution the roles swap: cuDNN computes
+// the gradient of a forward convolution from y (its "input") to x (its
+// "output"), so X is fwd_in and Y is fwd_out in both directions.
+cudnnStatus_t build_plan(ConvPlan& out, const ConvCall& c, const Operand& fwd_in,
+                         const Operand& fwd_out, std::span<const int64_t> in_strides,
+                         std::span<const int64_t> w_strides, std::span<const int64_t> out_strides,
+                         cudnnHandle_t h) {
+  const cudnnDataType_t t = cudnn_data_type(c.dtype, c.fn);
+  BackendDesc x, w, y;
+  AOTRT_CUDNN_TRY(make_tensor(x, kUidX, t, fwd_in.sizes, in_strides, cudnn_alignment(fwd_in.data)));
+  AOTRT_CUDNN_TRY(make_tensor(w, kUidW, t, c.w.sizes, w_strides, cudnn_alignment(c.w.data)));
+  AOTRT_CUDNN_TRY(
+      make_tensor(y, kUidY, t, fwd_out.sizes, out_strides, cudnn_alignment(fwd_out.data)));
+
+  // fp16 and bf16 accumulate in fp32, as ATen does.
+  BackendDesc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  const int64_t spatial = static_cast<int64_t>(c.padding.size());
+  AOTRT_CUDNN_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute));
+  AOTRT_CUDNN_TRY(
+      conv.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
+  AOTRT_CUDNN_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial));
+  AOTRT_CUDNN_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_DILATIONS, c.dilation));
+  AOTRT_CUDNN_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, c.stride));
+  AOTRT_CUDNN_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, c.padding));
+  AOTRT_CUDNN_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, c.padding));
+  AOTRT_CUDNN_TRY(conv.finalize());
+
+  const float alpha = 1.0f, beta = 0.0f;
+  BackendDesc op;
+  if (!c.transposed) {
+    op = BackendDesc(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+    AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x));
+    AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w));
+    AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y));
+    AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv));
+    AOTRT_CUDNN_TRY(
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
+    AOTRT_CUDNN_TRY(
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+  } else {
+    op = BackendDesc(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
+    AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x));
+    AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w));
+    AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y));
+    AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv));
+    AOTRT_CUDNN_TRY(
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
+    AOTRT_CUDNN_TRY(
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+  }
+  AOTRT_CUDNN_TRY(op.finalize());
+
+  BackendDesc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  AOTRT_CUDNN_TRY(graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, op));
+  AOTRT_CUDNN_TRY(graph.set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &h));
+  AOTRT_CUDNN_TRY(graph.finalize());
+
+  const bool fp32_without_tf32 = c.dtype == ScalarType::Float32 && !conv_allows_tf32();
+  cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
+  // The heuristic's ranking first; cuDNN's fallback engines if none of it runs.
+  for (cudnnBackendHeurMode_t heur_mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    BackendDesc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    AOTRT_CUDNN_TRY(heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph));
+    AOTRT_CUDNN_TRY(heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode));
+    if (const cudnnStatus_t s = heur.finalize(); s != CUDNN_STATUS_SUCCESS) {
+      last = s;
+      continue;
+    }
+    int64_t count = 0;
+    AOTRT_CUDNN_TRY(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+    std::vector<BackendDesc> configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+      raw.push_back(configs.back().get());
+    }
+    int64_t returned = 0;
+    AOTRT_CUDNN_TRY(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned,
+                                             raw.data()));
+    // Prebuilt engines first; those compiled at run time only if none runs.
+    for (int64_t k = 0; k < 2 * std::min(returned, count); ++k) {
+      const int64_t i = k % std::min(returned, count);
+      const bool compiled_at_runtime = k >= std::min(returned, count);
+      if (!engine_allowed(configs[static_cast<size_t>(i)], fp32_without_tf32, compiled_at_runtime) ||
+          (compiled_at_runtime &&
+           engine_allowed(configs[static_cast<size_t>(i)], fp32_without_tf32, false))) {
+        continue;  // not allowed, or already tried among the prebuilt ones
+      }
+      BackendDesc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      AOTRT_CUDNN_TRY(plan.set(kPlanHandle, CUDNN_TYPE_HANDLE, 1, &h));
+      AOTRT_CUDNN_TRY(plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                               configs[static_cast<size_t>(i)]));
+      if (const cudnnStatus_t s = plan.finalize(); s != CUDNN_STATUS_SUCCESS) {
+        last = s;
+        continue;  // this engine cannot run this configuration
+      }
+      int64_t workspace = 0, n = 0;
+      AOTRT_CUDNN_TRY(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                               CUDNN_TYPE_INT64, 1, &n, &workspace));
+      if (workspace > 0) {
+        try {
+          DeviceBuffer probe(c.device, static_cast<size_t>(workspace));
+        } catch (const Error& e) {
+          if (e.kind() != ErrorKind::kOutOfMemory) throw;
+          continue;  // this engine's workspace does not fit; try the next
+        }
+      }
+      out.plan = std::move(plan);
+      out.workspace = workspace;
+      return CUDNN_STATUS_SUCCESS;
+    }
+  }
+  return last;
 }
 
 // Runs the convolution; returns SUCCESS or the status with which cuDNN
 // rejected this layout.
 cudnnStatus_t try_conv(const ConvCall& c) {
-  const char* fn = c.fn;
-  const cudnnDataType_t t = cudnn_data_type(c.dtype, fn);
-  const int nd = static_cast<int>(c.y.sizes.size());
-  // For a transposed convolution the roles swap: cuDNN computes the gradient
-  // of a forward convolution from y (its "input") to x (its "output").
   const Operand& fwd_in = c.transposed ? c.y : c.x;
   const Operand& fwd_out = c.transposed ? c.x : c.y;
-
-  TensorDesc in_desc, out_desc;
-  FilterDesc w_desc;
-  ConvDesc conv;
-  const auto in_sizes = to_ints(fwd_in.sizes, "size", fn);
-  const auto out_sizes = to_ints(fwd_out.sizes, "size", fn);
-  const auto in_strides = cudnn_strides(fwd_in, c.layout, fn);
-  const auto out_strides = cudnn_strides(fwd_out, c.layout, fn);
-  AOTRT_CUDNN_TRY(cudnnSetTensorNdDescriptor(in_desc.desc, t, nd, in_sizes.data(),
-                                             in_strides.data()));
-  AOTRT_CUDNN_TRY(cudnnSetTensorNdDescriptor(out_desc.desc, t, nd, out_sizes.data(),
-                                             out_strides.data()));
-  const auto w_sizes = to_ints(c.w.sizes, "weight size", fn);
-  AOTRT_CUDNN_TRY(cudnnSetFilterNdDescriptor(
-      w_desc.desc, t, c.w_layout == Layout::kChannelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-      nd, w_sizes.data()));
-  const auto pad = to_ints(c.padding, "padding", fn);
-  const auto stride = to_ints(c.stride, "stride", fn);
-  const auto dilation = to_ints(c.dilation, "dilation", fn);
-  // fp16 and bf16 accumulate in fp32, as ATen does.
-  AOTRT_CUDNN_TRY(cudnnSetConvolutionNdDescriptor(conv.desc, nd - 2, pad.data(), stride.data(),
-                                                  dilation.data(), CUDNN_CROSS_CORRELATION,
-                                                  CUDNN_DATA_FLOAT));
-  AOTRT_CUDNN_TRY(cudnnSetConvolutionGroupCount(conv.desc, static_cast<int>(c.groups)));
-  const cudnnMathType_t math = math_type(c.dtype);
-  AOTRT_CUDNN_TRY(cudnnSetConvolutionMathType(conv.desc, math));
-
+  const std::vector<int64_t> in_strides = cudnn_strides(fwd_in, c.layout);
+  const std::vector<int64_t> out_strides = cudnn_strides(fwd_out, c.layout);
+  const std::vector<int64_t> w_strides = cudnn_strides(c.w, c.w_layout);
+  // Before the thread's plans exist, so that they are destroyed before it.
   cudnnHandle_t h = cudnn_handle(c.device, c.stream);
-  const float one = 1.0f, zero = 0.0f;
-  auto run = [&](const AlgoChoice& a) -> cudnnStatus_t {
-    AOTRT_CUDNN_TRY(cudnnSetConvolutionMathType(conv.desc, a.math));
-    DeviceBuffer workspace;
-    if (a.workspace > 0) workspace = DeviceBuffer(c.device, a.workspace);
-    if (!c.transposed) {
-      return cudnnConvolutionForward(h, &one, in_desc.desc, fwd_in.data, w_desc.desc, c.w.data,
-                                     conv.desc, static_cast<cudnnConvolutionFwdAlgo_t>(a.algo),
-                                     workspace.data(), a.workspace, &zero, out_desc.desc,
-                                     fwd_out.data);
-    }
-    return cudnnConvolutionBackwardData(
-        h, &one, w_desc.desc, c.w.data, out_desc.desc, fwd_out.data, conv.desc,
-        static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo), workspace.data(), a.workspace,
-        &zero, in_desc.desc, fwd_in.data);
-  };
+  thread_local std::unordered_map<std::vector<int64_t>, ConvPlan, KeyHash> t_plans;
 
-  // The cache key: everything the choice depends on.
-  std::vector<int64_t> key{c.device, static_cast<int64_t>(c.dtype), c.transposed, c.groups,
-                           static_cast<int64_t>(math), static_cast<int64_t>(c.w_layout)};
-  for (const auto* v : {&fwd_in.sizes, &fwd_out.sizes, &c.w.sizes, &c.padding, &c.stride,
-                        &c.dilation}) {
+  // The cache key: everything the plan depends on.
+  std::vector<int64_t> key{c.device, static_cast<int64_t>(c.dtype), c.transposed,
+                           conv_allows_tf32(), static_cast<int64_t>(fwd_in.sizes.size()),
+                           cudnn_alignment(fwd_in.data), cudnn_alignment(c.w.data),
+                           cudnn_alignment(fwd_out.data)};
+  key.reserve(key.size() + 7 * fwd_in.sizes.size());
+  for (const auto* v : {&fwd_in.sizes, &fwd_out.sizes, &c.w.sizes, &w_strides, &c.padding,
+                        &c.stride, &c.dilation, &in_strides, &out_strides}) {
     key.insert(key.end(), v->begin(), v->end());
   }
-  key.insert(key.end(), in_strides.begin(), in_strides.end());
-  key.insert(key.end(), out_strides.begin(), out_strides.end());
-  std::optional<AlgoChoice> cached;
-  {
-    std::lock_guard<std::mutex> lock(g_algo_mutex);
-    auto it = g_algos.find(key);
-    if (it != g_algos.end()) cached = it->second;
+  auto it = t_plans.find(key);
+  if (it == t_plans.end()) {
+    if (t_plans.size() >= kMaxPlansPerThread) t_plans.clear();
+    ConvPlan built;
+    built.status = build_plan(built, c, fwd_in, fwd_out, in_strides, w_strides, out_strides, h);
+    it = t_plans.emplace(std::move(key), std::move(built)).first;
   }
-  if (cached) {
-    const cudnnStatus_t s = run(*cached);
-    if (s == CUDNN_STATUS_SUCCESS) return s;
-    if (!cudnn_rejects(s)) {
-      detail::cudnn_fail(s, "cudnnConvolution (cached algorithm)", __FILE__, __LINE__);
-    }
-    // A rejection with the cached algorithm: rank them again below.
-  }
+  ConvPlan& plan = it->second;
+  if (plan.status != CUDNN_STATUS_SUCCESS) return plan.status;
 
-  // The heuristic's ranking; the first algorithm that runs wins.
-  std::vector<AlgoChoice> candidates;
-  int returned = 0;
-  if (!c.transposed) {
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    AOTRT_CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(
-        h, in_desc.desc, w_desc.desc, conv.desc, out_desc.desc,
-        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
-    for (int i = 0; i < returned; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      if (math == CUDNN_FMA_MATH && perf[i].mathType != CUDNN_FMA_MATH) continue;
-      candidates.push_back({static_cast<int>(perf[i].algo), perf[i].mathType, 0});
-    }
-  } else {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    AOTRT_CUDNN_TRY(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-        h, w_desc.desc, out_desc.desc, conv.desc, in_desc.desc,
-        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf));
-    for (int i = 0; i < returned; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      if (math == CUDNN_FMA_MATH && perf[i].mathType != CUDNN_FMA_MATH) continue;
-      candidates.push_back({static_cast<int>(perf[i].algo), perf[i].mathType, 0});
-    }
+  DeviceBuffer workspace;
+  if (plan.workspace > 0) workspace = DeviceBuffer(c.device, static_cast<size_t>(plan.workspace));
+  const std::array<void*, 4> bound{fwd_in.data, c.w.data, fwd_out.data, workspace.data()};
+  if (plan.pack.get() == nullptr || plan.bound != bound) {
+    profiling::LibraryCallTimer timer("cudnn variant pack (new addresses)");
+    const int64_t uids[3] = {kUidX, kUidW, kUidY};
+    BackendDesc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    AOTRT_CUDNN_CHECK(
+        pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, bound.data()));
+    AOTRT_CUDNN_CHECK(pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids));
+    AOTRT_CUDNN_CHECK(
+        pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &bound[3]));
+    AOTRT_CUDNN_CHECK(pack.finalize());
+    plan.pack = std::move(pack);
+    plan.bound = bound;
   }
-  cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
-  for (AlgoChoice& a : candidates) {
-    AOTRT_CUDNN_TRY(cudnnSetConvolutionMathType(conv.desc, a.math));
-    cudnnStatus_t s;
-    if (!c.transposed) {
-      s = cudnnGetConvolutionForwardWorkspaceSize(h, in_desc.desc, w_desc.desc, conv.desc,
-                                                  out_desc.desc,
-                                                  static_cast<cudnnConvolutionFwdAlgo_t>(a.algo),
-                                                  &a.workspace);
-    } else {
-      s = cudnnGetConvolutionBackwardDataWorkspaceSize(
-          h, w_desc.desc, out_desc.desc, conv.desc, in_desc.desc,
-          static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo), &a.workspace);
-    }
-    if (s != CUDNN_STATUS_SUCCESS) {
-      last = s;
-      continue;
-    }
-    try {
-      s = run(a);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kOutOfMemory) throw;
-      continue;  // this algorithm's workspace does not fit; try the next
-    }
-    if (s == CUDNN_STATUS_SUCCESS) {
-      std::lock_guard<std::mutex> lock(g_algo_mutex);
-      g_algos[key] = a;
-      return s;
-    }
-    if (!cudnn_rejects(s)) {
-      detail::cudnn_fail(s, c.transposed ? "cudnnConvolutionBackwardData"
-                                         : "cudnnConvolutionForward",
-                         __FILE__, __LINE__);
-    }
-    last = s;
+  cudnnStatus_t s;
+  {
+    profiling::LibraryCallTimer timer("cudnnBackendExecute");
+    s = cudnnBackendExecute(h, plan.plan.get(), plan.pack.get());
   }
-  return last;
+  if (s != CUDNN_STATUS_SUCCESS) {
+    if (!cudnn_rejects(s)) detail::cudnn_fail(s, "cudnnBackendExecute", __FILE__, __LINE__);
+    plan.status = s;  // remembered: the caller packs from now on
+  }
+  return s;
 }
 
 // Packs a view into a dense tensor of `layout` (a gather of the view
@@ -434,9 +585,9 @@ bool try_conv_as_gemm(const StridedView& x, const StridedView& w, const StridedV
   }
   if (bias != nullptr) {
     const StridedView b = strided_view(*bias);
-    linear_views(ym, xm, wt, &b, fn);
+    linear_views(ym, xm, wt, &b, conv_allows_tf32(), fn);
   } else {
-    linear_views(ym, xm, wt, nullptr, fn);
+    linear_views(ym, xm, wt, nullptr, conv_allows_tf32(), fn);
   }
   return true;
 }
@@ -594,7 +745,6 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   call.stream = stream;
   call.dtype = dtype;
   call.transposed = params.transposed;
-  call.groups = groups;
   call.layout = layout;
   call.fn = fn;
   call.padding = padding;
@@ -694,8 +844,8 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
     const cudnnDataType_t t = cudnn_data_type(dtype, fn);
     TensorDesc b_desc, y_desc;
     const auto b_sizes = to_ints(b.sizes, "size", fn), y_sizes = to_ints(y.sizes, "size", fn);
-    const auto b_strides = cudnn_strides(b, Layout::kContiguous, fn);
-    const auto y_strides = cudnn_strides(y, layout, fn);
+    const auto b_strides = to_ints(cudnn_strides(b, Layout::kContiguous), "stride", fn);
+    const auto y_strides = to_ints(cudnn_strides(y, layout), "stride", fn);
     AOTRT_CUDNN_CHECK(cudnnSetTensorNdDescriptor(b_desc.desc, t, static_cast<int>(b.sizes.size()),
                                                  b_sizes.data(), b_strides.data()));
     AOTRT_CUDNN_CHECK(cudnnSetTensorNdDescriptor(y_desc.desc, t, static_cast<int>(y.sizes.size()),

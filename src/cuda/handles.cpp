@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "core/error.h"
@@ -41,6 +42,10 @@ struct ThreadHandles {
   std::vector<cublasHandle_t> cublas;
   std::vector<cublasLtHandle_t> cublaslt;
   std::vector<cudnnHandle_t> cudnn;
+  // The stream each handle is bound to: binding again costs host time
+  // (cublasSetStream also resets the handle's workspace), so it is done only
+  // when the stream changes.
+  std::vector<std::optional<cudaStream_t>> cublas_stream, cudnn_stream;
 
   ~ThreadHandles() {
     for (size_t d = 0; d < cublas.size(); ++d) {
@@ -61,7 +66,7 @@ template <typename H>
 H& slot(std::vector<H>& handles, int device_index) {
   AOTRT_CHECK(device_index >= 0, kInternal, "library handle asked for device ", device_index);
   if (handles.size() <= static_cast<size_t>(device_index)) {
-    handles.resize(static_cast<size_t>(device_index) + 1, nullptr);
+    handles.resize(static_cast<size_t>(device_index) + 1, H{});
   }
   return handles[static_cast<size_t>(device_index)];
 }
@@ -77,7 +82,11 @@ cublasHandle_t cublas_handle(int device_index, cudaStream_t stream) {
     // handle's math mode must not add it behind our back.
     AOTRT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   }
-  AOTRT_CUBLAS_CHECK(cublasSetStream(h, stream));
+  std::optional<cudaStream_t>& bound = slot(t_handles.cublas_stream, device_index);
+  if (bound != stream) {
+    AOTRT_CUBLAS_CHECK(cublasSetStream(h, stream));
+    bound = stream;
+  }
   return h;
 }
 
@@ -96,7 +105,11 @@ cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream) {
     DeviceGuard guard(device_index);
     AOTRT_CUDNN_CHECK(cudnnCreate(&h));
   }
-  AOTRT_CUDNN_CHECK(cudnnSetStream(h, stream));
+  std::optional<cudaStream_t>& bound = slot(t_handles.cudnn_stream, device_index);
+  if (bound != stream) {
+    AOTRT_CUDNN_CHECK(cudnnSetStream(h, stream));
+    bound = stream;
+  }
   return h;
 }
 

@@ -34,9 +34,10 @@ void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl
 // The GEMM behind them, on views, for conv.cpp's 1x1 convolutions: out
 // [M, N] = x [M, K] @ y [K, N] (+ bias [N] on every row), each read in place
 // when cuBLAS can address it (cublas_addressable, Note [Matmul layouts]).
+// `tf32`: whether fp32 inputs may be rounded to TF32 (Note [TF32]).
 bool cublas_addressable(const StridedView& matrix);
 void linear_views(const StridedView& out, const StridedView& x, const StridedView& y,
-                  const StridedView* bias, const char* fn);
+                  const StridedView* bias, bool tf32, const char* fn);
 
 // --- conv.cpp ---------------------------------------------------------------------------
 using aotrt::ConvParams;  // core/conv_params.h

@@ -49,6 +49,7 @@
 #include "core/view.h"
 #include "cuda/handles.h"
 #include "cuda/library_ops.h"
+#include "shim/profile.h"
 
 namespace aotrt::cuda {
 namespace {
@@ -230,13 +231,15 @@ GemmCall plan_gemm(const Addressed& out, const Addressed& x, const Addressed& y)
   return g;
 }
 
-cublasComputeType_t compute_type(ScalarType t) {
-  return t == ScalarType::Float32 && matmul_allows_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                          : CUBLAS_COMPUTE_32F;
+// `tf32`: whether an fp32 product may round its inputs to TF32 (Note [TF32]):
+// the matmul policy for matmuls, the convolution policy for the 1x1
+// convolutions conv.cpp runs as GEMMs.
+cublasComputeType_t compute_type(ScalarType t, bool tf32) {
+  return t == ScalarType::Float32 && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-void run_gemm(const GemmCall& g, ScalarType dtype, float alpha, float beta, int device,
-              cudaStream_t stream, const char* fn) {
+void run_gemm(const GemmCall& g, ScalarType dtype, bool tf32, float alpha, float beta,
+              int device, cudaStream_t stream, const char* fn) {
   const cudaDataType_t t = cuda_data_type(dtype, fn);
   cublasHandle_t h = cublas_handle(device, stream);
   const int m = to_int(g.m, "size", fn), n = to_int(g.n, "size", fn),
@@ -244,15 +247,16 @@ void run_gemm(const GemmCall& g, ScalarType dtype, float alpha, float beta, int 
   const int lda = to_int(g.lda, "leading dimension", fn),
             ldb = to_int(g.ldb, "leading dimension", fn),
             ldc = to_int(g.ldc, "leading dimension", fn);
+  profiling::LibraryCallTimer timer("cublasGemmEx");
   if (g.batch == 1) {
     AOTRT_CUBLAS_CHECK(cublasGemmEx(h, g.op_a, g.op_b, m, n, k, &alpha, g.a, t, lda, g.b, t,
-                                    ldb, &beta, g.c, t, ldc, compute_type(dtype),
+                                    ldb, &beta, g.c, t, ldc, compute_type(dtype, tf32),
                                     CUBLAS_GEMM_DEFAULT));
   } else {
     AOTRT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
         h, g.op_a, g.op_b, m, n, k, &alpha, g.a, t, lda, g.stride_a, g.b, t, ldb, g.stride_b,
         &beta, g.c, t, ldc, g.stride_c, to_int(g.batch, "batch count", fn),
-        compute_type(dtype), CUBLAS_GEMM_DEFAULT));
+        compute_type(dtype, tf32), CUBLAS_GEMM_DEFAULT));
   }
 }
 
@@ -350,10 +354,10 @@ std::unique_ptr<LtPlan> make_lt_plan(const GemmCall& g, cudaDataType_t t,
 
 // D = alpha op(A) op(B) + bias (broadcast along D's columns, i.e. along the
 // rows of a row-major out). Returns false when cuBLASLt cannot serve it.
-bool try_lt_bias(const GemmCall& g, const void* bias, ScalarType dtype, float alpha,
+bool try_lt_bias(const GemmCall& g, const void* bias, ScalarType dtype, bool tf32, float alpha,
                  int device, cudaStream_t stream, const char* fn) {
   const cudaDataType_t t = cuda_data_type(dtype, fn);
-  const cublasComputeType_t compute = compute_type(dtype);
+  const cublasComputeType_t compute = compute_type(dtype, tf32);
   const LtKey key{device,
                   static_cast<int>(t),
                   static_cast<int>(compute),
@@ -377,6 +381,7 @@ bool try_lt_bias(const GemmCall& g, const void* bias, ScalarType dtype, float al
       plan.op.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   DeviceBuffer workspace(device, kLtWorkspaceBytes);
   const float beta = 0.0f;
+  profiling::LibraryCallTimer timer("cublasLtMatmul");
   const cublasStatus_t status =
       cublasLtMatmul(lt, plan.op.desc, &alpha, g.a, plan.a.layout, g.b, plan.b.layout, &beta,
                      g.c, plan.c.layout, g.c, plan.c.layout, &plan.algo, workspace.data(),
@@ -395,7 +400,8 @@ bool try_lt_bias(const GemmCall& g, const void* bias, ScalarType dtype, float al
 // [batch,] M x K, y [batch,] K x N, self already broadcast to out's sizes
 // (null when beta * self is not wanted).
 void run_matmul(const StridedView& out_view, const OwnedView* self, const StridedView& x_view,
-                const StridedView& y_view, double beta_arg, double alpha_arg, const char* fn) {
+                const StridedView& y_view, double beta_arg, double alpha_arg, bool tf32,
+                const char* fn) {
   const int64_t numel = out_view.numel();
   if (numel == 0) return;
   const int ndim = static_cast<int>(out_view.dim());
@@ -488,7 +494,7 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
       self_view.dtype == dtype && self_view.strides[0] == 0 &&
       (self_view.strides[1] == 1 || N == 1) && M > 1 && N > 1 && K > 1 &&
       !overlaps(self_view.strided(), target.strided())) {
-    done = try_lt_bias(call, self_view.data, dtype, alpha, device, stream, fn);
+    done = try_lt_bias(call, self_view.data, dtype, tf32, alpha, device, stream, fn);
   }
   if (!done) {
     if (use_self) {
@@ -511,7 +517,7 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
         }
       }
     }
-    run_gemm(call, dtype, alpha, beta, device, stream, fn);
+    run_gemm(call, dtype, tf32, alpha, beta, device, stream, fn);
   }
   if (out_tmp.data() != nullptr) scatter_for_library(out_view, out_tmp.data(), stream);
 }
@@ -591,7 +597,7 @@ void matmul(const MatmulArgs& a) {
     self_view = expand_to(s, want, a.ndim, fn);
   }
   run_matmul(strided_view(out), use_self ? &self_view : nullptr, strided_view(*a.x),
-             strided_view(*a.y), a.beta, a.alpha, fn);
+             strided_view(*a.y), a.beta, a.alpha, matmul_allows_tf32(), fn);
 }
 
 }  // namespace
@@ -621,7 +627,7 @@ bool cublas_addressable(const StridedView& m) {
 }
 
 void linear_views(const StridedView& out, const StridedView& x, const StridedView& y,
-                  const StridedView* bias, const char* fn) {
+                  const StridedView* bias, bool tf32, const char* fn) {
   OwnedView b;
   if (bias != nullptr) {
     b.data = bias->data;
@@ -633,7 +639,7 @@ void linear_views(const StridedView& out, const StridedView& x, const StridedVie
     b.strides[0] = 0;
     b.strides[1] = bias->strides[0];
   }
-  run_matmul(out, bias != nullptr ? &b : nullptr, x, y, 1.0, 1.0, fn);
+  run_matmul(out, bias != nullptr ? &b : nullptr, x, y, 1.0, 1.0, tf32, fn);
 }
 
 }  // namespace aotrt::cuda
