@@ -13,13 +13,17 @@
 # tests and every model passed.
 #
 # Usage: scripts/gpu_e2e.sh [--jobs N] [--model NAME]... [--build-dir DIR] [--skip-build]
-#                           [--skip-unit] [--noise] [--dry-run]
+#                           [--skip-unit] [--robust] [--noise] [--dry-run]
 #   --jobs N      parallel export processes (default 8)
 #   --model NAME  only this zoo model (repeatable; default: every model meant for cuda)
 #   --skip-build  reuse an existing build dir; --skip-unit: don't run the unit tests
+#   --robust      afterwards, the robustness cases on real packages for cpu and cuda
+#                 (tests/e2e/test_robust_real.py: 1,000 loads, 8 threads with a stream each,
+#                 bad inputs, allocation cap), recorded into robust_cuda.jsonl
 #   --noise       afterwards, print the tolerance yardsticks (python3 -m aotrt_tools.zoo --noise)
 #   --dry-run     print what would run (wheel roots, cmake arguments, models) and stop
-# Writes build.log, export.log, unit.log, gpu_e2e.md (and noise.log) into $OUT when it is
+# Writes build.log, export.log, unit.log, gpu_e2e.md (and robust.log, robust_cuda.jsonl,
+# noise.log) into $OUT when it is
 # set, else into BUILD_DIR/logs. Needs python3 with torch (CUDA), cmake, ninja, nvcc; no network.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +34,7 @@ BUILD_DIR=build-gpu
 SKIP_BUILD=0
 SKIP_UNIT=0
 NOISE=0
+ROBUST=0
 DRY_RUN=0
 MODEL_ARGS=()
 usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -41,6 +46,7 @@ while [ $# -gt 0 ]; do
     --skip-build) SKIP_BUILD=1; shift ;;
     --skip-unit) SKIP_UNIT=1; shift ;;
     --noise) NOISE=1; shift ;;
+    --robust) ROBUST=1; shift ;;
     --dry-run) DRY_RUN=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "gpu_e2e: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -155,6 +161,18 @@ else
     | tee "$LOG_DIR/gpu_e2e.md"
 fi
 
+ROBUST_RC=0
+if [ "$ROBUST" = 1 ] && [ "$BUILD_OK" = 1 ]; then
+  T=$(now)
+  rm -f "$LOG_DIR/robust_cuda.jsonl"
+  AOTRT_ROBUST_DEVICES=cpu,cuda AOTRT_BIN="$REPO/$BUILD_DIR/aotrt" \
+    AOTRT_ROBUSTNESS_LOG="$LOG_DIR/robust_cuda.jsonl" PYTHONPATH="$REPO/python" \
+    timeout 400 python3 -m pytest -q -p no:cacheprovider tests/e2e/test_robust_real.py >"$LOG_DIR/robust.log" 2>&1
+  ROBUST_RC=$?
+  tail -n 15 "$LOG_DIR/robust.log"
+  record robust "$(( $(now) - T ))" "$([ $ROBUST_RC = 0 ] && echo 'all passed' || echo "FAILED (exit $ROBUST_RC, see robust.log)")"
+fi
+
 if [ "$NOISE" = 1 ]; then
   T=$(now)
   PYTHONPATH="$REPO/python" python3 -m aotrt_tools.zoo --noise --device cuda "${MODEL_ARGS[@]}" 2>&1 \
@@ -172,4 +190,4 @@ fi
   for s in "${STEPS[@]}"; do IFS='|' read -r n secs st <<<"$s"; echo "| $n | $secs | $st |"; done
 } | tee -a "$LOG_DIR/gpu_e2e.md"
 echo "logs: $LOG_DIR"
-[ "$BUILD_OK" = 1 ] && [ "$UNIT_OK" = 1 ] && [ "$EXPORT_RC" = 0 ] && [ "$RUN_RC" = 0 ]
+[ "$BUILD_OK" = 1 ] && [ "$UNIT_OK" = 1 ] && [ "$EXPORT_RC" = 0 ] && [ "$RUN_RC" = 0 ] && [ "$ROBUST_RC" = 0 ]

@@ -24,7 +24,7 @@ cmake -S . -B "$BUILD_DIR" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Debug \
 cmake --build "$BUILD_DIR" --target aotrt_unit_tests -j"$JOBS"
 built=$(date +%s)
 
-FILTER='Robust*Concurrency*:RobustLifecycle.ModelThreadLocals*:RobustReal.EightThreads*:ShimBoundary.LastErrorIsPerThread:CoreHandles.ConcurrentRegistrationAndDeletion:CoreStorage.ReferencesReleasedFromManyThreadsFreeOnce:CpuConv.ConcurrentCallsAgree:ShimGradMode.OffByDefaultAndPerThread'
+FILTER='Robust*Concurrency*:*RobustLifecycleModels.ModelThreadLocals*:RobustReal.EightThreads*:ShimBoundary.LastErrorIsPerThread:CoreHandles.ConcurrentRegistrationAndDeletion:CoreStorage.ReferencesReleasedFromManyThreadsFreeOnce:CpuConv.ConcurrentCallsAgree:ShimGradMode.OffByDefaultAndPerThread'
 ARGS=("$@")
 if [ "${#ARGS[@]}" -eq 0 ]; then ARGS=(--gtest_filter="$FILTER"); fi
 # halt_on_error: the first report fails the run; second_deadlock_stack: full

@@ -139,16 +139,18 @@ std::vector<uint64_t> dynstr_references(const Image& img, const std::vector<Elf6
   return refs;
 }
 
-// Note [Thread-local destructors and dlclose].
-bool redirect_thread_atexit(Image& img, const std::vector<Elf64_Shdr>& headers) {
-  const size_t len = std::strlen(kThreadAtexit);
-  static_assert(std::char_traits<char>::length(kThreadAtexit) ==
-                std::char_traits<char>::length(kThreadAtexitReplacement));
+// Note [Thread-local destructors and dlclose]: renames the .dynsym entry
+// `from` (an import, or also a definition when `definitions` is set) to `to`,
+// a name of the same length that differs in a prefix only.
+bool rename_symbol(Image& img, const std::vector<Elf64_Shdr>& headers, const char* from,
+                   const char* to, bool definitions) {
+  const size_t len = std::strlen(from);
+  if (std::strlen(to) != len) return false;
   // The bytes that differ: "__cxa" -> "aotrt"; names that start later are unchanged.
   size_t changed = 0;
-  while (kThreadAtexit[changed] != kThreadAtexitReplacement[changed]) ++changed;
+  while (from[changed] != to[changed]) ++changed;
   for (size_t c = changed; c < len; ++c) {
-    if (kThreadAtexit[c] != kThreadAtexitReplacement[c]) return false;  // not a prefix swap
+    if (from[c] != to[c]) return false;  // not a prefix swap
   }
   for (size_t i = 0; i < headers.size(); ++i) {
     const Elf64_Shdr& dynsym = headers[i];
@@ -161,10 +163,10 @@ bool redirect_thread_atexit(Image& img, const std::vector<Elf64_Shdr>& headers) 
     const uint64_t count = dynsym.sh_size / sizeof(Elf64_Sym);
     for (uint64_t k = 1; k < count; ++k) {
       const auto sym = img.read<Elf64_Sym>(dynsym.sh_offset + k * sizeof(Elf64_Sym), "symbol");
-      if (sym.st_shndx != SHN_UNDEF) continue;
+      if (sym.st_shndx != SHN_UNDEF && !definitions) continue;
       const auto name_len = img.string_length(strtab.sh_offset, strtab.sh_size, sym.st_name);
       if (name_len != len ||
-          std::memcmp(img.at(strtab.sh_offset + sym.st_name), kThreadAtexit, len) != 0) {
+          std::memcmp(img.at(strtab.sh_offset + sym.st_name), from, len) != 0) {
         continue;
       }
       // Another name whose bytes overlap the changed prefix would change too.
@@ -175,9 +177,10 @@ bool redirect_thread_atexit(Image& img, const std::vector<Elf64_Shdr>& headers) 
         const auto other = img.string_length(strtab.sh_offset, strtab.sh_size, o);
         if (other && o + *other == start + len) return false;  // ours is its suffix
       }
-      std::memcpy(img.at(strtab.sh_offset + start), kThreadAtexitReplacement, changed);
-      // The import asked for libstdc++'s CXXABI_1.3.7 version; aotrt's
-      // definition is unversioned, so the reference becomes unversioned too.
+      std::memcpy(img.at(strtab.sh_offset + start), to, changed);
+      // The import asked for libstdc++'s CXXABI_1.3.7 (or glibc's
+      // GLIBC_2.18) version; aotrt's definition is unversioned, so the
+      // reference becomes unversioned too.
       for (const Elf64_Shdr& v : headers) {
         if (v.sh_type != SHT_GNU_versym || v.sh_link != i) continue;
         check_table(img, v, sizeof(Elf64_Half), ".gnu.version");
@@ -194,7 +197,8 @@ bool redirect_thread_atexit(Image& img, const std::vector<Elf64_Shdr>& headers) 
 
 }  // namespace
 
-ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& what) {
+ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& what,
+                                 bool kernel_modules) {
   Image img(image, what);
   AOTRT_CHECK(image.size() >= sizeof(Elf64_Ehdr) && std::memcmp(image.data(), ELFMAG, SELFMAG) == 0 &&
                   image[EI_CLASS] == ELFCLASS64,
@@ -203,11 +207,25 @@ ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& wh
   const std::vector<Elf64_Shdr> headers = section_headers(img, eh);
   ElfPatchResult result;
   result.unique_symbols_demoted = demote_unique(img, headers);
-  result.thread_atexit_redirected = redirect_thread_atexit(img, headers);
+  // A model that links libstdc++ statically defines __cxa_thread_atexit
+  // itself, and its calls still go through the PLT to whichever definition
+  // the global scope offers first; renamed, that is aotrt's. Its copy calls
+  // glibc's __cxa_thread_atexit_impl, renamed too for models linked with
+  // -Bsymbolic, whose calls stay inside them.
+  const bool via_libstdcxx = rename_symbol(img, headers, kThreadAtexit,
+                                           kThreadAtexitReplacement, /*definitions=*/true);
+  const bool via_glibc = rename_symbol(img, headers, kThreadAtexitImpl,
+                                       kThreadAtexitImplReplacement, /*definitions=*/false);
+  result.thread_atexit_redirected = via_libstdcxx || via_glibc;
+  if (kernel_modules) {
+    for (const auto& [from, to] : kModuleLoads) {
+      result.module_loads_redirected += rename_symbol(img, headers, from, to, /*definitions=*/false);
+    }
+  }
   return result;
 }
 
-ElfPatchResult patch_for_dlclose_in_file(const std::string& path) {
+ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_modules) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     const int err = errno;
@@ -232,7 +250,7 @@ ElfPatchResult patch_for_dlclose_in_file(const std::string& path) {
       ::munmap(p, (n + page - 1) / page * page);
     }
   } unmap{p, size};
-  return patch_for_dlclose({static_cast<uint8_t*>(p), size}, path);
+  return patch_for_dlclose({static_cast<uint8_t*>(p), size}, path, kernel_modules);
 }
 
 }  // namespace aotrt::package

@@ -26,7 +26,10 @@
 // exits (never, for the main thread): this alone kept every pointwise_c2f
 // load mapped. The model's import of __cxa_thread_atexit is renamed in its
 // .dynstr to aotrt_thread_atexit (same length; see runtime/model_tls.h),
-// which runs those destructors when the thread exits or, at the latest,
+// and so is its own definition when it links libstdc++ statically (as
+// models built on the H200 machine's image do), with the import of glibc's
+// __cxa_thread_atexit_impl that such a copy calls; aotrt's versions run
+// those destructors when the thread exits or, at the latest,
 // before the model is dlclosed. The rename is skipped, and the model merely
 // stays loaded, when another name shares the bytes it would change.
 #pragma once
@@ -40,18 +43,28 @@ namespace aotrt::package {
 
 inline constexpr const char* kThreadAtexit = "__cxa_thread_atexit";
 inline constexpr const char* kThreadAtexitReplacement = "aotrt_thread_atexit";
+inline constexpr const char* kThreadAtexitImpl = "__cxa_thread_atexit_impl";  // glibc's
+inline constexpr const char* kThreadAtexitImplReplacement = "aotrt_thread_atexit_impl";
+// Note [Kernel modules of a model] (cuda/modules.cpp): a CUDA model's module
+// loads, renamed to aotrt's, which unloads them with the model.
+inline constexpr const char* kModuleLoads[][2] = {{"cuModuleLoad", "aoModuleLoad"},
+                                                  {"cuModuleLoadData", "aoModuleLoadData"}};
 
 struct ElfPatchResult {
   size_t unique_symbols_demoted = 0;  // Note [Unique symbols and dlclose]
   bool thread_atexit_redirected = false;  // Note [Thread-local destructors and dlclose]
+  size_t module_loads_redirected = 0;     // Note [Kernel modules of a model]
 };
 
 // Applies both changes in place. The image must be a native 64-bit ELF (the
 // loader's checks ran first); throws kPackage, naming `what`, for one whose
 // headers point outside it.
-ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& what);
+// `kernel_modules`: also redirect the CUDA driver's module loads (only where
+// aotrt is built with CUDA, which defines their replacements).
+ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& what,
+                                 bool kernel_modules = false);
 
 // The same on a file, written back in place.
-ElfPatchResult patch_for_dlclose_in_file(const std::string& path);
+ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_modules = false);
 
 }  // namespace aotrt::package

@@ -87,6 +87,8 @@ class Model::Impl {
     }
     if (so != nullptr) {
       runtime::run_model_thread_destructors(so);  // see runtime/model_tls.h
+      runtime::release_model_cxx_runtime(so);
+      cuda::unload_model_modules(so);  // Note [Kernel modules of a model]
       ::dlclose(so);
     }
   }
@@ -378,7 +380,7 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
   runtime::self_library_handle();  // Note [Model symbol binding]
   if (m->info.device.is_cuda()) cuda::expose_runtime_symbols();
   // Notes [Unique symbols and dlclose], [Thread-local destructors and dlclose].
-  package::patch_for_dlclose_in_file(pkg.so_path);
+  package::patch_for_dlclose_in_file(pkg.so_path, /*kernel_modules=*/cuda::built());
   m->so = ::dlopen(pkg.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (m->so == nullptr) {
     const char* err = ::dlerror();

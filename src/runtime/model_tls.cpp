@@ -66,6 +66,20 @@ void run_model_thread_destructors(void* so_handle) noexcept {
   run_where([model](const Registration& reg) { return reg.model == model; });
 }
 
+void release_model_cxx_runtime(void* so_handle) noexcept {
+  const void* model = link_map_of(so_handle);
+  if (model == nullptr) return;
+  void* freeres = ::dlsym(so_handle, "_ZN9__gnu_cxx9__freeresEv");  // __gnu_cxx::__freeres()
+  if (freeres == nullptr) return;
+  Dl_info info{};
+  link_map* owner = nullptr;
+  if (::dladdr1(freeres, &info, reinterpret_cast<void**>(&owner), RTLD_DL_LINKMAP) == 0 ||
+      owner != model) {
+    return;  // the process's libstdc++, which stays
+  }
+  reinterpret_cast<void (*)()>(freeres)();
+}
+
 size_t pending_model_thread_destructors() {
   Registry& r = registry();
   std::lock_guard<std::recursive_mutex> lock(r.mu);
@@ -74,17 +88,36 @@ size_t pending_model_thread_destructors() {
 
 }  // namespace aotrt::runtime
 
-extern "C" int aotrt_thread_atexit(void (*dtor)(void*), void* obj, void* dso_symbol) {
+namespace {
+
+using ThreadAtexit = int (*)(void (*)(void*), void*, void*);
+
+// Keeps the registration when dso_symbol lies in a loaded object (a model);
+// anything else goes to `fallback`, the function the model would have called.
+int register_thread_destructor(void (*dtor)(void*), void* obj, void* dso_symbol,
+                               ThreadAtexit fallback) {
   using namespace aotrt::runtime;
   Dl_info info{};
   link_map* lm = nullptr;
   if (::dladdr1(dso_symbol, &info, reinterpret_cast<void**>(&lm), RTLD_DL_LINKMAP) == 0 ||
       lm == nullptr) {
     // Not inside a loaded object: nothing to unload, so glibc's way is fine.
-    return __cxxabiv1::__cxa_thread_atexit(dtor, obj, dso_symbol);
+    return fallback(dtor, obj, dso_symbol);
   }
   Registry& r = registry();
   std::lock_guard<std::recursive_mutex> lock(r.mu);
   r.pending.push_back({dtor, obj, lm, &t_exit});
   return 0;
+}
+
+}  // namespace
+
+extern "C" int __cxa_thread_atexit_impl(void (*)(void*), void*, void*);  // glibc 2.18
+
+extern "C" int aotrt_thread_atexit(void (*dtor)(void*), void* obj, void* dso_symbol) {
+  return register_thread_destructor(dtor, obj, dso_symbol, &__cxxabiv1::__cxa_thread_atexit);
+}
+
+extern "C" int aotrt_thread_atexit_impl(void (*dtor)(void*), void* obj, void* dso_symbol) {
+  return register_thread_destructor(dtor, obj, dso_symbol, &__cxa_thread_atexit_impl);
 }

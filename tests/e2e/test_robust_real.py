@@ -62,6 +62,9 @@ def fresh_tmpdir(tmp_path) -> Path:
 def _env(tmpdir: Path | None = None, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("AOTI_RUNTIME_CHECK_INPUTS", "1")
+    # The references are computed in exact fp32 (TF32 off, as the e2e runner's),
+    # and CUDA convolutions allow TF32 by default (Note [TF32] in src/cuda/handles.h).
+    env.setdefault("AOTRT_CUDNN_ALLOW_TF32", "0")
     if tmpdir is not None:
         env["TMPDIR"] = str(tmpdir)
     env.update(extra)
@@ -155,7 +158,7 @@ def test_real_package_cases(name, device, exported, unit_tests, tmp_path, tmp_pa
         AOTRT_ROBUST_PACKAGE=str(pkg), AOTRT_ROBUST_NOSPEC_PACKAGE=str(nospec),
         AOTRT_ROBUST_INPUTS=",".join(map(str, inputs)), AOTRT_ROBUST_EXPECTED=",".join(map(str, expected)),
         AOTRT_ROBUST_ATOL=str(tol["atol"]), AOTRT_ROBUST_RTOL=str(tol["rtol"]),
-        AOTRT_ROBUST_LABEL=f"{name} (torch {torch.__version__})",
+        AOTRT_ROBUST_LABEL=f"{name} (torch {torch.__version__.split('+')[0]})",
     )
     statuses = _gtest(unit_tests, env, tmp_path, "RobustReal.*")
     want = {"MatchesEager", "LoadUnloadLeavesNothing", "TwoModelsAndOutputsOutliveTheirModel",
@@ -169,11 +172,11 @@ def test_real_package_cases(name, device, exported, unit_tests, tmp_path, tmp_pa
     tsan = os.environ.get("AOTRT_TSAN_UNIT_TESTS")
     if tsan and device == "cpu":
         supp = Path(__file__).resolve().parents[2] / "scripts" / "tsan.supp"
-        tsan_env = dict(env, AOTRT_ROBUST_RUNS="3",
+        tsan_env = dict(env, AOTRT_ROBUST_RUNS="3", AOTRT_ROBUSTNESS_LOG="",  # recorded below
                         TSAN_OPTIONS=f"halt_on_error=1:second_deadlock_stack=1:suppressions={supp}")
         statuses = _gtest(Path(tsan), tsan_env, tmp_path, "RobustReal.EightThreadsMatchSerialRuns")
         assert set(statuses.values()) == {"OK"}, statuses
-        record("concurrency", f"ThreadSanitizer: {name} (torch {torch.__version__}) on 8 threads",
+        record("concurrency", f"ThreadSanitizer: {name} (torch {torch.__version__.split('+')[0]}) on 8 threads",
                "no data race reported", f"suppressed, as uninstrumented libraries: see scripts/tsan.supp")
 
 

@@ -32,11 +32,28 @@ namespace {
 
 constexpr const char* kArea = "lifecycle";
 
-std::string stand_in_package(const TempDir& dir) {
+std::string stand_in_package(const TempDir& dir, const char* so = AOTRT_TEST_MODEL_SO) {
   const std::string path = dir.path() + "/stand_in.pt2";
   const std::string blob = test_model_blob();
-  write_zip(path, package_items(read_file(AOTRT_TEST_MODEL_SO), &blob));
+  write_zip(path, package_items(read_file(so), &blob));
   return path;
+}
+
+// The stand-in built as usual, and with libstdc++ linked statically: it then
+// defines __cxa_thread_atexit itself and calls glibc's
+// __cxa_thread_atexit_impl (Note [Thread-local destructors and dlclose]).
+struct StandIn {
+  const char* name;
+  const char* so;
+};
+const StandIn kStandIns[] = {{"SharedLibstdcxx", AOTRT_TEST_MODEL_SO},
+                             {"StaticLibstdcxx", AOTRT_TEST_MODEL_STATIC_SO}};
+
+class RobustLifecycleModels : public ::testing::TestWithParam<StandIn> {};
+
+std::string stand_in_label(const StandIn& s) {
+  return std::string(s.so == kStandIns[0].so ? "the stand-in model"
+                                              : "the stand-in model (libstdc++ linked in)");
 }
 
 float y0(const std::vector<Tensor>& out, int j) {
@@ -50,9 +67,9 @@ int env_int(const char* name, int fallback) {
 
 }  // namespace
 
-TEST(RobustLifecycle, ThousandLoadsLeaveNothing) {
+TEST_P(RobustLifecycleModels, ThousandLoadsLeaveNothing) {
   TempDir work;
-  const std::string pkg = stand_in_package(work);
+  const std::string pkg = stand_in_package(work, GetParam().so);
   const int n = env_int("AOTRT_ROBUST_LOADS", 1000);
   FreshTmpdir tmp;
   aotrt::Allocator& cpu = aotrt::allocator_for(aotrt::cpu_device());
@@ -84,7 +101,7 @@ TEST(RobustLifecycle, ThousandLoadsLeaveNothing) {
   EXPECT_EQ(aotrt::handle_live_count(), handles);
   EXPECT_EQ(aotrt::runtime::pending_model_thread_destructors(), 0u);
   EXPECT_EQ(tmp.listing(), "");
-  record_case(kArea, std::to_string(n) + " loads + runs + unloads of the stand-in model", "flat",
+  record_case(kArea, std::to_string(n) + " loads + runs + unloads of " + stand_in_label(GetParam()), "flat",
               "before: " + describe(before) + "; after: " + describe(after) + "; " +
                   std::to_string(static_cast<int>(seconds * 1e6 / n)) + " us per cycle");
 }
@@ -110,9 +127,9 @@ TEST(RobustLifecycle, TwoModelsUnloadOneAndOutputsOutlive) {
   record_case(kArea, "outputs used after their model is unloaded", "valid (views of a constant are copied out)", "");
 }
 
-TEST(RobustLifecycle, ModelThreadLocalsRunAtThreadExitAndUnload) {
+TEST_P(RobustLifecycleModels, ModelThreadLocalsRunAtThreadExitAndUnload) {
   TempDir work;
-  const std::string pkg = stand_in_package(work);
+  const std::string pkg = stand_in_package(work, GetParam().so);
   ASSERT_EQ(aotrt::runtime::pending_model_thread_destructors(), 0u);
   std::vector<float> nan = {std::nanf(""), 0, 0, 0};
   Tensor bad = Tensor::from_blob(nan.data(), {4}, {1}, ScalarType::Float32);
@@ -150,9 +167,15 @@ TEST(RobustLifecycle, ModelThreadLocalsRunAtThreadExitAndUnload) {
     alive.join();  // its exit finds nothing left to run
     EXPECT_EQ(aotrt::runtime::pending_model_thread_destructors(), 0u);
   }
-  record_case(kArea, "model thread_local destructors (thread exits, model unloaded first)",
+  record_case(kArea, "thread_local destructors of " + stand_in_label(GetParam()) +
+                        " (thread exits, model unloaded first)",
               "run once each, before dlclose at the latest", "");
 }
+
+INSTANTIATE_TEST_SUITE_P(StandIns, RobustLifecycleModels, ::testing::ValuesIn(kStandIns),
+                         [](const ::testing::TestParamInfo<StandIn>& info) {
+                           return std::string(info.param.name);
+                         });
 
 TEST(RobustAllocation, FailureNamesTheSizeAndTheRuntimeRecovers) {
   TempDir work;
