@@ -268,6 +268,16 @@ cudnnStatus_t make_tensor(BackendDesc& t, int64_t uid, cudnnDataType_t type,
   return t.finalize();
 }
 
+// Reads an engine's notes of one kind (numerical or behaviour) into `notes`;
+// false when cuDNN cannot say.
+template <typename Note, size_t N>
+bool read_notes(cudnnBackendDescriptor_t engine, cudnnBackendAttributeName_t name,
+                cudnnBackendAttributeType_t type, Note (&notes)[N], int64_t& count) {
+  count = 0;
+  return cudnnBackendGetAttribute(engine, name, type, static_cast<int64_t>(N), &count, notes) ==
+         CUDNN_STATUS_SUCCESS;
+}
+
 // True when the engine of `config` may run under the TF32 policy and, unless
 // `compiled_at_runtime` allows it, comes prebuilt (Note [Convolution plans]).
 bool engine_allowed(const BackendDesc& config, bool fp32_without_tf32, bool compiled_at_runtime) {
@@ -280,10 +290,7 @@ bool engine_allowed(const BackendDesc& config, bool fp32_without_tf32, bool comp
     return false;
   }
   cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
-  count = 0;
-  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes) !=
-      CUDNN_STATUS_SUCCESS) {
+  if (!read_notes(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, notes, count)) {
     return false;
   }
   for (int64_t i = 0; i < count; ++i) {
@@ -292,10 +299,7 @@ bool engine_allowed(const BackendDesc& config, bool fp32_without_tf32, bool comp
   }
   if (compiled_at_runtime) return true;
   cudnnBackendBehaviorNote_t behavior[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
-  count = 0;
-  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &count, behavior) !=
-      CUDNN_STATUS_SUCCESS) {
+  if (!read_notes(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, behavior, count)) {
     return false;
   }
   for (int64_t i = 0; i < count; ++i) {
