@@ -7,8 +7,20 @@
 
 namespace aotrt::cpu {
 
-// The process-wide CPU allocator: 64-byte-aligned blocks, counted.
+// The process-wide CPU allocator: 64-byte-aligned blocks, counted; freed
+// blocks of 64 KiB or more are cached for reuse by a request of the same
+// size. See Note [CPU block cache] in cpu/allocator.cpp.
 Allocator& allocator();
+
+// Frees every cached block of the CPU allocator; live blocks are untouched.
+void empty_cache();
+
+// Caps the bytes the CPU allocator caches (0 disables the cache), freeing the
+// oldest cached blocks past the new cap; returns the previous cap. The cap
+// starts at AOTRT_CPU_CACHE_BYTES, else 1 GiB. Under AddressSanitizer the
+// cache is off and this does nothing (the cap stays 0).
+size_t set_cache_limit(size_t max_cached_bytes);
+size_t cache_limit();
 
 // dst[i] = convert(src[i]) for every index; dst and src have the same sizes
 // (src may have stride-0 dims from broadcasting). The caller has ruled out
