@@ -263,8 +263,8 @@ ScalarType compute_dtype(ScalarType t, const char* fn) {
       return ScalarType::Float32;
     default:
       AOTRT_FAIL(kUnsupported, fn, ": dtype ", dtype_name(t),
-                 " is not served; the CPU matmul serves float32, float64, bfloat16 and "
-                 "float16 (integer products are not implemented)");
+                 " is not served: the CPU matmul serves float32, float64, bfloat16 and "
+                 "float16 only (OpenBLAS and oneDNN's sgemm have no integer product)");
   }
 }
 

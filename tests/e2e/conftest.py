@@ -86,18 +86,18 @@ def zoo_exports(request, tmp_path_factory) -> dict[str, dict]:
 
     fingerprint = export.source_fingerprint()
     results: dict[str, dict] = {}
-    todo = []
+    to_export = []
     for name in _requested_models(request.session):
         hit = _cached(out_dir, name, fingerprint)
         if hit is not None:
             results[name] = hit
         else:
-            todo.append(name)
+            to_export.append(name)
 
-    if todo:
+    if to_export:
         jobs = int(os.environ.get("AOTRT_E2E_JOBS", "2"))
         t0 = time.perf_counter()
-        for info in export.export_many([dict(out_dir=out_dir, name=n) for n in todo], processes=jobs):
+        for info in export.export_many([dict(out_dir=out_dir, name=n) for n in to_export], processes=jobs):
             results[info["name"]] = info
             if "total_s" in info:
                 EXPORT_TIMES[info["name"]] = info["total_s"]

@@ -151,6 +151,22 @@ inline ProcessCounts process_counts(const std::string& model_root) {
   return c;
 }
 
+// What n load + run + unload cycles must leave as they found it: no model
+// file mapped, the same mappings, file descriptors and threads, and RSS
+// within `rss_slack_kb` (RSS and mappings only where they are a measure:
+// kProcessMemoryIsMeaningful).
+inline void expect_process_flat(const ProcessCounts& before, const ProcessCounts& after,
+                                long rss_slack_kb, int n) {
+  EXPECT_EQ(after.model_mappings, 0) << "a model .so is still mapped after its unload";
+  if (kProcessMemoryIsMeaningful) EXPECT_EQ(after.mappings, before.mappings);
+  EXPECT_EQ(after.fds, before.fds);
+  EXPECT_EQ(after.threads, before.threads);
+  if (kProcessMemoryIsMeaningful) {
+    EXPECT_LT(after.rss_kb - before.rss_kb, rss_slack_kb)
+        << "RSS grew by " << after.rss_kb - before.rss_kb << " KiB over " << n << " loads";
+  }
+}
+
 inline std::string describe(const ProcessCounts& c) {
   return "RSS " + std::to_string(c.rss_kb) + " KiB, " + std::to_string(c.mappings) +
          " mappings (" + std::to_string(c.model_mappings) + " of model files), " + std::to_string(c.fds) + " fds, " + std::to_string(c.threads) +

@@ -154,12 +154,7 @@ TEST_F(RobustReal, LoadUnloadLeavesNothing) {
   for (int i = 0; i < n; ++i) cycle();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const ProcessCounts after = process_counts(tmp.path());
-  EXPECT_EQ(after.model_mappings, 0) << "a model .so is still mapped after its unload";
-  if (kProcessMemoryIsMeaningful) EXPECT_EQ(after.mappings, before.mappings);
-  EXPECT_EQ(after.fds, before.fds);
-  EXPECT_EQ(after.threads, before.threads);
-  if (kProcessMemoryIsMeaningful) EXPECT_LT(after.rss_kb - before.rss_kb, 4096) << "RSS grew by " << after.rss_kb - before.rss_kb
-                                                 << " KiB over " << n << " loads";
+  expect_process_flat(before, after, /*rss_slack_kb=*/4096, n);
   EXPECT_EQ(alloc.stats().live_bytes, live);
   EXPECT_EQ(aotrt::handle_live_count(), handles);
   EXPECT_EQ(aotrt::runtime::pending_model_thread_destructors(), 0u);
