@@ -31,4 +31,7 @@ if [ "$(cat "$AOTRT_CUDA_WHEELS/aotrt-wheels.txt" 2>/dev/null)" != "${cuda_wheel
   python3 -m pip install -q --no-deps --upgrade --target "$AOTRT_CUDA_WHEELS" "${cuda_wheels[@]}"
   echo "${cuda_wheels[*]}" >"$AOTRT_CUDA_WHEELS/aotrt-wheels.txt"
 fi
+# Hugging Face decoders of the e2e zoo (random weights, no download); this
+# version pulls no torch of its own.
+python3 -m pip install -q "transformers==5.24.0"
 echo "install_deps: done"
