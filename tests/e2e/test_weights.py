@@ -244,19 +244,25 @@ class ChannelsLastConv(torch.nn.Module):
         return self.conv(x).sigmoid()
 
 
+def _torch_package(work: Path, name: str, net: torch.nn.Module, x: torch.Tensor) -> tuple[Path, Path]:
+    """A package from torch's own flow (no aotrt metadata), the input as a dense float32
+    .npy (numpy has no bfloat16) and eager's output, in work/name."""
+    d = work / name
+    d.mkdir()
+    opts = {"aot_inductor.link_libtorch": False, "aot_inductor.embed_kernel_binary": True}
+    pkg = _export(net, (x,), d / f"{name}.pt2", opts)
+    np.save(d / "x.npy", x.float().contiguous().numpy())
+    with torch.no_grad():
+        np.save(d / "expected.npy", net(x).float().contiguous().numpy())
+    return pkg, d
+
+
 @pytest.fixture(scope="module")
 def bf16_package(work):
-    d = work / "bf16"
-    d.mkdir()
     torch.manual_seed(0)
-    net = Bf16Net().eval().to(torch.bfloat16)
-    x = torch.randn(8, 32).to(torch.bfloat16)
-    opts = {"aot_inductor.link_libtorch": False, "aot_inductor.embed_kernel_binary": True}
-    pkg = _export(net, (x,), d / "bf16.pt2", opts)
-    np.save(d / "x.npy", x.float().numpy())  # numpy has no bfloat16
+    pkg, d = _torch_package(work, "bf16", Bf16Net().eval().to(torch.bfloat16),
+                            torch.randn(8, 32).to(torch.bfloat16))
     np.save(d / "x_int.npy", np.arange(8 * 32, dtype=np.int64).reshape(8, 32))
-    with torch.no_grad():
-        np.save(d / "expected.npy", net(x).float().numpy())
     return pkg, d
 
 
@@ -310,17 +316,9 @@ def test_unknown_dtype_needs_the_option(aotrt_bin, bf16_package):
 
 @pytest.fixture(scope="module")
 def channels_last_package(work):
-    d = work / "cl"
-    d.mkdir()
     torch.manual_seed(0)
-    net = ChannelsLastConv().eval().to(memory_format=torch.channels_last)
-    x = torch.randn(2, 4, 9, 7).to(memory_format=torch.channels_last)
-    opts = {"aot_inductor.link_libtorch": False, "aot_inductor.embed_kernel_binary": True}
-    pkg = _export(net, (x,), d / "cl.pt2", opts)
-    np.save(d / "x.npy", x.contiguous().numpy())  # dense, row-major
-    with torch.no_grad():
-        np.save(d / "expected.npy", net(x).contiguous().numpy())
-    return pkg, d
+    return _torch_package(work, "cl", ChannelsLastConv().eval().to(memory_format=torch.channels_last),
+                          torch.randn(2, 4, 9, 7).to(memory_format=torch.channels_last))
 
 
 def test_dense_input_is_relaid_to_channels_last(aotrt_bin, channels_last_package):
