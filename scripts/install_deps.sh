@@ -16,7 +16,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   ocl-icd-opencl-dev \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)
-python3 -m pip install -q "torch==2.13.0" numpy pytest
+python3 -m pip install -q "torch==2.13.0" numpy pytest safetensors
 # The CUDA math libraries that the CUDA build links (scripts/test.sh compiles
 # and links it; running it needs a GPU): PyPI's nvidia-* wheels, at the
 # versions torch 2.11.0+cu130 pins (the H200's torch), unpacked into a folder
