@@ -1,0 +1,58 @@
+"""aotrt: run PyTorch models compiled ahead of time by AOTInductor, without libtorch.
+
+    import aotrt, numpy as np
+    model = aotrt.load("model.pt2")              # device=None: the package's own
+    (y,) = model(np.ones((3, 8), np.float32))     # numpy, torch, CuPy, aotrt.Tensor
+    y.numpy()                                     # zero-copy for CPU outputs
+    torch.from_dlpack(y)                          # zero-copy, CPU or CUDA
+
+Inputs are laid out as the model was exported (copied only when they are not
+already) and moved to the model's device; outputs are ``aotrt.Tensor`` views
+with the strides the model gave them. Errors are ``aotrt.Error`` subclasses
+carrying aotrt's message. numpy is the only dependency.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import _aotrt
+from ._aotrt import ConstantInfo, InputInfo, Model, ModelInfo, Tensor, as_tensor
+from ._errors import (
+    CLASSES as _ERROR_CLASSES,
+    BackendError,
+    Error,
+    InternalError,
+    InvalidArgumentError,
+    InvalidHandleError,
+    OutOfBoundsError,
+    OutOfMemoryError,
+    PackageError,
+    UnsupportedError,
+)
+
+_aotrt._set_error_classes(_ERROR_CLASSES)
+
+__all__ = [
+    "load", "Model", "ModelInfo", "InputInfo", "ConstantInfo", "Tensor", "as_tensor",
+    "Error", "InvalidArgumentError", "InvalidHandleError", "OutOfBoundsError",
+    "UnsupportedError", "OutOfMemoryError", "PackageError", "BackendError", "InternalError",
+]
+
+
+def load(path: str | os.PathLike[str], device: Any = None, cuda_graph: bool = False, *,
+         model_name: str = "model", check_inputs: bool = True) -> Model:
+    """Loads a ``.pt2`` package exported with ``aot_inductor.link_libtorch=False``.
+
+    device: None (the package's device; for CUDA the current one), "cpu", "cuda",
+      "cuda:N", an int N or a torch.device. A package runs on the kind of device it
+      was exported for; asking for another raises InvalidArgumentError.
+    cuda_graph: CUDA packages: capture the first run into a CUDA graph and replay it
+      (later runs must give inputs of the first run's dtypes, sizes and strides).
+    model_name: the folder under data/aotinductor/ (aoti_compile_and_package's
+      model_name).
+    check_inputs: turn on the input checks compiled into the model (dtype, sizes,
+      strides, device of each input; AOTI_RUNTIME_CHECK_INPUTS=1).
+    """
+    return _aotrt.load(os.fspath(path), device, cuda_graph, model_name, check_inputs)
