@@ -16,5 +16,6 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   ocl-icd-opencl-dev \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)
-python3 -m pip install -q "torch==2.13.0" numpy pytest
+# nanobind and scikit-build-core: the Python package's build (pyproject.toml pins the same).
+python3 -m pip install -q "torch==2.13.0" numpy pytest "nanobind==3.1.0" "scikit-build-core==1.1.2"
 echo "install_deps: done"

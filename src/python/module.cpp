@@ -349,6 +349,29 @@ std::pair<std::optional<DeviceType>, int32_t> parse_device(nb::handle device) {
 struct PyModel {
   Model model;
 
+  // Note [Python input layout]
+  // Where the package records the layout an input was exported with, the
+  // input is laid out so (Model::prepare_input). Where it does not (torch's
+  // own exports), the caller's layout is kept when it is dense in some dim
+  // order (row-major, channels-last: what a torch user would pass) and
+  // packed in the same dim order otherwise, as empty_like does; the model's
+  // own input checks then say which strides it wants.
+  Tensor prepare(size_t index, const Tensor& value) const {
+    const ModelInfo& mi = model.info();
+    if (index < mi.input_specs.size() && mi.input_specs[index].has_value()) {
+      return model.prepare_input(index, value);
+    }
+    const std::vector<int64_t> strides = preserve_format_strides(value.sizes(), value.strides());
+    if (value.device() == mi.device &&
+        std::equal(strides.begin(), strides.end(), value.strides().begin(), value.strides().end())) {
+      return value;
+    }
+    const std::vector<int64_t> sizes(value.sizes().begin(), value.sizes().end());
+    Tensor laid = Tensor::empty_strided(sizes, strides, value.dtype(), mi.device);
+    laid.copy_(value);
+    return laid;
+  }
+
   nb::list run(nb::args args) {
     const size_t n_in = model.num_inputs();
     std::vector<PyTensor> given;
@@ -366,7 +389,7 @@ struct PyModel {
       // Inputs past the model's count go through as they are, for run() to
       // refuse the count.
       for (size_t i = 0; i < given.size(); ++i) {
-        inputs.push_back(i < n_in ? model.prepare_input(i, given[i].tensor) : given[i].tensor);
+        inputs.push_back(i < n_in ? prepare(i, given[i].tensor) : given[i].tensor);
       }
       outputs = model.run(inputs);
     }

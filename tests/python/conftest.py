@@ -1,0 +1,75 @@
+"""Fixtures for the tests of the Python package (`import aotrt`), installed by `pip install .`.
+
+The tests import the INSTALLED package, never python/aotrt/ of the source tree (which has no
+extension): `pip install .` first (scripts/test.sh does). The zoo is exported as for
+tests/e2e (its fixtures are reused, so AOTRT_E2E_CACHE shares the exports with that suite).
+
+Environment:
+  AOTRT_E2E_CACHE    as for tests/e2e: where exported packages live, reused across runs.
+  AOTRT_TEST_CUDA=1  also run the CUDA tests (test_cuda.py; needs aotrt built with
+                     -DAOTRT_CUDA=ON and torch with CUDA). Without it they are skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Before tests/e2e's conftest puts <repo>/python (which holds the source python/aotrt/) on
+# sys.path: the installed package must be the one imported.
+try:
+    import aotrt
+except ImportError as e:  # a missing install is a failure, not a skip
+    raise pytest.UsageError(f"`import aotrt` failed ({e}); run `pip install .` from {REPO} first")
+if Path(aotrt.__file__).resolve().parent == REPO / "python" / "aotrt":
+    raise pytest.UsageError(f"imported the source tree's aotrt ({aotrt.__file__}), not the installed package")
+
+
+def _load_e2e_conftest():
+    spec = importlib.util.spec_from_file_location("aotrt_e2e_conftest", REPO / "tests" / "e2e" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_e2e = _load_e2e_conftest()
+zoo_exports = _e2e.zoo_exports  # session fixture: exports every zoo model the tests ask for
+exported = _e2e.exported        # name -> export info; fails the test if that export failed
+
+
+@pytest.fixture(scope="session")
+def small_packages(tmp_path_factory) -> dict[str, Path]:
+    """Two tiny packages the zoo has no counterpart for (exported once per session):
+
+    view_of_input: returns x[1:] and x.t(), views of the caller's memory (exported with
+      aotrt_tools.export, which records the input layout).
+    plain_channels_last: 1x1 conv on a channels-last input, exported with torch's own
+      aoti_compile_and_package and nothing of aotrt_tools' metadata, so aotrt cannot read
+      the input layout from "aotrt.inputs".
+    """
+    import torch
+    from aotrt_tools import export
+
+    out = tmp_path_factory.mktemp("small")
+
+    class ViewOfInput(torch.nn.Module):
+        def forward(self, x):
+            return x[1:], x.t()
+
+    export.export_package(ViewOfInput(), (torch.randn(4, 6),), out / "view_of_input.pt2")
+
+    conv = torch.nn.Conv2d(8, 4, 1).eval()
+    x = torch.randn(1, 8, 5, 5).contiguous(memory_format=torch.channels_last)
+    options, _ = export.resolve_options()
+    with torch.no_grad():
+        ep = torch.export.export(conv, (x,))
+        torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(out / "plain_channels_last.pt2"), inductor_configs=options)
+        torch.save({"x": x, "y": conv(x)}, out / "plain_channels_last.ref.pt")
+    return {p.stem: p for p in out.glob("*.pt2")}
