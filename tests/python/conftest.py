@@ -52,6 +52,8 @@ def small_packages(tmp_path_factory) -> dict[str, Path]:
     plain_channels_last: 1x1 conv on a channels-last input, exported with torch's own
       aoti_compile_and_package and nothing of aotrt_tools' metadata, so aotrt cannot read
       the input layout from "aotrt.inputs".
+    slow_matmuls: eight 512x512 matmuls in a row (a run of milliseconds, long enough for
+      test_threads to see another Python thread run while it lasts).
     """
     import torch
     from aotrt_tools import export
@@ -63,6 +65,18 @@ def small_packages(tmp_path_factory) -> dict[str, Path]:
             return x[1:], x.t()
 
     export.export_package(ViewOfInput(), (torch.randn(4, 6),), out / "view_of_input.pt2")
+
+    class SlowMatmuls(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.randn(512, 512) / 512**0.5)
+
+        def forward(self, x):
+            for _ in range(8):
+                x = torch.tanh(x @ self.w)
+            return x
+
+    export.export_package(SlowMatmuls(), (torch.randn(512, 512),), out / "slow_matmuls.pt2")
 
     conv = torch.nn.Conv2d(8, 4, 1).eval()
     x = torch.randn(1, 8, 5, 5).contiguous(memory_format=torch.channels_last)

@@ -49,33 +49,35 @@ def test_threads_match_serial(exported, name):
         assert np.array_equal(got[j], want), f"run {j}: differs from the serial run"
 
 
-@pytest.mark.parametrize("name", ["transformer_encoder_layer"])
-def test_gil_released_while_running(exported, name):
-    info = exported(name)
-    x = np.load(Path(info["out_dir"]) / f"{name}.input_0.npy")
-    model = aotrt.load(info["package"])
+def test_gil_released_while_running(small_packages):
+    """Another thread, waking every 0.5 ms, gets the GIL in the middle of a run.
+
+    Were the GIL held for a run, that thread could only tick between runs (and around the
+    call's two ends, where the interpreter may switch threads); the middle half of every
+    run would see none."""
+    model = aotrt.load(small_packages["slow_matmuls"])
+    x = np.random.default_rng(0).standard_normal((512, 512), dtype=np.float32)
     model(x)  # warm up
-    # One call long enough to be seen: the same run repeated inside one model call would
-    # need a bigger model, so time a run and let the other thread count while it lasts.
     ticks: list[float] = []
     stop = threading.Event()
 
-    def counter() -> None:
+    def ticker() -> None:
         while not stop.is_set():
+            time.sleep(0.0005)
             ticks.append(time.perf_counter())
 
     windows = []
-    t = threading.Thread(target=counter)
+    t = threading.Thread(target=ticker)
     t.start()
     try:
-        for _ in range(20):
+        for _ in range(5):
             t0 = time.perf_counter()
             model(x)
             windows.append((t0, time.perf_counter()))
     finally:
         stop.set()
         t.join()
-    # With the GIL held for a whole run, the counter could not tick inside any run (beyond
-    # the moments at its two ends where the GIL is taken and given back).
-    inside = sum(1 for a, b in windows for s in ticks if a + 0.25 * (b - a) < s < b - 0.25 * (b - a))
-    assert inside > 0, f"no tick of another thread inside {len(windows)} runs ({windows[0][1] - windows[0][0]:.4f} s each)"
+    runs_ms = [round(1e3 * (b - a), 2) for a, b in windows]
+    assert min(runs_ms) > 4, f"runs too short to tell ({runs_ms} ms)"
+    inside = [sum(1 for s in ticks if a + (b - a) / 4 < s < b - (b - a) / 4) for a, b in windows]
+    assert any(n > 0 for n in inside), f"ticks in the middle half of each run: {inside} (runs {runs_ms} ms)"
