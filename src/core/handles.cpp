@@ -102,7 +102,12 @@ Registry& registry() {
   return *r;
 }
 
+thread_local HandleWatch* t_watch = nullptr;
+
 }  // namespace
+
+HandleWatch::HandleWatch() { t_watch = this; }
+HandleWatch::~HandleWatch() { t_watch = nullptr; }
 
 AtenTensorHandle handle_register(std::unique_ptr<TensorImpl> t) {
   Registry& r = registry();
@@ -114,6 +119,7 @@ AtenTensorHandle handle_register(std::unique_ptr<TensorImpl> t) {
   }
   r.count.fetch_add(1, std::memory_order_relaxed);
   t.release();
+  if (t_watch != nullptr) t_watch->made.push_back(to_handle(raw));
   return to_handle(raw);
 }
 
@@ -143,6 +149,7 @@ void handle_delete(AtenTensorHandle h, const char* what) {
                 ") is not a live tensor handle: deleted twice, or never made by aotrt");
   }
   r.count.fetch_sub(1, std::memory_order_relaxed);
+  if (t_watch != nullptr) t_watch->deleted.push_back(h);
   // Outside the lock: dropping the storage may call into an allocator.
   delete reinterpret_cast<TensorImpl*>(h);
 }

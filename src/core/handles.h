@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/tensor.h"
 #include "aotrt/shim.h"
@@ -31,6 +32,27 @@ void handle_delete(AtenTensorHandle h, const char* what);
 
 bool handle_is_live(AtenTensorHandle h);
 int64_t handle_live_count();
+
+// Note [Handles a container keeps]
+// AOTInductorModelContainerUpdateUserManagedConstantBuffer stores, per
+// constant, a new handle it makes with aoti_torch_new_tensor_handle. In
+// torch <= 2.13 (MaybeOwningAtenTensorHandle) the container never deletes
+// those handles, neither when an entry is replaced nor when it is destroyed;
+// later torch (pytorch#194480) deletes them. aotrt watches the calls it makes
+// into the container on its own thread: the handles made and deleted inside
+// them. Whatever was made and not deleted once the container is gone is
+// aotrt's to delete, whichever torch the model came from.
+//
+// While a HandleWatch lives, the handles its thread registers and deletes are
+// recorded in it (watches do not nest; one per thread at a time).
+class HandleWatch {
+ public:
+  HandleWatch();
+  ~HandleWatch();
+  HandleWatch(const HandleWatch&) = delete;
+  HandleWatch& operator=(const HandleWatch&) = delete;
+  std::vector<AtenTensorHandle> made, deleted;
+};
 
 inline AtenTensorHandle to_handle(TensorImpl* t) { return reinterpret_cast<AtenTensorHandle>(t); }
 

@@ -42,6 +42,9 @@ void fill_zero(const StridedView& dst);
 // of a device has finished (for benchmarks and callers of the async API;
 // nothing inside a run calls it).
 void synchronize(int device_index);
+// Waits until all work queued on a device, on every stream, has finished
+// (before memory that runs on any stream may still read is reused).
+void synchronize_device(int device_index);
 
 // cudaMalloc calls the caching allocator of a device has made so far:
 // benchmarks and tests check that a steady-state run makes none.

@@ -14,9 +14,11 @@ void list(std::ostringstream& out, std::span<const int64_t> values) {
   out << ']';
 }
 
-// Whether strides address the same elements for these sizes (Note [Input layout rule]).
+}  // namespace
+
 bool same_layout(std::span<const int64_t> sizes, std::span<const int64_t> a,
                  std::span<const int64_t> b) {
+  if (a.size() != sizes.size() || b.size() != sizes.size()) return false;
   for (int64_t s : sizes) {
     if (s == 0) return true;
   }
@@ -25,8 +27,6 @@ bool same_layout(std::span<const int64_t> sizes, std::span<const int64_t> a,
   }
   return true;
 }
-
-}  // namespace
 
 std::string describe_layout(ScalarType dtype, std::span<const int64_t> sizes,
                             std::span<const int64_t> strides) {
