@@ -15,7 +15,7 @@ carrying aotrt's message. numpy is the only dependency.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Mapping
 
 from . import _aotrt
 from ._aotrt import ConstantInfo, InputInfo, Model, ModelInfo, Tensor, as_tensor
@@ -41,8 +41,10 @@ __all__ = [
 ]
 
 
-def load(path: str | os.PathLike[str], device: Any = None, cuda_graph: bool = False, *,
-         model_name: str = "model", check_inputs: bool = True) -> Model:
+def load(path: str | os.PathLike[str], device: Any = None, cuda_graph: bool = False,
+         weights: str | os.PathLike[str] | Mapping[str, Any] | None = None, *,
+         model_name: str = "model", check_inputs: bool = True,
+         allow_unused_weights: bool = False) -> Model:
     """Loads a ``.pt2`` package exported with ``aot_inductor.link_libtorch=False``.
 
     device: None (the package's device; for CUDA the current one), "cpu", "cuda",
@@ -50,9 +52,21 @@ def load(path: str | os.PathLike[str], device: Any = None, cuda_graph: bool = Fa
       was exported for; asking for another raises InvalidArgumentError.
     cuda_graph: CUDA packages: capture the first run into a CUDA graph and replay it
       (later runs must give inputs of the first run's dtypes, sizes and strides).
+    weights: instead of the package's own (required for a package exported with
+      aot_inductor.package_constants_in_so=False): a safetensors file (memory-mapped)
+      or a dict of original FQN (``ConstantInfo.original_fqn``, the nn.Module's
+      parameter or buffer name) -> array. Every constant is checked (name, dtype,
+      sizes, strides) before anything is loaded. Arrays that already have the model's
+      dtype, layout and device are used in place: the model keeps them alive.
     model_name: the folder under data/aotinductor/ (aoti_compile_and_package's
       model_name).
     check_inputs: turn on the input checks compiled into the model (dtype, sizes,
       strides, device of each input; AOTI_RUNTIME_CHECK_INPUTS=1).
+    allow_unused_weights: accept weights the model has no constant for.
+
+    Inputs of ``Model.run`` are converted where the package says what the model expects
+    (its recorded or generated input checks): moved to the model's device, laid out
+    in the strides it was exported with, and float32 converted to bfloat16/float16.
     """
-    return _aotrt.load(os.fspath(path), device, cuda_graph, model_name, check_inputs)
+    return _aotrt.load(os.fspath(path), device, cuda_graph, weights, model_name, check_inputs,
+                       allow_unused_weights)

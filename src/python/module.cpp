@@ -295,10 +295,11 @@ struct PyConstantInfo {
   std::string name, original_fqn, dtype;
   uint64_t nbytes = 0;
   bool from_folded = false;
+  std::optional<std::vector<int64_t>> sizes, strides;
 };
 
 struct PyModelInfo {
-  std::string package_path, model_name, device;
+  std::string package_path, model_name, device, weights_source;
   std::vector<InputInfo> inputs;
   std::vector<std::string> outputs;
   std::vector<PyConstantInfo> constants;
@@ -311,9 +312,13 @@ PyModelInfo describe(const Model& model) {
   out.package_path = mi.package_path;
   out.model_name = mi.model_name;
   out.device = mi.device.str();
+  out.weights_source = mi.weights_source;
   for (size_t i = 0; i < mi.input_names.size(); ++i) {
     InputInfo in;
     in.name = mi.input_names[i];
+    if (i < mi.input_dtypes.size() && mi.input_dtypes[i].has_value()) {
+      in.dtype = dtype_name(*mi.input_dtypes[i]);
+    }
     if (i < mi.input_specs.size() && mi.input_specs[i].has_value()) {
       const TensorSpec& s = *mi.input_specs[i];
       in.dtype = dtype_name(s.dtype);
@@ -324,7 +329,12 @@ PyModelInfo describe(const Model& model) {
   }
   out.outputs = mi.output_names;
   for (const ConstantInfo& c : mi.constants) {
-    out.constants.push_back({c.name, c.original_fqn, dtype_name(c.dtype), c.nbytes, c.from_folded});
+    PyConstantInfo pc{c.name, c.original_fqn, dtype_name(c.dtype), c.nbytes, c.from_folded, {}, {}};
+    if (c.layout_known) {
+      pc.sizes = c.sizes;
+      pc.strides = c.strides;
+    }
+    out.constants.push_back(std::move(pc));
   }
   out.metadata = mi.metadata;
   return out;
@@ -346,34 +356,99 @@ std::pair<std::optional<DeviceType>, int32_t> parse_device(nb::handle device) {
              "' is not 'cpu', 'cuda' or 'cuda:N'");
 }
 
+// A dtype by name: "bfloat16", numpy's dtype or its name, torch.bfloat16.
+ScalarType parse_dtype(nb::handle dtype, const std::string& what) {
+  std::string text = nb::cast<std::string>(nb::str(dtype));
+  if (text.rfind("torch.", 0) == 0) text = text.substr(6);
+  ScalarType t;
+  AOTRT_CHECK(dtype_from_name(text, &t), kInvalidArgument, what, ": '", text,
+              "' is not a dtype aotrt knows (e.g. 'float32', 'bfloat16', 'float16')");
+  return t;
+}
+
+MemoryFormat parse_layout(nb::handle layout, const std::string& what) {
+  const std::string text = nb::cast<std::string>(nb::str(layout));
+  if (text == "contiguous") return MemoryFormat::Contiguous;
+  if (text == "channels_last") return MemoryFormat::ChannelsLast;
+  if (text == "channels_last_3d") return MemoryFormat::ChannelsLast3d;
+  AOTRT_FAIL(kInvalidArgument, what, ": layout '", text,
+             "' is not 'contiguous', 'channels_last' or 'channels_last_3d'");
+}
+
+// dtypes= / layouts= of run(): None, or one entry (None: no hint) per input.
+template <typename Parse>
+void read_hints(nb::handle given, size_t count, std::vector<InputHint>& hints, const char* kw,
+                Parse parse) {
+  if (given.is_none()) return;
+  const nb::sequence seq = nb::borrow<nb::sequence>(given);
+  const size_t n = nb::len(seq);
+  AOTRT_CHECK(n == count, kInvalidArgument, "aotrt.Model.run: ", kw, "= has ", n,
+              " entries for ", count, " inputs (None where an input needs none)");
+  for (size_t i = 0; i < n; ++i) {
+    nb::object v = seq[i];
+    if (!v.is_none()) parse(hints[i], v, std::string("aotrt.Model.run: ") + kw + "[" + std::to_string(i) + "]");
+  }
+}
+
+// Weights from a path (a safetensors file, memory-mapped) or a mapping of
+// original FQN -> array; `owners` gets the arrays' Python owners, which the
+// model must keep (Weights::from_tensors uses matching arrays in place).
+Weights read_weights(nb::handle weights, bool allow_unused, std::vector<nb::object>& owners) {
+  Weights w;
+  if (nb::isinstance<nb::str>(weights) || nb::hasattr(weights, "__fspath__")) {
+    const std::string path = nb::cast<std::string>(nb::module_::import_("os").attr("fspath")(weights));
+    nb::gil_scoped_release release;
+    w = Weights::from_safetensors(path);
+  } else {
+    AOTRT_CHECK(nb::hasattr(weights, "items"), kInvalidArgument, "aotrt: weights= is a ",
+                nb::type_name(weights.type()).c_str(),
+                "; give a safetensors file's path or a dict of name -> array");
+    std::map<std::string, Tensor> tensors;
+    for (nb::handle item : weights.attr("items")()) {
+      const std::string name = nb::cast<std::string>(item[0]);
+      PyTensor t = to_tensor(item[1], "aotrt: weights['" + name + "']");
+      owners.insert(owners.end(), t.owners.begin(), t.owners.end());
+      tensors.emplace(name, std::move(t.tensor));
+    }
+    w = Weights::from_tensors(std::move(tensors));
+  }
+  w.allow_unused = allow_unused;
+  return w;
+}
+
 struct PyModel {
   Model model;
+  // Note [Python weights lifetime]
+  // Arrays given as weights may be used in place (Weights::from_tensors), so
+  // the model keeps their Python owners: those of the current set, and of the
+  // set before it, which a run started before the last swap may still read.
+  std::vector<nb::object> weight_owners, previous_weight_owners;
 
   // Note [Python input layout]
-  // Where the package records the layout an input was exported with, the
-  // input is laid out so (Model::prepare_input). Where it does not (torch's
-  // own exports), the caller's layout is kept when it is dense in some dim
-  // order (row-major, channels-last: what a torch user would pass) and
-  // packed in the same dim order otherwise, as empty_like does; the model's
-  // own input checks then say which strides it wants.
-  Tensor prepare(size_t index, const Tensor& value) const {
+  // Where the package says the layout an input was exported with, the input
+  // is laid out so (Model::prepare_input). Where it does not, a layout given
+  // in layouts= is used, else a channels-last 4-d array stays channels-last
+  // (what a torch user would pass) and any other is made row-major; the
+  // model's own input checks then say which strides it wants.
+  Tensor prepare(size_t index, const Tensor& value, InputHint hint) const {
     const ModelInfo& mi = model.info();
-    if (index < mi.input_specs.size() && mi.input_specs[index].has_value()) {
-      return model.prepare_input(index, value);
+    const bool recorded = index < mi.input_specs.size() && mi.input_specs[index].has_value();
+    if (!recorded && !hint.layout && value.dim() == 4 &&
+        is_channels_last_strides_2d(value.sizes(), value.strides())) {
+      hint.layout = MemoryFormat::ChannelsLast;
     }
-    const std::vector<int64_t> strides = preserve_format_strides(value.sizes(), value.strides());
-    if (value.device() == mi.device &&
-        std::equal(strides.begin(), strides.end(), value.strides().begin(), value.strides().end())) {
-      return value;
-    }
-    const std::vector<int64_t> sizes(value.sizes().begin(), value.sizes().end());
-    Tensor laid = Tensor::empty_strided(sizes, strides, value.dtype(), mi.device);
-    laid.copy_(value);
-    return laid;
+    return model.prepare_input(index, value, hint);
   }
 
-  nb::list run(nb::args args) {
+  nb::list run(nb::args args, nb::handle dtypes, nb::handle layouts) {
     const size_t n_in = model.num_inputs();
+    std::vector<InputHint> hints(n_in);
+    read_hints(dtypes, n_in, hints, "dtypes", [](InputHint& h, nb::handle v, const std::string& what) {
+      h.dtype = parse_dtype(v, what);
+    });
+    read_hints(layouts, n_in, hints, "layouts", [](InputHint& h, nb::handle v, const std::string& what) {
+      h.layout = parse_layout(v, what);
+    });
     std::vector<PyTensor> given;
     given.reserve(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
@@ -389,7 +464,7 @@ struct PyModel {
       // Inputs past the model's count go through as they are, for run() to
       // refuse the count.
       for (size_t i = 0; i < given.size(); ++i) {
-        inputs.push_back(i < n_in ? prepare(i, given[i].tensor) : given[i].tensor);
+        inputs.push_back(i < n_in ? prepare(i, given[i].tensor, hints[i]) : given[i].tensor);
       }
       outputs = model.run(inputs);
     }
@@ -410,16 +485,35 @@ struct PyModel {
     }
     return result;
   }
+
+  void swap(nb::handle weights, bool allow_unused, bool partial) {
+    std::vector<nb::object> owners;
+    const Weights w = read_weights(weights, allow_unused, owners);
+    {
+      nb::gil_scoped_release release;
+      if (partial) {
+        model.update_weights(w);
+      } else {
+        model.swap_weights(w);
+      }
+    }
+    // update_weights keeps the constants it was not given: their owners stay current.
+    if (partial) owners.insert(owners.end(), weight_owners.begin(), weight_owners.end());
+    previous_weight_owners = std::move(weight_owners);
+    weight_owners = std::move(owners);
+  }
 };
 
-PyModel load(const std::string& path, nb::handle device, bool cuda_graph,
-             const std::string& model_name, bool check_inputs) {
+PyModel load(const std::string& path, nb::handle device, bool cuda_graph, nb::handle weights,
+             const std::string& model_name, bool check_inputs, bool allow_unused_weights) {
   const auto [type, index] = parse_device(device);
   LoadOptions options;
   options.model_name = model_name;
   options.device_index = index;
   options.cuda_graph = cuda_graph;
   options.check_inputs = check_inputs;
+  std::vector<nb::object> owners;
+  if (!weights.is_none()) options.weights = read_weights(weights, allow_unused_weights, owners);
   std::optional<Model> model;
   {
     nb::gil_scoped_release release;
@@ -430,7 +524,7 @@ PyModel load(const std::string& path, nb::handle device, bool cuda_graph,
                " package but device '", nb::cast<std::string>(nb::str(device)),
                "' was asked for (a package runs on the device it was exported for)");
   }
-  return PyModel{std::move(*model)};
+  return PyModel{std::move(*model), std::move(owners), {}};
 }
 
 }  // namespace
@@ -497,6 +591,8 @@ NB_MODULE(_aotrt, m) {
       .def_ro("dtype", &PyConstantInfo::dtype)
       .def_ro("nbytes", &PyConstantInfo::nbytes)
       .def_ro("from_folded", &PyConstantInfo::from_folded)
+      .def_ro("sizes", &PyConstantInfo::sizes, "As the model keeps it, where the package says.")
+      .def_ro("strides", &PyConstantInfo::strides)
       .def("__repr__", [](const PyConstantInfo& c) {
         return nb::str("ConstantInfo(name={!r}, original_fqn={!r}, dtype={!r}, nbytes={})")
             .format(c.name, c.original_fqn, c.dtype, c.nbytes);
@@ -509,6 +605,8 @@ NB_MODULE(_aotrt, m) {
       .def_ro("outputs", &PyModelInfo::outputs, "Output names.")
       .def_ro("constants", &PyModelInfo::constants)
       .def_ro("metadata", &PyModelInfo::metadata)
+      .def_ro("weights_source", &PyModelInfo::weights_source,
+              "Where the weights came from: 'package', a safetensors file, or 'tensors'.")
       .def("__repr__", [](const PyModelInfo& i) {
         return nb::str("ModelInfo(package_path={!r}, device={!r}, inputs={!r}, outputs={!r}, "
                        "{} constants)")
@@ -519,12 +617,35 @@ NB_MODULE(_aotrt, m) {
                       "A loaded package. run() / __call__ take one array per input and return a "
                       "list of aotrt.Tensor (None for a None output). Several threads may run one "
                       "Model (runs are serialised; the GIL is released while one runs).")
-      .def("run", &PyModel::run)
-      .def("__call__", &PyModel::run)
+      .def("run", &PyModel::run, "inputs"_a, nb::kw_only(), "dtypes"_a = nb::none(),
+           "layouts"_a = nb::none(),
+           nb::sig("def run(self, *inputs: object, dtypes: collections.abc.Sequence[str | None] | None = None, "
+                   "layouts: collections.abc.Sequence[str | None] | None = None) -> list[Tensor | None]"),
+           "Runs the model once. Each input is laid out as the model expects (see "
+           "aotrt.load); dtypes= and layouts= (one entry per input, None for none) say what "
+           "the package does not: a dtype to convert to ('bfloat16', ...) and a layout "
+           "('contiguous', 'channels_last', 'channels_last_3d').")
+      .def("__call__", &PyModel::run, "inputs"_a, nb::kw_only(), "dtypes"_a = nb::none(),
+           "layouts"_a = nb::none(),
+           nb::sig("def __call__(self, *inputs: object, dtypes: collections.abc.Sequence[str | None] | None = None, "
+                   "layouts: collections.abc.Sequence[str | None] | None = None) -> list[Tensor | None]"))
+      .def("swap_weights",
+           [](PyModel& m, nb::handle weights, bool allow_unused) { m.swap(weights, allow_unused, false); },
+           "weights"_a, "allow_unused"_a = false,
+           nb::sig("def swap_weights(self, weights: str | os.PathLike[str] | collections.abc.Mapping[str, object], "
+                   "allow_unused: bool = False) -> None"),
+           "Replaces every constant while the model keeps serving (runs in progress finish on "
+           "the old weights). weights: a safetensors file or a dict of original FQN -> array.")
+      .def("update_weights",
+           [](PyModel& m, nb::handle weights, bool allow_unused) { m.swap(weights, allow_unused, true); },
+           "weights"_a, "allow_unused"_a = false,
+           nb::sig("def update_weights(self, weights: str | os.PathLike[str] | collections.abc.Mapping[str, object], "
+                   "allow_unused: bool = False) -> None"),
+           "swap_weights for some constants; the others keep their values.")
       .def_prop_ro("info", [](const PyModel& m) { return describe(m.model); })
       .def_prop_ro("device", [](const PyModel& m) { return m.model.device().str(); });
 
   m.def("load", &load, "path"_a, "device"_a = nb::none(), "cuda_graph"_a = false,
-        "model_name"_a = "model", "check_inputs"_a = true,
-        "Loads a .pt2 package (see aotrt.load).");
+        "weights"_a = nb::none(), "model_name"_a = "model", "check_inputs"_a = true,
+        "allow_unused_weights"_a = false, "Loads a .pt2 package (see aotrt.load).");
 }

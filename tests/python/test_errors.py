@@ -34,7 +34,7 @@ def test_wrong_count(c2f):
 def test_wrong_dtype(c2f):
     model, x = c2f
     with pytest.raises(aotrt.InvalidArgumentError,
-                       match=r"input 0 \('arg8_1'\): expected float32 .* got float64 .*convert it"):
+                       match=r"input 0 \('arg8_1'\) is float64 but the model expects float32"):
         model(x.astype(np.float64))
 
 
@@ -81,15 +81,28 @@ def test_non_dense_inputs_are_laid_out(c2f, exported, name):
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
-def test_unknown_layout_not_served(small_packages):
-    """torch's own export, no recorded layout: a dense array given to a channels-last input
-    is refused by the model's own input checks, naming the input and the strides."""
+def test_torch_export_layout_learnt(small_packages):
+    """torch's own export (no aotrt_tools metadata): the channels-last layout comes from the
+    package's generated source, so a dense array is laid out and served."""
     ref = torch.load(small_packages["plain_channels_last"].with_suffix(".ref.pt"))
     model = aotrt.load(small_packages["plain_channels_last"])
-    assert model.info.inputs[0].strides is None, "this package should not record its layout"
-    dense = ref["x"].contiguous()
-    with pytest.raises(aotrt.InvalidArgumentError, match=r"input 0.*stride"):
-        model(dense)
-    # Given in the layout it was exported with, it runs.
-    (y,) = model(ref["x"])
-    torch.testing.assert_close(torch.from_dlpack(y), ref["y"], rtol=1e-5, atol=1e-5)
+    assert model.info.inputs[0].strides == list(ref["x"].stride())
+    for given in (ref["x"].contiguous(), ref["x"], ref["x"].numpy()):
+        (y,) = model(given)
+        torch.testing.assert_close(torch.from_dlpack(y), ref["y"], rtol=1e-5, atol=1e-5)
+
+
+@uses_c2f
+def test_bad_hints(c2f):
+    model, x = c2f
+    with pytest.raises(aotrt.InvalidArgumentError, match=r"layouts= has 2 entries for 1 inputs"):
+        model(x, layouts=[None, None])
+    with pytest.raises(aotrt.InvalidArgumentError, match=r"layout 'nhwc' is not"):
+        model(x, layouts=["nhwc"])
+    with pytest.raises(aotrt.InvalidArgumentError, match=r"'float33' is not a dtype"):
+        model(x, dtypes=["float33"])
+    with pytest.raises(aotrt.InvalidArgumentError,
+                       match=r"the layout asked for .* is not the one the model was exported with"):
+        model(x, layouts=["contiguous"])
+    with pytest.raises(aotrt.InvalidArgumentError, match=r"given as float16 but the model expects float32"):
+        model(x, dtypes=["float16"])
