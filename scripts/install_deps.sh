@@ -16,7 +16,10 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   ocl-icd-opencl-dev \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)
-python3 -m pip install -q "torch==2.13.0" numpy pytest safetensors
+# safetensors: the weights tests write files with it. nanobind and
+# scikit-build-core: the Python package's build (pyproject.toml pins the same).
+python3 -m pip install -q "torch==2.13.0" numpy pytest "safetensors==0.8.0" \
+  "nanobind==3.1.0" "scikit-build-core==1.1.2"
 # The CUDA math libraries that the CUDA build links (scripts/test.sh compiles
 # and links it; running it needs a GPU): PyPI's nvidia-* wheels, at the
 # versions torch 2.11.0+cu130 pins (the H200's torch), unpacked into a folder
