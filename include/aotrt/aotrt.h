@@ -138,10 +138,11 @@ struct LoadOptions {
   std::string model_name = "model";
   // CUDA packages: the device to run on; -1 = the calling thread's current one.
   int32_t device_index = -1;
-  // Turns on the input checks compiled into every model (dtype, sizes,
-  // strides, device of each input; AOTI_RUNTIME_CHECK_INPUTS=1) unless that
-  // variable is already set. Without them a wrongly shaped input makes the
-  // model read or write out of bounds. See Note [Model input checks].
+  // Turns on the input checks compiled into this model (dtype, sizes,
+  // strides, device of each input, as AOTI_RUNTIME_CHECK_INPUTS=1 would)
+  // unless the process set that variable; the process's environment is not
+  // changed. Without them a wrongly shaped input makes the model read or
+  // write out of bounds. See Note [Model input checks].
   bool check_inputs = true;
   // CUDA packages: run() captures the model into a CUDA graph at its first
   // call and replays it afterwards (one launch per run instead of one per

@@ -16,12 +16,19 @@
 //
 // Note [Model input checks]
 // Generated code checks each input's dtype, sizes, strides and device only
-// when the environment variable AOTI_RUNTIME_CHECK_INPUTS is set (read once
-// per model .so, at its first run); without the checks an input of the wrong
-// shape or layout is read and written out of bounds. LoadOptions::check_inputs
-// (on by default) sets AOTI_RUNTIME_CHECK_INPUTS=1 before the .so is loaded
-// unless the process already set it either way; it is process-wide, as the
-// variable is.
+// when the environment variable AOTI_RUNTIME_CHECK_INPUTS is set to other
+// than "0" (read with getenv once per model .so, into a static, at its
+// first run: torch 2.11 and 2.13 alike); without the checks an input of the
+// wrong shape or layout is read and written out of bounds. aotrt never sets
+// the variable (a library leaves its host's environment alone): with
+// LoadOptions::check_inputs (on by default) the loader renames the model's
+// import of getenv to aotenv (runtime/model_env.h), which answers "1" for
+// that variable unless the process set it either way, and passes every
+// other read through. So the checks are per model, and no other code in
+// the process sees a change. Where the rename is impossible (another name
+// shares getenv's bytes in the .so's string table) the model's own checks
+// stay as the process's environment says, and the loader warns; aotrt's
+// own checks against recorded layouts (runtime/input_check.h) apply still.
 //
 // Note [Run without host waits]
 // torch's AOTInductorModelContainerRun, with the one model instance aotrt
@@ -485,13 +492,20 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
     pkg.archive.extract(e, m->dir.path() + "/" + package::base_name(e.name));
   }
 
-  if (options.check_inputs && std::getenv("AOTI_RUNTIME_CHECK_INPUTS") == nullptr) {
-    ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", /*overwrite=*/0);  // Note [Model input checks]
-  }
   runtime::self_library_handle();  // Note [Model symbol binding]
   if (m->info.device.is_cuda()) cuda::expose_runtime_symbols();
-  // Notes [Unique symbols and dlclose], [Thread-local destructors and dlclose].
-  package::patch_for_dlclose_in_file(pkg.so_path, /*kernel_modules=*/cuda::built());
+  // Notes [Unique symbols and dlclose], [Thread-local destructors and
+  // dlclose], [Model input checks].
+  const package::ElfPatchResult patched = package::patch_for_dlclose_in_file(
+      pkg.so_path, /*kernel_modules=*/cuda::built(), /*input_checks=*/options.check_inputs);
+  if (patched.getenv_shared && std::getenv("AOTI_RUNTIME_CHECK_INPUTS") == nullptr) {
+    std::fprintf(stderr,
+                 "aotrt: warning: %s: the model's own input checks stay off (its getenv import "
+                 "shares bytes with another name, so aotrt cannot answer "
+                 "AOTI_RUNTIME_CHECK_INPUTS for it); set AOTI_RUNTIME_CHECK_INPUTS=1 in the "
+                 "process to turn them on\n",
+                 package_path.c_str());
+  }
   m->so = ::dlopen(pkg.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (m->so == nullptr) {
     const char* err = ::dlerror();
