@@ -4,7 +4,8 @@
 # UndefinedBehaviorSanitizer, the concurrency tests under ThreadSanitizer, a
 # short fuzzing run (replaying fuzz/corpus/), and the end-to-end tests (export
 # with torch 2.13, run with build/aotrt, compare with eager; the robustness
-# cases on real packages). The robustness cases are recorded as they run and
+# cases on real packages), and the Triton Inference Server backend in a real
+# tritonserver (tests/triton). The robustness cases are recorded as they run and
 # rendered into build/robustness.md and compared with docs/robustness.md
 # (scripts/robustness_table.py).
 set -euo pipefail
@@ -38,6 +39,12 @@ export AOTRT_BIN="$PWD/build/aotrt"
 export AOTRT_TSAN_UNIT_TESTS="$PWD/build-tsan/aotrt_unit_tests"
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/e2e -v -rA
 step e2e "$t"
+
+echo "== Triton Inference Server with the aotrt backend (tritonserver 2.51 on 127.0.0.1)"
+t=$(date +%s)
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" AOTRT_BUILD_DIR="$PWD/build" \
+  python3 -m pytest tests/triton -v -rA
+step triton "$t"
 
 echo "== docs/robustness.md lists every case that ran"
 # The table is regenerated from this run's records and the H200's (committed:

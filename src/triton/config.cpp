@@ -140,19 +140,19 @@ TensorConfig read_tensor(const nlohmann::json& entry, const std::string& where,
               " but the package's is ", dtype_name(spec->dtype), " (", config_dtype_name(spec->dtype),
               ")");
   const size_t batch_dims = max_batch > 0 ? 1 : 0;
-  AOTRT_CHECK(spec->sizes.size() == t.dims.size() + batch_dims, kInvalidArgument, what, ": dims ",
-              dims_text(t.dims), (batch_dims ? " (after the batch dim)" : ""), " but the package's ",
-              kind, " has ", spec->sizes.size(), " dims ", dims_text(spec->sizes));
   if (max_batch > 0) {
-    const DynamicDim* d = spec->dynamic(0);
+    const DynamicDim* d = spec->sizes.empty() ? nullptr : spec->dynamic(0);
     AOTRT_CHECK(d != nullptr, kInvalidArgument, what, ": max_batch_size ", max_batch,
-                " needs a package whose dim 0 is a dynamic batch, but its dim 0 is fixed at ",
-                spec->sizes[0], " (export it with aotrt_tools.export --dynamic-batch N, or "
+                " needs a package whose dim 0 is a dynamic batch, but its dims are fixed at ",
+                dims_text(spec->sizes), " (export it with aotrt_tools.export --dynamic-batch N, or "
                 "set max_batch_size: 0 and give the full shape in dims)");
     AOTRT_CHECK(!is_input || d->max < 0 || d->max >= max_batch, kInvalidArgument, what,
                 ": max_batch_size ", max_batch, " but the package takes batches of at most ",
                 d->max);
   }
+  AOTRT_CHECK(spec->sizes.size() == t.dims.size() + batch_dims, kInvalidArgument, what, ": dims ",
+              dims_text(t.dims), (batch_dims ? " (after the batch dim)" : ""), " but the package's ",
+              kind, " has ", spec->sizes.size(), " dims ", dims_text(spec->sizes));
   for (size_t i = 0; i < t.dims.size(); ++i) {
     const size_t d = i + batch_dims;
     const DynamicDim* dyn = spec->dynamic(d);
