@@ -96,6 +96,25 @@ nlohmann::json tensor_entry(const std::string& name, const TensorSpec& spec, boo
   return {{"name", name}, {"data_type", config_dtype_name(spec.dtype)}, {"dims", dims}};
 }
 
+int64_t max_batch_size(const nlohmann::json& config, const std::string& where) {
+  return config.contains("max_batch_size") ? json_int(config["max_batch_size"], where + " max_batch_size")
+                                           : 0;
+}
+
+// config.pbtxt's entries for every input (or output) of the package.
+nlohmann::json tensor_entries(const std::vector<std::string>& names,
+                              const std::vector<std::optional<TensorSpec>>& specs, bool batched,
+                              const std::string& where, const char* kind, const char* recorded) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (size_t i = 0; i < names.size(); ++i) {
+    AOTRT_CHECK(i < specs.size() && specs[i].has_value(), kInvalidArgument, where,
+                ": the package records no ", recorded, " for ", kind, " '", names[i],
+                "' (export it with aotrt_tools.export), so config.pbtxt must list the ", kind, "s");
+    entries.push_back(tensor_entry(names[i], *specs[i], batched));
+  }
+  return entries;
+}
+
 size_t index_of(const std::vector<std::string>& names, const std::string& name) {
   return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
 }
@@ -216,37 +235,16 @@ bool autocomplete(nlohmann::json& config, const ModelInfo& info) {
   bool changed = false;
   if (list_of(config, "input").empty()) {
     const BatchSupport batch = batch_support(info);
-    int64_t max_batch = config.contains("max_batch_size")
-                            ? json_int(config["max_batch_size"], where + " max_batch_size")
-                            : 0;
-    if (max_batch == 0 && batch.batchable && batch.max > 0) {
-      max_batch = batch.max;
-      config["max_batch_size"] = max_batch;
+    if (max_batch_size(config, where) == 0 && batch.batchable && batch.max > 0) {
+      config["max_batch_size"] = batch.max;
     }
-    nlohmann::json inputs = nlohmann::json::array();
-    for (size_t i = 0; i < info.input_names.size(); ++i) {
-      const bool known = i < info.input_specs.size() && info.input_specs[i].has_value();
-      AOTRT_CHECK(known, kInvalidArgument, where, ": the package records no layout for input '",
-                  info.input_names[i], "' (export it with aotrt_tools.export), so config.pbtxt "
-                  "must list the inputs");
-      inputs.push_back(tensor_entry(info.input_names[i], *info.input_specs[i], max_batch > 0));
-    }
-    config["input"] = inputs;
+    config["input"] = tensor_entries(info.input_names, info.input_specs,
+                                     max_batch_size(config, where) > 0, where, "input", "layout");
     changed = true;
   }
   if (list_of(config, "output").empty()) {
-    const int64_t max_batch = config.contains("max_batch_size")
-                                  ? json_int(config["max_batch_size"], where + " max_batch_size")
-                                  : 0;
-    nlohmann::json outputs = nlohmann::json::array();
-    for (size_t i = 0; i < info.output_names.size(); ++i) {
-      const bool known = i < info.output_specs.size() && info.output_specs[i].has_value();
-      AOTRT_CHECK(known, kInvalidArgument, where, ": the package records no dtype for output '",
-                  info.output_names[i], "' (export it with aotrt_tools.export), so config.pbtxt "
-                  "must list the outputs");
-      outputs.push_back(tensor_entry(info.output_names[i], *info.output_specs[i], max_batch > 0));
-    }
-    config["output"] = outputs;
+    config["output"] = tensor_entries(info.output_names, info.output_specs,
+                                      max_batch_size(config, where) > 0, where, "output", "dtype");
     changed = true;
   }
   return changed;
@@ -256,9 +254,7 @@ ModelConfig read_config(const nlohmann::json& config, const ModelInfo& info) {
   ModelConfig m;
   m.name = config.value("name", std::string());
   const std::string where = "model '" + m.name + "'";
-  m.max_batch_size = config.contains("max_batch_size")
-                         ? json_int(config["max_batch_size"], where + " max_batch_size")
-                         : 0;
+  m.max_batch_size = max_batch_size(config, where);
   AOTRT_CHECK(m.max_batch_size >= 0, kInvalidArgument, where, ": max_batch_size ",
               m.max_batch_size, " is negative");
   m.model_filename = model_filename(config);
