@@ -40,4 +40,10 @@ fi
 # Hugging Face decoders of the e2e zoo (random weights, no download); this
 # version pulls no torch of its own.
 python3 -m pip install -q "transformers==5.24.0"
+# Triton Inference Server tests (tests/triton): the client, and tritonserver 2.51.0 unpacked
+# from the nvidia-pytriton wheel (not installed: it pins numpy<2). tritonclient 2.60 is the
+# first that allows numpy 2 (2.51-2.59 pin numpy<2, which would downgrade torch's numpy);
+# it speaks the same KServe v2 protocol to a 2.51 server.
+python3 -m pip install -q "tritonclient[http,grpc]==2.60.0"
+"$(dirname "$0")/fetch_tritonserver.sh" >/dev/null
 echo "install_deps: done"

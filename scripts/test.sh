@@ -6,10 +6,12 @@
 # UndefinedBehaviorSanitizer, the concurrency tests under ThreadSanitizer, a
 # short fuzzing run (replaying fuzz/corpus/), the end-to-end tests (export
 # with torch 2.13, run with build/aotrt, compare with eager; the robustness
-# cases on real packages), and the Python package (pip install ., then
-# tests/python; `import aotrt` in a venv without torch). The robustness cases
-# are recorded as they run and rendered into build/robustness.md and compared
-# with docs/robustness.md (scripts/robustness_table.py).
+# cases on real packages), the Python package (pip install ., then
+# tests/python; `import aotrt` in a venv without torch), and the Triton
+# Inference Server backend in a real tritonserver (tests/triton). The
+# robustness cases are recorded as they run and rendered into
+# build/robustness.md and compared with docs/robustness.md
+# (scripts/robustness_table.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -71,6 +73,12 @@ print('import aotrt and a run with numpy alone (no torch in this venv): ok')")
 # Not with python/ on PYTHONPATH: the source tree's python/aotrt/ would shadow the install.
 python3 -m pytest tests/python -v -rA
 step python "$t"
+
+echo "== Triton Inference Server with the aotrt backend (tritonserver 2.51 on 127.0.0.1)"
+t=$(date +%s)
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" AOTRT_BUILD_DIR="$PWD/build" \
+  python3 -m pytest tests/triton -v -rA
+step triton "$t"
 
 echo "== docs/robustness.md lists every case that ran"
 # The table is regenerated from this run's records and the H200's (committed:

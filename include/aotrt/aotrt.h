@@ -176,11 +176,24 @@ struct ConstantInfo {
   int64_t storage_offset = 0;
 };
 
-// The layout an input was exported with.
+// A dim of an exported input or output whose size is not fixed (a
+// torch.export Dim, e.g. a batch): inputs accept any size in [min, max].
+struct DynamicDim {
+  int64_t dim = 0;
+  int64_t min = 0;
+  int64_t max = -1;  // -1: not recorded
+};
+
+// The layout an input was exported with, or the dtype and sizes of an output.
+// `sizes` are the example's; a dim listed in `dynamic_dims` takes others.
 struct TensorSpec {
   ScalarType dtype = ScalarType::Float32;
   std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
+  std::vector<int64_t> strides;  // empty for an output
+  std::vector<DynamicDim> dynamic_dims;
+
+  // The entry of `dynamic_dims` for `dim`, or null when that dim is static.
+  const DynamicDim* dynamic(size_t dim) const;
 };
 
 struct ModelInfo {
@@ -198,6 +211,8 @@ struct ModelInfo {
   // empty when it did not. The compiled code indexes inputs with these
   // strides (see Model::prepare_input).
   std::vector<std::optional<TensorSpec>> input_specs;
+  // Per output, its dtype and sizes ("aotrt.outputs"), when recorded.
+  std::vector<std::optional<TensorSpec>> output_specs;
   // Per input, its dtype when known: from input_specs, or from the model's
   // own input checks in its generated source (also for a dynamic-shape input,
   // whose sizes are not fixed). Used by Model::prepare_input.
@@ -237,7 +252,8 @@ class Model {
   // Runs the model once. Inputs are borrowed (the model gets new handles to
   // the same memory; the caller's Tensors are untouched) and must be on the
   // model's device with the dtype, sizes and strides it was exported with
-  // (strides of size-1 dims aside): checked against ModelInfo::input_specs
+  // (strides of size-1 dims aside; a dynamic dim takes any size in its range,
+  // laid out as prepare_input does): checked against ModelInfo::input_specs
   // when recorded, else by the model's own checks; a mismatch throws
   // kInvalidArgument naming the input before the model runs.
   // Outputs are new Tensors owned by the caller; they may be views (offset,

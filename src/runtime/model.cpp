@@ -292,39 +292,66 @@ void read_names(Model::Impl& m) {
 // "aotrt.inputs": a JSON list with, per input, {"dtype", "sizes", "strides",
 // ...} for a tensor or {"python_type"} for a scalar. Advisory: an entry that
 // does not parse is left out (the model's own input checks still apply).
-void read_input_specs(Model::Impl& m) {
-  const auto it = m.info.metadata.find("aotrt.inputs");
-  if (it == m.info.metadata.end()) return;
-  const auto json = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_array()) return;
-  const size_t n = m.info.input_names.size();
-  m.info.input_specs.assign(n, std::nullopt);
-  for (size_t i = 0; i < n && i < json.size(); ++i) {
-    const auto& e = json[i];
-    if (!e.is_object() || !e.contains("dtype") || !e.contains("sizes") || !e.contains("strides") ||
-        !e["dtype"].is_string() || !e["sizes"].is_array() || !e["strides"].is_array() ||
-        e["sizes"].size() != e["strides"].size()) {
-      continue;
-    }
-    TensorSpec spec;
-    bool ok = false;
-    for (int32_t code = 0; code < 64; ++code) {
-      if (is_valid_dtype(code) &&
-          e["dtype"].get<std::string>() == dtype_name(static_cast<ScalarType>(code))) {
-        spec.dtype = static_cast<ScalarType>(code);
-        ok = true;
-      }
-    }
-    for (const auto& v : e["sizes"]) {
-      ok = ok && v.is_number_integer() && v.get<int64_t>() >= 0;
-      if (ok) spec.sizes.push_back(v.get<int64_t>());
-    }
-    for (const auto& v : e["strides"]) {
-      ok = ok && v.is_number_integer() && v.get<int64_t>() >= 0;
-      if (ok) spec.strides.push_back(v.get<int64_t>());
-    }
-    if (ok) m.info.input_specs[i] = std::move(spec);
+// One spec of "aotrt.inputs" / "aotrt.outputs" (written by
+// aotrt_tools.export); nullopt when the entry is not a tensor or is malformed.
+std::optional<TensorSpec> parse_spec(const nlohmann::json& e, bool with_strides) {
+  if (!e.is_object() || !e.contains("dtype") || !e.contains("sizes") ||
+      !e["dtype"].is_string() || !e["sizes"].is_array()) {
+    return std::nullopt;
   }
+  if (with_strides && (!e.contains("strides") || !e["strides"].is_array() ||
+                       e["sizes"].size() != e["strides"].size())) {
+    return std::nullopt;
+  }
+  TensorSpec spec;
+  bool ok = false;
+  for (int32_t code = 0; code < 64; ++code) {
+    if (is_valid_dtype(code) &&
+        e["dtype"].get<std::string>() == dtype_name(static_cast<ScalarType>(code))) {
+      spec.dtype = static_cast<ScalarType>(code);
+      ok = true;
+    }
+  }
+  auto read_ints = [&ok](const nlohmann::json& values, std::vector<int64_t>& into) {
+    for (const auto& v : values) {
+      ok = ok && v.is_number_integer() && v.get<int64_t>() >= 0;
+      if (ok) into.push_back(v.get<int64_t>());
+    }
+  };
+  read_ints(e["sizes"], spec.sizes);
+  if (with_strides) read_ints(e["strides"], spec.strides);
+  if (e.contains("dynamic_dims")) {
+    ok = ok && e["dynamic_dims"].is_array();
+    for (const auto& d : ok ? e["dynamic_dims"] : nlohmann::json::array()) {
+      ok = ok && d.is_object() && d.contains("dim") && d["dim"].is_number_integer() &&
+           d["dim"].get<int64_t>() >= 0 &&
+           d["dim"].get<int64_t>() < static_cast<int64_t>(spec.sizes.size());
+      if (!ok) break;
+      DynamicDim dim{d["dim"].get<int64_t>(), 0, -1};
+      if (d.contains("min") && d["min"].is_number_integer()) dim.min = d["min"].get<int64_t>();
+      if (d.contains("max") && d["max"].is_number_integer()) dim.max = d["max"].get<int64_t>();
+      spec.dynamic_dims.push_back(dim);
+    }
+  }
+  if (!ok) return std::nullopt;
+  return spec;
+}
+
+// Per tensor, the spec a metadata entry records; empty when it records none.
+std::vector<std::optional<TensorSpec>> read_specs(const Model::Impl& m, const char* key, size_t n,
+                                                  bool with_strides) {
+  const auto it = m.info.metadata.find(key);
+  if (it == m.info.metadata.end()) return {};
+  const auto json = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_array()) return {};
+  std::vector<std::optional<TensorSpec>> specs(n);
+  for (size_t i = 0; i < n && i < json.size(); ++i) specs[i] = parse_spec(json[i], with_strides);
+  return specs;
+}
+
+void read_tensor_specs(Model::Impl& m) {
+  m.info.input_specs = read_specs(m, "aotrt.inputs", m.info.input_names.size(), true);
+  m.info.output_specs = read_specs(m, "aotrt.outputs", m.info.output_names.size(), false);
 }
 
 // What the model's own input checks say (Note [Reading the wrapper source]):
@@ -465,6 +492,13 @@ bool load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg, bool allow_
 
 }  // namespace
 
+const DynamicDim* TensorSpec::dynamic(size_t dim) const {
+  for (const DynamicDim& d : dynamic_dims) {
+    if (d.dim == static_cast<int64_t>(dim)) return &d;
+  }
+  return nullptr;
+}
+
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
@@ -535,7 +569,7 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
         pkg.archive.read(*pkg.layout.wrapper_source, kMaxWrapperSourceBytes));
   }
   read_names(*m);
-  read_input_specs(*m);
+  read_tensor_specs(*m);
   read_input_checks(*m, source);
   read_constants(*m, source);
   if (options.weights) {
@@ -626,21 +660,7 @@ Tensor Model::prepare_input(size_t index, const Tensor& value, const InputHint& 
       index < mi.input_specs.size() ? &mi.input_specs[index] : nullptr;
   const bool recorded = spec != nullptr && spec->has_value() && (*spec)->sizes.size() == sizes.size();
   if (recorded) {
-    if ((*spec)->sizes == sizes) {
-      strides = (*spec)->strides;
-    } else {
-      // Other sizes (a dynamic dim): the exported dim order, dense.
-      std::vector<size_t> order(sizes.size());
-      std::iota(order.begin(), order.end(), size_t{0});
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return (*spec)->strides[a] > (*spec)->strides[b];
-      });
-      int64_t step = 1;
-      for (size_t k = order.size(); k-- > 0;) {
-        strides[order[k]] = step;
-        step = checked_mul(step, std::max<int64_t>(sizes[order[k]], 1), fn);
-      }
-    }
+    strides = runtime::spec_strides(**spec, sizes, fn);  // other sizes: the exported order, dense
     if (hint.layout) {
       const std::vector<int64_t> asked = format_strides(*hint.layout, sizes, what);
       AOTRT_CHECK(runtime::same_layout(sizes, asked, strides), kInvalidArgument, what,
