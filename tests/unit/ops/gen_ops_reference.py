@@ -366,7 +366,33 @@ def indexing_cases():
     return out
 
 
-FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases}
+# --- shape -----------------------------------------------------------------------------
+# fill__Scalar: input; floats: value; output: the input after the fill. cat: inputs; ints:
+# dim. pad: input; ints: the pad list; floats: value (empty: None); mode constant.
+def shape_cases():
+    out = []
+    f32 = torch.float32
+    x = view(pattern(12), f32, [3, 4], [1, 5], 2)
+    out.append(case("fill_strided_view", "fill__Scalar", [x], [], x.clone().fill_(2.5), floats=[2.5]))
+    xi = view(pattern(6), torch.int32, [6], [2], 1)
+    out.append(case("fill_int_truncates", "fill__Scalar", [xi], [], torch.full_like(xi, 3), floats=[3.7]))
+    a, b = view(pattern(6), f32, [2, 3]), transposed(pattern(4, 3), f32, [2, 2])
+    out.append(case("cat_dim1_mixed_layouts", "cat", [a, b], [1], torch.cat([a, b], 1)))
+    out.append(case("cat_dim0_negative", "cat", [a, view(pattern(3, 1), f32, [1, 3])], [-2], torch.cat([a, view(pattern(3, 1), f32, [1, 3])], -2)))
+    ai = view(pattern(3), torch.int32, [1, 3])
+    out.append(case("cat_promotes", "cat", [ai, a], [0], torch.cat([ai, a], 0)))
+    out.append(case("cat_skips_legacy_empty", "cat", [view([], f32, [0]), a], [0], torch.cat([view([], f32, [0]), a], 0)))
+    cl = lambda seed: view(pattern(24, seed), f32, [1, 2, 3, 4], [24, 1, 8, 2])
+    out.append(case("cat_channels_last", "cat", [cl(0), cl(5)], [1], torch.cat([cl(0), cl(5)], 1)))
+    p = view(pattern(6), f32, [2, 3], [1, 2])
+    out.append(case("pad_constant", "pad", [p], [1, 2, 0, 1], torch.nn.functional.pad(p, (1, 2, 0, 1), value=9.0), floats=[9.0]))
+    out.append(case("pad_negative_crops", "pad", [p], [-1, 1, 1, -1], torch.nn.functional.pad(p, (-1, 1, 1, -1))))
+    out.append(case("pad_last_dim_only", "pad", [p], [2, 0], torch.nn.functional.pad(p, (2, 0), value=-1.0), floats=[-1.0]))
+    return out
+
+
+FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
+            "shape": shape_cases}
 
 
 def main(names):
