@@ -17,4 +17,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)
 python3 -m pip install -q "torch==2.13.0" numpy pytest
+# Hugging Face decoders of the e2e zoo (random weights, no download); this
+# version pulls no torch of its own.
+python3 -m pip install -q "transformers==5.24.0"
 echo "install_deps: done"
