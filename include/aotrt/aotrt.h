@@ -249,6 +249,14 @@ struct PackageInfo {
   size_t missing_symbol_count() const;
 };
 
+// Seeds the random ops models call (rand, randn, randint, randperm,
+// bernoulli, the seeds of inductor's own random kernels): every device's
+// generator restarts from this seed. Before any call the seed is
+// 67280421310721 (torch's default). aotrt's streams are its own (Philox
+// 4x32-10), so the numbers differ from torch's for the same seed. See Note
+// [Random streams] in src/ops/random.h.
+void manual_seed(uint64_t seed);
+
 // Waits until the work queued so far on the calling thread's current stream
 // of `device` has finished: what a CUDA model's run() queued, for one. A
 // no-op for the CPU, whose runs finish before they return.

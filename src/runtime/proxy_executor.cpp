@@ -223,6 +223,11 @@ const ProxyArg& ProxyCall::require(std::string_view name, const char* kind) cons
   return *a;
 }
 
+bool ProxyCall::has_value(std::string_view name) const {
+  const ProxyArg* a = find(name);
+  return a != nullptr && a->kind != "as_none";
+}
+
 const TensorImpl& ProxyCall::tensor(std::string_view name) const {
   const ProxyArg& a = require(name, "Tensor");
   AOTRT_CHECK(a.tensor_count == 1 && a.kind == "as_tensor", kInvalidArgument, what_,

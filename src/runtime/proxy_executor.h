@@ -116,6 +116,8 @@ class ProxyCall {
   const std::string& op() const { return node_.target; }
   const char* what() const { return what_.c_str(); }  // "proxy executor: aten::x (extern node 3)"
 
+  // Whether the argument was passed and is not None.
+  bool has_value(std::string_view name) const;
   const TensorImpl& tensor(std::string_view name) const;
   const TensorImpl* optional_tensor(std::string_view name) const;
   std::vector<const TensorImpl*> tensors(std::string_view name) const;
