@@ -17,4 +17,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)
 python3 -m pip install -q "torch==2.13.0" numpy pytest
+# PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db, the
+# peer suite in tests/opinfo/) imports these; both are pure Python and need no torch.
+python3 -m pip install -q "expecttest==0.3.0" "hypothesis==6.155.2"
 echo "install_deps: done"

@@ -2,9 +2,10 @@
 # Runs every test: builds aotrt, runs the GoogleTest unit and conformance
 # suites (ctest), the same suites under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the concurrency tests under ThreadSanitizer, a
-# short fuzzing run (replaying fuzz/corpus/), and the end-to-end tests (export
+# short fuzzing run (replaying fuzz/corpus/), the end-to-end tests (export
 # with torch 2.13, run with build/aotrt, compare with eager; the robustness
-# cases on real packages). The robustness cases are recorded as they run and
+# cases on real packages) and the OpInfo CPU slice (tests/opinfo: ops of
+# PyTorch's op_db, checked against the committed docs/opinfo/ table). The robustness cases are recorded as they run and
 # rendered into build/robustness.md and compared with docs/robustness.md
 # (scripts/robustness_table.py).
 set -euo pipefail
@@ -38,6 +39,11 @@ export AOTRT_BIN="$PWD/build/aotrt"
 export AOTRT_TSAN_UNIT_TESTS="$PWD/build-tsan/aotrt_unit_tests"
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/e2e -v -rA
 step e2e "$t"
+
+echo "== OpInfo CPU slice (tests/opinfo: op_db ops through aotrt, vs docs/opinfo/)"
+t=$(date +%s)
+AOTRT_OPINFO_CACHE="$PWD/build/opinfo-cache" python3 -m pytest tests/opinfo -v -rA
+step opinfo "$t"
 
 echo "== docs/robustness.md lists every case that ran"
 # The table is regenerated from this run's records and the H200's (committed:
