@@ -20,4 +20,7 @@ python3 -m pip install -q "torch==2.13.0" numpy pytest
 # PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db, the
 # peer suite in tests/opinfo/) imports these; both are pure Python and need no torch.
 python3 -m pip install -q "expecttest==0.3.0" "hypothesis==6.155.2"
+# Hugging Face decoders of the e2e zoo (random weights, no download); this
+# version pulls no torch of its own.
+python3 -m pip install -q "transformers==5.24.0"
 echo "install_deps: done"

@@ -216,6 +216,13 @@ struct ShimSymbol {
   bool provided = false;  // this aotrt defines it
 };
 
+// An op the model calls through the proxy executor (it has no C shim).
+struct ExternOp {
+  std::string target;   // "aten::linalg_inv_ex"
+  bool served = false;  // aotrt runs it on the package's device
+  std::string refusal;  // why not, when not served
+};
+
 struct PackageFile {
   std::string name;
   uint64_t size = 0;  // uncompressed bytes
@@ -233,6 +240,7 @@ struct PackageInfo {
   std::string machine;                      // the .so's machine ("x86_64")
   std::vector<std::string> needed_libraries;  // the .so's DT_NEEDED
   std::vector<ShimSymbol> shim_symbols;     // every aoti_* symbol the .so needs
+  std::vector<ExternOp> extern_ops;         // ops called through the proxy executor
   bool has_weights_blob = false;
   // Why Model::load would refuse this package before loading it (empty: it
   // passes every check made without loading).
