@@ -30,7 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "ops" / "coverage.md"
 HEADERS = ("c_shim_cpu.h", "c_shim_cuda.h", "c_shim_aten.h")
-PREFIX = {"cpu": "aoti_torch_cpu_", "cuda": "aoti_torch_cuda_", "aten": "aoti_torch_aten_"}
+PREFIX = {"cpu": "aoti_torch_cpu_", "cuda": "aoti_torch_cuda_", "aten": "aoti_torch_aten_",
+          "generic": "aoti_torch_"}
 
 # Why a shim is not served: the first matching pattern (on the name after the device
 # prefix) wins. Keep the reasons true: who is on it, or why it never will be.
@@ -87,6 +88,16 @@ def parse_header(path: Path) -> dict[str, dict]:
     return out
 
 
+def parse_c_shim(path: Path) -> dict[str, dict]:
+    """name -> {params, since}: the functions of torch's c/shim.h (declarations span lines)."""
+    text = re.sub(r"//[^\n]*", "", path.read_text())
+    out = {}
+    for m in re.finditer(r"AOTI_TORCH_EXPORT\s+AOTITorchError\s+(\w+)\s*\(", text):
+        params, _ = balanced(text, m.end() - 1)
+        out[m.group(1)] = {"params": norm(params), "since": None}
+    return out
+
+
 def read_names_file(path: Path) -> dict[str, dict[str, dict]]:
     """header -> name -> {params, since} from a docs/ops/torch-VERSION-shims.txt."""
     out: dict[str, dict[str, dict]] = {}
@@ -120,7 +131,7 @@ def balanced(text: str, start: int) -> tuple[str, int]:
 def parse_rows(shim_dir: Path) -> dict[str, dict]:
     """Full entry-point name -> {params, file, alias_of}, from the op rows."""
     rows: dict[str, dict] = {}
-    pat = re.compile(r"^\s*AOTRT_OP(_CPU|_CUDA|_ATEN|_ALIAS|_ALIAS_CPU|_ALIAS_CUDA)?\(\s*(\w+)\s*,\s*(\w+\s*,\s*)?\(",
+    pat = re.compile(r"^\s*AOTRT_OP(_CPU|_CUDA|_ATEN|_GENERIC|_ALIAS|_ALIAS_CPU|_ALIAS_CUDA)?\(\s*(\w+)\s*,\s*(\w+\s*,\s*)?\(",
                      re.M)
     for f in sorted(shim_dir.glob("*.cpp")):
         text = f.read_text()
@@ -131,7 +142,8 @@ def parse_rows(shim_dir: Path) -> dict[str, dict]:
             if "ALIAS" in kind:
                 devices = {"_ALIAS": ["cpu", "cuda"], "_ALIAS_CPU": ["cpu"], "_ALIAS_CUDA": ["cuda"]}[kind]
             else:
-                devices = {"": ["cpu", "cuda"], "_CPU": ["cpu"], "_CUDA": ["cuda"], "_ATEN": ["aten"]}[kind]
+                devices = {"": ["cpu", "cuda"], "_CPU": ["cpu"], "_CUDA": ["cuda"], "_ATEN": ["aten"],
+                           "_GENERIC": ["generic"]}[kind]
             for d in devices:
                 full = PREFIX[d] + name
                 if full in rows:
@@ -188,6 +200,12 @@ def render(versions: dict[str, dict[str, dict[str, dict]]], rows: dict[str, dict
                 short = re.sub(r"^aoti_torch_(cpu|cuda|aten)_", "", n)
                 t.append(f"| `{n}` | no{other} | {reason(short)} |")
         tables += t + [""]
+    generic = sorted(n for n in rows if not any(n.startswith(PREFIX[d]) for d in ("cpu", "cuda", "aten")))
+    if generic:
+        tables += [f"## torch {first}: c/shim.h fallback ops", "",
+                   "Device-generic ops of torch's own `c/shim.h` that generated code may call:", "",
+                   "| function | where |", "|---|---|"]
+        tables += [f"| `{n}` | `{rows[n]['file']}` |" for n in generic] + [""]
     return "\n".join(lines + summary + [""] + tables)
 
 
@@ -221,6 +239,10 @@ def main() -> int:
         for funcs in headers.values():
             for n, f in funcs.items():
                 declared.setdefault(n, []).append((ver, f["params"]))
+    c_shim = parse_c_shim(torch_generated_dir().parent / "c" / "shim.h")
+    for n, f in c_shim.items():
+        if rows.get(n, {}).get("file") and not any(n.startswith(PREFIX[d]) for d in ("cpu", "cuda", "aten")):
+            declared.setdefault(n, []).append((installed + " c/shim.h", f["params"]))
     for n, r in sorted(rows.items()):
         if n not in declared:
             errors.append(f"{n} ({r['file']}) is in no torch header given")
