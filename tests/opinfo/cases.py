@@ -50,10 +50,16 @@ UNINITIALIZED_OPS = {"empty", "empty_like", "empty_strided", "empty_permuted", "
 
 
 def harness_hash() -> str:
-    """Hash of the files that decide what a package holds (this one and compile.py)."""
-    h = hashlib.sha256()
-    for name in ("cases.py", "compile.py"):
-        h.update((HERE / name).read_bytes())
+    """Hash of the code that decides what a case and its package hold: this file and
+    compile.PACKAGE_CODE (not the bookkeeping around them, so that fixing a message does
+    not recompile every package)."""
+    import inspect
+
+    from tests.opinfo import compile as comp
+
+    h = hashlib.sha256((HERE / "cases.py").read_bytes())
+    for name in comp.PACKAGE_CODE:
+        h.update(inspect.getsource(getattr(comp, name)).encode())
     return h.hexdigest()[:12]
 
 
@@ -131,21 +137,3 @@ class OneOp(torch.nn.Module):
 
 def one_op(op_name: str, sample) -> OneOp:
     return OneOp(op_table()[op_name].op, sample)
-
-
-def describe(sample, limit: int = 160) -> str:
-    """Short text of a sample: tensor shapes/dtypes and the other arguments."""
-
-    def fmt(x):
-        if isinstance(x, torch.Tensor):
-            s = "x".join(map(str, x.shape)) or "scalar"
-            return f"T[{s}]" + ("" if x.is_contiguous() else "nc")
-        return repr(x)
-
-    def show(x):
-        return str(pytree.tree_map(fmt, x)).replace("'", "")
-
-    parts = [show(sample.input)] + [show(a) for a in sample.args]
-    parts += [f"{k}={show(v)}" for k, v in sample.kwargs.items()]
-    text = ", ".join(parts)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

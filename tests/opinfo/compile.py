@@ -38,13 +38,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from tests.opinfo import cases
+from tests.opinfo import cases, text
 
 REPO = cases.HERE.parents[1]
 sys.path.insert(0, str(REPO / "python"))
 from aotrt_tools import export as aotrt_export  # noqa: E402
 
 warnings.filterwarnings("ignore")
+
+
+# What decides a case's reference data and its package; cases.harness_hash hashes these
+# (and cases.py), so the cache is keyed by them.
+PACKAGE_CODE = ("_dense_copy", "_specs", "_same", "_eager", "_module_inputs", "_prepare_one",
+                "_load_inputs", "Batch", "attribute_shims", "_compile")
 
 
 class CaseTimeout(Exception):
@@ -148,9 +154,9 @@ def prepare(task: dict[str, Any]) -> list[dict[str, Any]]:
             rec["status"] = "absent"  # the op has fewer samples; cached so as not to ask again
             (d / "case.json").write_text(json.dumps(rec))
             continue
-        rec["sample_text"] = cases.describe(got[k])
         t0 = time.perf_counter()
         try:
+            rec["sample_text"] = text.describe(got[k])
             with time_limit(task["timeout"]):
                 rec.update(_prepare_one(op, got[k], d))
         except BaseException as e:  # noqa: BLE001

@@ -278,16 +278,56 @@ class Sweep:
         t = time.time()
         self.select()
         self.timing["select_s"] = round(time.time() - t, 1)
-        ctx = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(
-                max_workers=self.args.workers, mp_context=ctx,
-                initializer=comp.init_worker, initargs=(str(self.cache),)) as pool:
-            self.pool = pool
+        self.new_pool()
+        try:
             for dtype in self.dtypes:
                 self.sweep_dtype(dtype)
                 self.write()
+        finally:
+            self.pool.shutdown(cancel_futures=True)
         self.write(final=True)
         return 0
+
+    def new_pool(self) -> None:
+        from tests.opinfo import compile as comp
+
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=self.args.workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=comp.init_worker, initargs=(str(self.cache),))
+
+    def pool_map(self, fn, tasks: list[dict[str, Any]]) -> list[Any]:
+        """fn over tasks in the pool; a task whose worker raised or died gives the exception.
+        A dead worker breaks the pool: a fresh one takes the tasks that had not finished."""
+        results: dict[int, Any] = {}
+        todo = list(range(len(tasks)))
+        while todo:
+            futures = {self.pool.submit(fn, tasks[i]): i for i in todo}
+            broken = False
+            for fut in concurrent.futures.as_completed(futures):
+                i = futures[fut]
+                try:
+                    results[i] = fut.result()
+                except concurrent.futures.process.BrokenProcessPool as e:
+                    broken = True
+                    results.setdefault(i, e)
+                except Exception as e:  # noqa: BLE001 - reported as the task's result
+                    results[i] = e
+            if not broken:
+                break
+            # Which task killed the worker is unknown: retry the unfinished ones one at a time.
+            self.pool.shutdown(cancel_futures=True)
+            self.new_pool()
+            dead = [i for i in todo if isinstance(results.get(i), concurrent.futures.process.BrokenProcessPool)]
+            for i in dead:
+                del results[i]
+                try:
+                    results[i] = self.pool.submit(fn, tasks[i]).result()
+                except Exception as e:  # noqa: BLE001
+                    results[i] = RuntimeError(f"the worker died ({type(e).__name__})")
+                    self.pool.shutdown(cancel_futures=True)
+                    self.new_pool()
+            todo = []
+        return [results[i] for i in range(len(tasks))]
 
     def sweep_dtype(self, dtype: str) -> None:
         from tests.opinfo import compile as comp
@@ -298,7 +338,10 @@ class Sweep:
                       cache=str(self.cache), harness=self.harness, timeout=self.args.timeout)
                  for n in names]
         exported = []
-        for recs in self.pool.map(comp.prepare, tasks, chunksize=4):
+        for task, recs in zip(tasks, self.pool_map(comp.prepare, tasks)):
+            if isinstance(recs, BaseException):
+                recs = [dict(op=task["op"], dtype=dtype, device=self.device, sample=0, status="sample-error",
+                             key=f"{task['op']}|{dtype}|{self.device}", message=f"{type(recs).__name__}: {recs}")]
             for rec in recs:
                 if rec["status"] == "exported":
                     exported.append(rec)
@@ -331,8 +374,8 @@ class Sweep:
                       cache=str(self.cache), timeout=self.args.timeout + self.args.timeout_per_case * len(g))
                  for g in groups]
         served, refused = [], []
-        for g, info in zip(groups, self.pool.map(comp.plan_batch, tasks)):
-            if info.get("status") != "planned":
+        for g, info in zip(groups, self.pool_map(comp.plan_batch, tasks)):
+            if isinstance(info, BaseException) or info.get("status") != "planned":
                 served += g  # the real compile says what is wrong
                 continue
             for rec, shims in zip(g, info["case_shims"]):
@@ -360,14 +403,21 @@ class Sweep:
             done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED)
             for fut in done:
                 kind, payload = futures.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as e:  # noqa: BLE001 - a dead worker: the group is split
+                    result = dict(status="compile-error", message=f"the worker died ({type(e).__name__})")
+                    if getattr(self.pool, "_broken", False):
+                        self.pool.shutdown(cancel_futures=False)
+                        self.new_pool()
                 if kind == "compile":
-                    r, s, oracle_task = self.handle(fut.result(), payload)
+                    r, s, oracle_task = self.handle(result, payload)
                     retry += r
                     split += s
                     if oracle_task:
                         futures[self.pool.submit(comp.oracle, oracle_task)] = ("oracle", oracle_task)
                 else:
-                    self.judge_oracle(fut.result(), payload)
+                    self.judge_oracle(result if result.get("status") else dict(status="error", message=str(result)), payload)
         return split + _chunks(retry, self.args.batch)
 
     def handle(self, info: dict[str, Any], group: list[dict[str, Any]]):
