@@ -89,10 +89,11 @@ def case_dir(cache: Path, key: str) -> Path:
 
 def _dense_copy(t: torch.Tensor) -> torch.Tensor:
     """A fresh tensor of t's values and strides, at offset 0; overlapping strides made dense."""
-    from torch._prims_common import is_non_overlapping_and_dense_or_false as is_non_overlapping_and_dense
+    import torch._prims_common as prims
 
+    dense = getattr(prims, "is_non_overlapping_and_dense_or_false", None) or prims.is_non_overlapping_and_dense
     t = t.detach()
-    if not is_non_overlapping_and_dense(t):
+    if not dense(t):
         return t.contiguous().clone()
     out = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
     out.copy_(t)
