@@ -20,6 +20,9 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 # scikit-build-core: the Python package's build (pyproject.toml pins the same).
 python3 -m pip install -q "torch==2.13.0" numpy pytest "safetensors==0.8.0" \
   "nanobind==3.1.0" "scikit-build-core==1.1.2"
+# PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db, the
+# peer suite in tests/opinfo/) imports these; both are pure Python and need no torch.
+python3 -m pip install -q "expecttest==0.3.0" "hypothesis==6.155.2"
 # The CUDA math libraries that the CUDA build links (scripts/test.sh compiles
 # and links it; running it needs a GPU): PyPI's nvidia-* wheels, at the
 # versions torch 2.11.0+cu130 pins (the H200's torch), unpacked into a folder

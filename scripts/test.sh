@@ -6,11 +6,12 @@
 # UndefinedBehaviorSanitizer, the concurrency tests under ThreadSanitizer, a
 # short fuzzing run (replaying fuzz/corpus/), the end-to-end tests (export
 # with torch 2.13, run with build/aotrt, compare with eager; the robustness
-# cases on real packages), the Python package (pip install ., then
-# tests/python; `import aotrt` in a venv without torch), and the Triton
-# Inference Server backend in a real tritonserver (tests/triton). The
-# robustness cases are recorded as they run and rendered into
-# build/robustness.md and compared with docs/robustness.md
+# cases on real packages), the OpInfo CPU slice (tests/opinfo: ops of
+# PyTorch's op_db, checked against the committed docs/opinfo/ table), the
+# Python package (pip install ., then tests/python; `import aotrt` in a venv
+# without torch), and the Triton Inference Server backend in a real
+# tritonserver (tests/triton). The robustness cases are recorded as they run
+# and rendered into build/robustness.md and compared with docs/robustness.md
 # (scripts/robustness_table.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,11 @@ export AOTRT_BIN="$PWD/build/aotrt"
 export AOTRT_TSAN_UNIT_TESTS="$PWD/build-tsan/aotrt_unit_tests"
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/e2e -v -rA
 step e2e "$t"
+
+echo "== OpInfo CPU slice (tests/opinfo: op_db ops through aotrt, vs docs/opinfo/)"
+t=$(date +%s)
+AOTRT_OPINFO_CACHE="$PWD/build/opinfo-cache" python3 -m pytest tests/opinfo -v -rA
+step opinfo "$t"
 
 echo "== Python package (pip install ., tests/python)"
 t=$(date +%s)
