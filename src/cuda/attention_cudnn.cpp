@@ -19,6 +19,7 @@
 // softmax statistics are the natural-log logsumexp, fp32 [B, H, Lq, 1].
 // AOTRT_CUDNN_ATTENTION=0 (read once) sends every call to aotrt's kernel.
 #include <cudnn_frontend.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
@@ -33,6 +34,13 @@
 #include "cuda/handles.h"
 #include "cuda/library_ops.h"
 #include "cuda/runtime.h"
+
+// The frontend reaches cuDNN through dlsym on this handle (it is built with
+// NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING, which also keeps NVRTC a run-time
+// option). libaotrt links libcudnn, so the library is already loaded.
+namespace cudnn_frontend {
+void* cudnn_dlhandle = dlopen("libcudnn.so.9", RTLD_LAZY | RTLD_NOLOAD);
+}  // namespace cudnn_frontend
 
 namespace aotrt::cuda {
 namespace {
