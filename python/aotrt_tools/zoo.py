@@ -575,6 +575,53 @@ def _hf_llama():
 
 
 # --------------------------------------------------------------------------------------
+# One-op modules (CPU): each makes inductor emit one fallback op of an op family
+# --------------------------------------------------------------------------------------
+
+
+class OneOp(nn.Module):
+    """Applies `f` to the input; multi-output ops return a plain tuple (named tuples do not export)."""
+
+    def __init__(self, f: Callable):
+        super().__init__()
+        self.f = f
+
+    def forward(self, x):
+        return self.f(x)
+
+
+# name -> (the fallback op the package must call, the module's function). Inputs: randn(4, 8).
+ONE_OP_MODULES: dict[str, tuple[str, Callable]] = {
+    "op_cumsum_int": ("cumsum", lambda x: torch.cumsum((x > 0).to(torch.int32), 1)),
+    "op_cummax": ("cummax", lambda x: tuple(torch.cummax(x, 1))),
+    "op_logcumsumexp": ("logcumsumexp", lambda x: torch.logcumsumexp(x, 1)),
+    "op_sort_stable": ("sort_stable", lambda x: tuple(torch.sort(x, dim=1, descending=True, stable=True))),
+    "op_topk": ("topk", lambda x: tuple(torch.topk(x, 3, 1))),
+    "op_kthvalue": ("kthvalue", lambda x: tuple(torch.kthvalue(x, 2, 0))),
+    "op_nonzero": ("nonzero", lambda x: torch.nonzero(x > 0)),
+    "op_masked_select": ("masked_select", lambda x: torch.masked_select(x, x > 0)),
+    "op_scatter_reduce_mean": ("scatter_reduce_two_out", lambda x: x.scatter_reduce(
+        1, torch.tensor([[0, 1, 1, 0, 2, 2, 3, 3]] * 4), x * 2, "mean")),
+    "op_searchsorted": ("searchsorted_Tensor", lambda x: torch.searchsorted(torch.tensor([-1., 0., 1.]), x)),
+}
+
+
+def _register_one_op(name: str, op: str, f: Callable) -> None:
+    def build():
+        return OneOp(f), (torch.randn(4, 8),)
+
+    build.__doc__ = f"one op: inductor calls aoti_torch_cpu_{op} (ops layer, src/shim/ops)."
+    # The generated code names the shim (some calls, e.g. the scatter _out ones, are not
+    # wrapped in AOTI_TORCH_ERROR_CODE_CHECK, so calls_op_matching would not see them).
+    register(name, devices=("cpu",),
+             checks=(code_contains(rf"aoti_torch_cpu_{op}\(", f"calls aoti_torch_cpu_{op}"),))(build)
+
+
+for _name, (_op, _f) in ONE_OP_MODULES.items():
+    _register_one_op(_name, _op, _f)
+
+
+# --------------------------------------------------------------------------------------
 # Tolerance yardsticks
 # --------------------------------------------------------------------------------------
 
