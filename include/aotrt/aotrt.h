@@ -104,16 +104,45 @@ class Tensor {
   AtenTensorHandle handle_ = nullptr;
 };
 
+// Weights for a model, by each constant's original FQN (the nn.Module's
+// parameter or buffer name, as ModelInfo::constants and `aotrt info` list
+// them): for a package exported with aot_inductor.package_constants_in_so=
+// False (which then holds no weights), or instead of a package's own, or to
+// swap while serving (Model::swap_weights). See Note [External weights] in
+// src/runtime/weights.h for how they are checked and loaded.
+struct Weights {
+  // A safetensors file (Hugging Face's format: an 8-byte little-endian header
+  // length, a JSON header of name -> {dtype, shape, data_offsets}, the raw
+  // bytes), memory-mapped: `tensors` view the mapping, which stays mapped as
+  // long as this Weights, a copy of it, or a Model using it lives. Throws
+  // kInvalidArgument naming the file for a malformed one.
+  static Weights from_safetensors(const std::string& path);
+  // The caller's tensors (e.g. Tensor::from_blob over its arrays), on the
+  // CPU or the model's device. Borrowed: a tensor of the dtype, sizes and
+  // strides the model expects, on its device, is used in place, so the
+  // caller keeps that memory alive while the Model lives.
+  static Weights from_tensors(std::map<std::string, Tensor> tensors);
+
+  std::map<std::string, Tensor> tensors;
+  std::string source;  // the file, or "tensors"; named in errors
+  // A name the model has no constant for is refused unless this is set
+  // (inductor compiles 0-d and 1-d constants of <= 8 elements into the code,
+  // so a different value for one would be silently ignored).
+  bool allow_unused = false;
+  std::shared_ptr<const void> mapping;  // what `tensors` view, if anything
+};
+
 struct LoadOptions {
   // The folder under data/aotinductor/ to load (aoti_compile_and_package's
   // model_name; "model" unless the exporter chose another).
   std::string model_name = "model";
   // CUDA packages: the device to run on; -1 = the calling thread's current one.
   int32_t device_index = -1;
-  // Turns on the input checks compiled into every model (dtype, sizes,
-  // strides, device of each input; AOTI_RUNTIME_CHECK_INPUTS=1) unless that
-  // variable is already set. Without them a wrongly shaped input makes the
-  // model read or write out of bounds. See Note [Model input checks].
+  // Turns on the input checks compiled into this model (dtype, sizes,
+  // strides, device of each input, as AOTI_RUNTIME_CHECK_INPUTS=1 would)
+  // unless the process set that variable; the process's environment is not
+  // changed. Without them a wrongly shaped input makes the model read or
+  // write out of bounds. See Note [Model input checks].
   bool check_inputs = true;
   // CUDA packages: run() captures the model into a CUDA graph at its first
   // call and replays it afterwards (one launch per run instead of one per
@@ -124,6 +153,13 @@ struct LoadOptions {
   // by its first run with Error(kUnsupported) naming the failing call. See
   // Note [CUDA graph mode] in src/runtime/cuda_graph.h.
   bool cuda_graph = false;
+  // Load these weights instead of the package's (required when the package
+  // has none). Every constant is checked against what the model expects
+  // (name, dtype, sizes, strides) before anything is loaded.
+  std::optional<Weights> weights;
+  // A package that holds no weights loads without them (for its ModelInfo,
+  // as `aotrt info` does); run() refuses until swap_weights gives them.
+  bool without_weights = false;
 };
 
 struct ConstantInfo {
@@ -132,6 +168,12 @@ struct ConstantInfo {
   ScalarType dtype = ScalarType::Float32;
   uint64_t nbytes = 0;       // padded bytes the constant takes in the weights
   bool from_folded = false;  // made by constant folding, not loaded
+  // The layout the model keeps it in, when the package says (the generated
+  // source, Note [Reading the wrapper source]); empty sizes with
+  // layout_known false when it does not.
+  bool layout_known = false;
+  std::vector<int64_t> sizes, strides;
+  int64_t storage_offset = 0;
 };
 
 // A dim of an exported input or output whose size is not fixed (a
@@ -171,6 +213,25 @@ struct ModelInfo {
   std::vector<std::optional<TensorSpec>> input_specs;
   // Per output, its dtype and sizes ("aotrt.outputs"), when recorded.
   std::vector<std::optional<TensorSpec>> output_specs;
+  // Per input, its dtype when known: from input_specs, or from the model's
+  // own input checks in its generated source (also for a dynamic-shape input,
+  // whose sizes are not fixed). Used by Model::prepare_input.
+  std::vector<std::optional<ScalarType>> input_dtypes;
+  // Where the loaded weights came from: "package", a safetensors file, or
+  // "tensors" (the last swap's, after Model::swap_weights).
+  std::string weights_source;
+};
+
+// A memory format for an input whose layout the package does not record.
+enum class MemoryFormat { Contiguous, ChannelsLast, ChannelsLast3d };
+
+// What the caller says about a value given for an input (the CLI's
+// --input FILE:bfloat16:channels_last): the dtype to convert it to and the
+// layout to lay it out in, for a package that does not record them. Where the
+// package does, a hint must agree with it.
+struct InputHint {
+  std::optional<ScalarType> dtype;
+  std::optional<MemoryFormat> layout;
 };
 
 // A loaded model: its .so, its weights and a model container, all private to
@@ -208,12 +269,29 @@ class Model {
   // no cudaMalloc (memory comes from aotrt's caching allocator).
   std::vector<Tensor> run(std::span<const Tensor> inputs);
 
-  // `value` laid out as the model expects input `index`: on the model's
-  // device, with the strides it was exported with (ModelInfo::input_specs;
-  // for other sizes of a dynamic dim, the same dim order, dense), or
-  // row-major when none was recorded. A new handle to `value` itself when it
-  // already is; otherwise a copy, owned by the caller. The dtype is kept.
-  Tensor prepare_input(size_t index, const Tensor& value) const;
+  // `value` as the model expects input `index`: on the model's device, with
+  // the strides it was exported with (ModelInfo::input_specs; for other
+  // sizes of a dynamic dim, the same dim order, dense), else in hint.layout,
+  // else row-major; and in its dtype (ModelInfo::input_dtypes, else
+  // hint.dtype). A float32 value is converted to a narrower floating dtype
+  // the model expects (bfloat16, float16, float8: numpy has no bfloat16, and
+  // aotrt writes such outputs as float32); any other dtype mismatch throws
+  // kInvalidArgument naming the input and the dtype expected, unless
+  // hint.dtype asks for that conversion. A new handle to `value` itself when
+  // nothing changes; otherwise a copy, owned by the caller.
+  Tensor prepare_input(size_t index, const Tensor& value, const InputHint& hint = {}) const;
+
+  // Replaces every constant with `weights` while the model keeps serving:
+  // they are checked as LoadOptions::weights are (nothing changes on any
+  // mismatch), loaded into the container's inactive constant buffer, and
+  // switched to. A run in progress finishes on the old weights; a run started
+  // after this returns uses the new ones. CUDA: waits for the work queued on
+  // the device before reusing memory an earlier run may still read; in CUDA
+  // graph mode the next run captures a new graph. Thread-safe with run().
+  void swap_weights(const Weights& weights);
+  // swap_weights for some constants: the ones not in `weights` keep their
+  // current values (shared with the current set, not copied).
+  void update_weights(const Weights& weights);
 
   const ModelInfo& info() const;
   size_t num_inputs() const { return info().input_names.size(); }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 namespace aotrt {
 
@@ -36,6 +37,8 @@ size_t element_size(int32_t code);
 inline size_t element_size(ScalarType t) { return element_size(static_cast<int32_t>(t)); }
 bool is_valid_dtype(int32_t code);
 const char* dtype_name(ScalarType t);
+// The dtype dtype_name() calls `name` ("bfloat16"), or false when none does.
+bool dtype_from_name(std::string_view name, ScalarType* out);
 bool is_floating(ScalarType t);
 bool is_complex(ScalarType t);
 

@@ -438,19 +438,19 @@ def export_package(
 _NO_NUMPY_DTYPE = (torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2)
 
 
-def _save_npy(path: Path, t: torch.Tensor, upcast: bool = False) -> None:
+def _save_npy(path: Path, t: torch.Tensor) -> None:
     """Writes `t` as a dense C-order .npy of its logical shape, whatever its strides.
 
-    numpy has no bfloat16 or float8: with `upcast` (reference outputs) such a tensor is
-    written as float32, which holds each value exactly, as `aotrt run` writes its outputs;
-    without it (inputs, which aotrt would have to read back in that dtype) it is an error.
+    numpy has no bfloat16 or float8: such a tensor is written as float32, which holds each
+    value exactly. `aotrt run` writes such outputs the same way, and converts such an input
+    back to the dtype the model expects (Model::prepare_input: float32 into a narrower
+    floating input), which the package records ("aotrt.inputs", and the generated code's
+    input checks); STEM.json's "inputs" and "npy_dtypes" say it too.
     """
     import numpy as np
 
     t = t.detach().cpu()
     if t.dtype in _NO_NUMPY_DTYPE:
-        if not upcast:
-            raise TypeError(f"{path.name}: numpy has no {t.dtype}; cannot write a .npy input for it")
         t = t.float()
     np.save(path, np.ascontiguousarray(t.numpy()))
 
@@ -545,7 +545,7 @@ def export_model(
     for k, t in enumerate(inputs):
         _save_npy(out / f"{stem}.input_{k}.npy", t)
     for k, t in enumerate(expected):
-        _save_npy(out / f"{stem}.expected_{k}.npy", t, upcast=True)
+        _save_npy(out / f"{stem}.expected_{k}.npy", t)
 
     t0 = time.perf_counter()
     with zoo.exact_fp32():  # inductor reads the TF32 flags for any matmul it generates itself
@@ -556,6 +556,10 @@ def export_model(
     info["total_s"] = round(time.perf_counter() - t0, 2)
     info["tolerance"] = tol
     info["outputs"] = _tensor_specs(expected)
+    # The dtype each input_K.npy holds (float32 for a bfloat16/float8 input; aotrt converts).
+    info["npy_dtypes"] = ["float32" if isinstance(t, torch.Tensor) and t.dtype in _NO_NUMPY_DTYPE
+                          else str(t.dtype).removeprefix("torch.") if isinstance(t, torch.Tensor)
+                          else None for t in inputs]
     # CPU kernels live in <hash>.kernel.cpp; CUDA ones are Triton cubins.
     text = (read_member(info["package"], ".wrapper.cpp") or "") + "\n" + (read_member(info["package"], ".kernel.cpp") or "")
     info["fallback_ops"] = wrapper.op_summary(text)

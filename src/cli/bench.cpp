@@ -19,6 +19,7 @@
 #include "aotrt/aotrt.h"
 #include "core/allocator.h"
 #include "cuda/cuda.h"
+#include "cli/input_arg.h"
 #include "runtime/npy.h"
 
 namespace aotrt::cli {
@@ -98,8 +99,9 @@ BenchInputs make_inputs(const Model& model, const BenchOptions& o) {
                       " --input file(s) were given");
     }
     for (size_t i = 0; i < n; ++i) {
-      in.tensors.push_back(model.prepare_input(i, npy::read(o.inputs[i])));
-      in.sources.push_back(o.inputs[i]);
+      const InputArg arg = parse_input_arg(o.inputs[i]);
+      in.tensors.push_back(read_input(model, i, arg));
+      in.sources.push_back(arg.path);
     }
     return in;
   }
@@ -110,9 +112,9 @@ BenchInputs make_inputs(const Model& model, const BenchOptions& o) {
       throw Error(ErrorKind::kInvalidArgument,
                   "aotrt bench: input " + std::to_string(i) + " ('" + info.input_names[i] +
                       "') of " + info.package_path +
-                      " has no recorded dtype, sizes and strides (the package was not exported "
-                      "with aotrt_tools.export), so no random input can be made for it: give "
-                      "every input with --input FILE.npy");
+                      " has no fixed dtype, sizes and strides in the package (a dynamic shape, "
+                      "or neither an aotrt.inputs record nor the generated source), so no "
+                      "random input can be made for it: give every input with --input FILE.npy");
     }
     const TensorSpec& spec = *info.input_specs[i];
     Tensor host = Tensor::empty_strided(spec.sizes, spec.strides, spec.dtype);
@@ -261,6 +263,7 @@ int bench_command(const BenchOptions& o) {
   options.model_name = o.model_name;
   options.device_index = o.device_index;
   options.cuda_graph = o.cuda_graph;
+  options.weights = weights_arg(o.weights, o.weights_allow_unused);
   Model model = Model::load(o.package, options);
   const auto t_loaded = Clock::now();
   const Device device = model.device();

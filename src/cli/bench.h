@@ -58,7 +58,9 @@ namespace aotrt::cli {
 struct BenchOptions {
   std::string package;
   std::string model_name = "model";
-  std::vector<std::string> inputs;  // .npy files, in the model's input order
+  std::vector<std::string> inputs;  // FILE.npy[:DTYPE][:LAYOUT], in the model's input order
+  std::string weights;              // a safetensors file (--weights), or ""
+  bool weights_allow_unused = false;
   int warmup = 10;
   int iters = 100;
   bool cuda_graph = false;

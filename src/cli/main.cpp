@@ -1,9 +1,11 @@
 // The aotrt command-line tool.
 //
 //   aotrt info MODEL.pt2                 what the package holds and whether it loads
-//   aotrt run MODEL.pt2 --input a.npy [--input b.npy ...] --output-dir DIR
+//   aotrt run MODEL.pt2 --input a.npy[:DTYPE][:LAYOUT] [--input b.npy ...]
+//             [--weights W.safetensors] --output-dir DIR
 //                                        runs it; writes DIR/output_<i>.npy
-//   aotrt bench MODEL.pt2 [--input a.npy ...] [--warmup N] [--iters N]
+//   aotrt bench MODEL.pt2 [--input a.npy ...] [--weights W.safetensors]
+//               [--warmup N] [--iters N]
 //               [--cuda-graph] [--json] [--profile] [--profiler-range]
 //                                        times it (see cli/bench.h)
 //
@@ -22,6 +24,7 @@
 
 #include "aotrt/aotrt.h"
 #include "cli/bench.h"
+#include "cli/input_arg.h"
 #include "runtime/npy.h"
 
 namespace {
@@ -32,7 +35,8 @@ std::string shape_text(std::span<const int64_t> sizes) {
   return s + "]";
 }
 
-int info_command(const std::string& path, const std::string& model_name) {
+int info_command(const std::string& path, const std::string& model_name,
+                 const std::string& weights_path) {
   const aotrt::PackageInfo pkg = aotrt::inspect_package(path, model_name);
   std::cout << "package: " << pkg.package_path << "\n";
   std::cout << "model: " << pkg.model_name << " (" << pkg.so_name << ")\n";
@@ -53,20 +57,34 @@ int info_command(const std::string& path, const std::string& model_name) {
     try {
       aotrt::LoadOptions options;
       options.model_name = model_name;
+      options.weights = aotrt::cli::weights_arg(weights_path, /*allow_unused=*/false);
+      options.without_weights = true;  // names and layouts are all info needs
       const aotrt::Model model = aotrt::Model::load(path, options);
       const aotrt::ModelInfo& info = model.info();
       std::cout << "inputs (" << info.input_names.size() << "):\n";
       for (size_t i = 0; i < info.input_names.size(); ++i) {
-        std::cout << "  " << i << ": " << info.input_names[i] << "\n";
+        std::cout << "  " << i << ": " << info.input_names[i];
+        if (i < info.input_specs.size() && info.input_specs[i]) {
+          const aotrt::TensorSpec& spec = *info.input_specs[i];
+          std::cout << "  " << aotrt::dtype_name(spec.dtype) << " " << shape_text(spec.sizes)
+                    << " strides " << shape_text(spec.strides);
+        } else if (i < info.input_dtypes.size() && info.input_dtypes[i]) {
+          std::cout << "  " << aotrt::dtype_name(*info.input_dtypes[i]) << " (sizes not fixed)";
+        }
+        std::cout << "\n";
       }
       std::cout << "outputs (" << info.output_names.size() << "):\n";
       for (size_t i = 0; i < info.output_names.size(); ++i) {
         std::cout << "  " << i << ": " << info.output_names[i] << "\n";
       }
+      std::cout << "weights: " << info.weights_source << "\n";
       std::cout << "constants (" << info.constants.size() << "):\n";
       for (const aotrt::ConstantInfo& c : info.constants) {
-        std::cout << "  " << c.name << "  " << aotrt::dtype_name(c.dtype) << "  " << c.nbytes
-                  << " bytes";
+        std::cout << "  " << c.name << "  " << aotrt::dtype_name(c.dtype);
+        if (c.layout_known) {
+          std::cout << " " << shape_text(c.sizes) << " strides " << shape_text(c.strides);
+        }
+        std::cout << "  " << c.nbytes << " bytes";
         if (!c.original_fqn.empty() && c.original_fqn != c.name) {
           std::cout << "  (" << c.original_fqn << ")";
         }
@@ -102,10 +120,12 @@ aotrt::ScalarType writable_dtype(aotrt::ScalarType t) {
 
 int run_command(const std::string& path, const std::string& model_name,
                 const std::vector<std::string>& input_paths, const std::string& output_dir,
-                int device_index, bool keep_layout) {
+                int device_index, bool keep_layout, const std::string& weights_path,
+                bool weights_allow_unused) {
   aotrt::LoadOptions options;
   options.model_name = model_name;
   options.device_index = device_index;
+  options.weights = aotrt::cli::weights_arg(weights_path, weights_allow_unused);
   aotrt::Model model = aotrt::Model::load(path, options);
   if (input_paths.size() != model.num_inputs()) {
     throw aotrt::Error(aotrt::ErrorKind::kInvalidArgument,
@@ -116,14 +136,17 @@ int run_command(const std::string& path, const std::string& model_name,
 
   // The compiled code indexes each input with the strides it was exported
   // with (row-major unless the package records others), so each array is
-  // laid out that way, whatever order the .npy file stores it in.
+  // laid out that way, whatever order the .npy file stores it in, and
+  // converted to the input's dtype (Model::prepare_input).
   std::vector<aotrt::Tensor> inputs;
   for (size_t i = 0; i < input_paths.size(); ++i) {
-    aotrt::Tensor t = aotrt::npy::read(input_paths[i]);
+    const aotrt::cli::InputArg arg = aotrt::cli::parse_input_arg(input_paths[i]);
+    aotrt::Tensor t;
     if (keep_layout) {
+      t = aotrt::npy::read(arg.path);
       if (!model.device().is_cpu()) t = t.to(model.device());
     } else {
-      t = model.prepare_input(i, t);
+      t = aotrt::cli::read_input(model, i, arg);
     }
     inputs.push_back(std::move(t));
   }
@@ -166,9 +189,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string model_name = "model";
 
-  std::string info_path;
+  std::string info_path, weights_path;
+  bool weights_allow_unused = false;
+  const char* weights_help = "a safetensors file with the model's weights, by the constants' "
+                             "original names (`aotrt info` lists them); instead of the package's";
+  const char* allow_unused_help = "skip tensors of the --weights file the model has no constant "
+                                  "for (refused by default)";
   CLI::App* info = app.add_subcommand("info", "Show what a package holds and whether it loads");
   info->add_option("package", info_path, "the .pt2 file")->required();
+  info->add_option("--weights", weights_path, weights_help);
   info->add_option("--model-name", model_name, "model folder under data/aotinductor/");
 
   std::string run_path, output_dir;
@@ -177,7 +206,12 @@ int main(int argc, char** argv) {
   bool keep_layout = false;
   CLI::App* run = app.add_subcommand("run", "Run a package on .npy inputs");
   run->add_option("package", run_path, "the .pt2 file")->required();
-  run->add_option("--input,-i", inputs, "an input .npy file, in the model's input order");
+  run->add_option("--input,-i", inputs,
+                  "an input FILE.npy[:DTYPE][:LAYOUT], in the model's input order; DTYPE "
+                  "(e.g. bfloat16) and LAYOUT (contiguous, channels_last, channels_last_3d) say "
+                  "what the package does not record");
+  run->add_option("--weights", weights_path, weights_help);
+  run->add_flag("--weights-allow-unused", weights_allow_unused, allow_unused_help);
   run->add_option("--output-dir,-o", output_dir, "where output_<i>.npy are written")->required();
   run->add_option("--model-name", model_name, "model folder under data/aotinductor/");
   run->add_option("--device-index", device_index, "CUDA packages: the device (default: current)");
@@ -189,8 +223,10 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "Time a package: latency, throughput, startup, memory");
   bench->add_option("package", b.package, "the .pt2 file")->required();
   bench->add_option("--input,-i", b.inputs,
-                    "an input .npy file, in the model's input order (default: random inputs of "
-                    "the recorded dtype, sizes and strides)");
+                    "an input FILE.npy[:DTYPE][:LAYOUT], in the model's input order (default: "
+                    "random inputs of the recorded dtype, sizes and strides)");
+  bench->add_option("--weights", b.weights, weights_help);
+  bench->add_flag("--weights-allow-unused", b.weights_allow_unused, allow_unused_help);
   bench->add_option("--warmup", b.warmup, "untimed runs after the first (default 10)");
   bench->add_option("--iters", b.iters, "timed runs (default 100)");
   bench->add_flag("--cuda-graph", b.cuda_graph, "CUDA models: capture one run, replay it");
@@ -218,9 +254,10 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*info) return info_command(info_path, model_name);
+    if (*info) return info_command(info_path, model_name, weights_path);
     if (*bench) return aotrt::cli::bench_command(bench_options);
-    return run_command(run_path, model_name, inputs, output_dir, device_index, keep_layout);
+    return run_command(run_path, model_name, inputs, output_dir, device_index, keep_layout,
+                       weights_path, weights_allow_unused);
   } catch (const std::exception& e) {
     std::cerr << "aotrt: error: " << e.what() << "\n";
     return 1;

@@ -63,6 +63,16 @@ const char* dtype_name(ScalarType t) {
   return "unknown";
 }
 
+bool dtype_from_name(std::string_view name, ScalarType* out) {
+  for (int32_t code = 0; code < 64; ++code) {
+    if (is_valid_dtype(code) && name == dtype_name(static_cast<ScalarType>(code))) {
+      *out = static_cast<ScalarType>(code);
+      return true;
+    }
+  }
+  return false;
+}
+
 bool is_floating(ScalarType t) {
   switch (t) {
     case ScalarType::Float16:

@@ -13,6 +13,12 @@ namespace aotrt::cuda {
 // True when aotrt was built with the CUDA backend.
 bool built();
 
+// Why a build without CUDA refuses every CUDA entry point (no_cuda.cpp, and
+// the op dispatch of ops/dispatch.h).
+inline constexpr const char* kNotBuiltMessage =
+    "this aotrt was built without CUDA (configure with -DAOTRT_CUDA=ON on a "
+    "machine with the CUDA toolkit)";
+
 // The caching allocator of one device.
 Allocator& allocator(int device_index);
 
@@ -42,6 +48,9 @@ void fill_zero(const StridedView& dst);
 // of a device has finished (for benchmarks and callers of the async API;
 // nothing inside a run calls it).
 void synchronize(int device_index);
+// Waits until all work queued on a device, on every stream, has finished
+// (before memory that runs on any stream may still read is reused).
+void synchronize_device(int device_index);
 
 // cudaMalloc calls the caching allocator of a device has made so far:
 // benchmarks and tests check that a steady-state run makes none.

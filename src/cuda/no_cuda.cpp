@@ -6,9 +6,7 @@
 namespace aotrt::cuda {
 namespace {
 [[noreturn]] void not_built() {
-  AOTRT_FAIL(kUnsupported,
-             "this aotrt was built without CUDA (configure with -DAOTRT_CUDA=ON on a "
-             "machine with the CUDA toolkit)");
+  AOTRT_FAIL(kUnsupported, kNotBuiltMessage);
 }
 }  // namespace
 
@@ -20,6 +18,7 @@ void copy(const StridedView&, const StridedView&) { not_built(); }
 void fill_zero(const StridedView&) { not_built(); }
 void expose_runtime_symbols() { not_built(); }
 void synchronize(int) { not_built(); }
+void synchronize_device(int) { not_built(); }
 int64_t driver_allocations(int) { return 0; }
 void profiler_range(bool) {}
 size_t loaded_module_count() { return 0; }

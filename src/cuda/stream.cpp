@@ -67,6 +67,11 @@ void synchronize(int device_index) {
   AOTRT_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
+void synchronize_device(int device_index) {
+  DeviceGuard guard(device_index);
+  AOTRT_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 DeviceGuard::DeviceGuard(int device_index) {
   check_device_index(device_index, "DeviceGuard");
   int current = 0;

@@ -134,6 +134,8 @@ ModelLayout find_model(const ZipArchive& archive, const std::string& model_name)
               "' has no metadata file ", stem, "_metadata.json next to its .so");
   layout.metadata = *metadata;
 
+  if (const ZipEntry* source = archive.find(stem + ".cpp")) layout.wrapper_source = *source;
+
   if (const ZipEntry* blob = archive.find(stem + "_weights.blob")) {
     layout.weights_blob = *blob;
   } else if (blobs.size() == 1) {

@@ -9,7 +9,8 @@
 //                                  package_constants_in_so=False and
 //                                  package_constants_on_disk_format="binary_blob"
 //   *.cubin / *.fatbin             CUDA kernels, when not embedded in the .so
-//   *.cpp, *.json ...              sources and notes the loader does not need
+//   <h>.wrapper.cpp                the generated source, read for layouts
+//   *.cpp, *.json ...              other sources and notes the loader does not need
 #pragma once
 
 #include <map>
@@ -27,6 +28,8 @@ struct ModelLayout {
   ZipEntry so;
   ZipEntry metadata;
   std::optional<ZipEntry> weights_blob;
+  // <h>.wrapper.cpp, the generated source (see Note [Reading the wrapper source]).
+  std::optional<ZipEntry> wrapper_source;
   std::vector<ZipEntry> kernel_binaries;  // *.cubin, *.fatbin
   // weights_config.json or data/weights/: weights saved as "pickle_weights",
   // which only torch's Python loader reads.

@@ -59,6 +59,10 @@ ContainerApi resolve_container_api(void* so, const std::string& what) {
   bind(so, "AOTInductorModelContainerGetCallSpec", api.get_call_spec);
   bind(so, kUpdateConstantsFromBlob, api.update_constants_from_blob);
   bind(so, "AOTInductorGetLastError", api.get_last_error);
+  bind(so, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs",
+       api.update_user_managed_pairs);
+  bind(so, "AOTInductorModelContainerUpdateUserManagedConstantBuffer", api.update_user_managed_map);
+  bind(so, "AOTInductorModelContainerSwapConstantBuffer", api.swap_constant_buffer);
   return api;
 }
 

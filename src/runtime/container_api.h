@@ -20,6 +20,12 @@ struct AOTInductorModelContainerOpaque;
 using ContainerHandle = AOTInductorModelContainerOpaque*;
 using RuntimeError = int32_t;  // AOTIRuntimeError: 0 = success
 
+// torch's AOTInductorConstantMapEntry.
+struct ConstantMapEntry {
+  const char* name;
+  AtenTensorHandle handle;
+};
+
 struct ContainerApi {
   // Required.
   RuntimeError (*create_with_device)(ContainerHandle*, size_t num_models, const char* device,
@@ -50,6 +56,14 @@ struct ContainerApi {
   RuntimeError (*get_call_spec)(ContainerHandle, const char**, const char**) = nullptr;
   RuntimeError (*update_constants_from_blob)(ContainerHandle, const uint8_t*) = nullptr;
   RuntimeError (*get_last_error)(const char**) = nullptr;  // torch >= 2.13
+  // Constant buffers (Note [External weights] in runtime/weights.h). The
+  // *Pairs form is torch 2.13's C-ABI-safe one; the older one takes a
+  // std::unordered_map<std::string, AtenTensorHandle>*.
+  RuntimeError (*update_user_managed_pairs)(ContainerHandle, const ConstantMapEntry*, size_t,
+                                            bool use_inactive, bool validate_full_update) = nullptr;
+  RuntimeError (*update_user_managed_map)(ContainerHandle, void* map, bool use_inactive,
+                                          bool validate_full_update) = nullptr;
+  RuntimeError (*swap_constant_buffer)(ContainerHandle) = nullptr;
 };
 
 // Names of the required entries, for checks made before dlopen.

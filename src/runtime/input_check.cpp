@@ -16,9 +16,11 @@ void list(std::ostringstream& out, std::span<const int64_t> values) {
   out << ']';
 }
 
-// Whether strides address the same elements for these sizes (Note [Input layout rule]).
+}  // namespace
+
 bool same_layout(std::span<const int64_t> sizes, std::span<const int64_t> a,
                  std::span<const int64_t> b) {
+  if (a.size() != sizes.size() || b.size() != sizes.size()) return false;
   for (int64_t s : sizes) {
     if (s == 0) return true;
   }
@@ -27,6 +29,8 @@ bool same_layout(std::span<const int64_t> sizes, std::span<const int64_t> a,
   }
   return true;
 }
+
+namespace {
 
 // Sizes equal to the spec's, or in range on its dynamic dims.
 bool sizes_fit(const TensorSpec& spec, std::span<const int64_t> sizes) {

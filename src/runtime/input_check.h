@@ -23,6 +23,11 @@
 
 namespace aotrt::runtime {
 
+// Whether strides `a` and `b` address the same elements for these sizes
+// (Note [Input layout rule]).
+bool same_layout(std::span<const int64_t> sizes, std::span<const int64_t> a,
+                 std::span<const int64_t> b);
+
 // "float32 [1, 64, 40, 40] with strides [102400, 1, 2560, 64]".
 std::string describe_layout(ScalarType dtype, std::span<const int64_t> sizes,
                             std::span<const int64_t> strides);

@@ -16,12 +16,19 @@
 //
 // Note [Model input checks]
 // Generated code checks each input's dtype, sizes, strides and device only
-// when the environment variable AOTI_RUNTIME_CHECK_INPUTS is set (read once
-// per model .so, at its first run); without the checks an input of the wrong
-// shape or layout is read and written out of bounds. LoadOptions::check_inputs
-// (on by default) sets AOTI_RUNTIME_CHECK_INPUTS=1 before the .so is loaded
-// unless the process already set it either way; it is process-wide, as the
-// variable is.
+// when the environment variable AOTI_RUNTIME_CHECK_INPUTS is set to other
+// than "0" (read with getenv once per model .so, into a static, at its
+// first run: torch 2.11 and 2.13 alike); without the checks an input of the
+// wrong shape or layout is read and written out of bounds. aotrt never sets
+// the variable (a library leaves its host's environment alone): with
+// LoadOptions::check_inputs (on by default) the loader renames the model's
+// import of getenv to aotenv (runtime/model_env.h), which answers "1" for
+// that variable unless the process set it either way, and passes every
+// other read through. So the checks are per model, and no other code in
+// the process sees a change. Where the rename is impossible (another name
+// shares getenv's bytes in the .so's string table) the model's own checks
+// stay as the process's environment says, and the loader warns; aotrt's
+// own checks against recorded layouts (runtime/input_check.h) apply still.
 //
 // Note [Run without host waits]
 // torch's AOTInductorModelContainerRun, with the one model instance aotrt
@@ -50,6 +57,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
+#include <unordered_map>
 #include <numeric>
 #include <optional>
 
@@ -62,15 +71,19 @@
 #include "runtime/container_api.h"
 #include "runtime/cuda_graph.h"
 #include "runtime/input_check.h"
+#include "runtime/mapped_file.h"
 #include "runtime/model_tls.h"
 #include "runtime/preflight.h"
 #include "runtime/self_library.h"
+#include "runtime/weights.h"
+#include "package/wrapper_source.h"
 #include "shim/boundary.h"
 
 namespace aotrt {
 
 using runtime::ContainerApi;
 using runtime::ContainerHandle;
+using runtime::RuntimeError;
 
 class Model::Impl {
  public:
@@ -80,9 +93,17 @@ class Model::Impl {
   ~Impl() {
     graph.reset();  // its kernels belong to the container
     if (container != nullptr) {
+      HandleWatch watch;
       if (api.destroy(container) != 0) {
         std::fprintf(stderr, "aotrt: warning: deleting the container of %s failed: %s\n",
                      info.package_path.c_str(), model_error().c_str());
+      }
+      // Note [Handles a container keeps]: what it made and never deleted.
+      const std::set<AtenTensorHandle> gone(watch.deleted.begin(), watch.deleted.end());
+      for (const std::set<AtenTensorHandle>& held : buffer_handles) {
+        for (AtenTensorHandle h : held) {
+          if (gone.count(h) == 0 && handle_is_live(h)) aoti_torch_delete_tensor_object(h);
+        }
       }
     }
     if (so != nullptr) {
@@ -125,6 +146,87 @@ class Model::Impl {
     return run(container, in, n_in, out, n_out, stream, /*proxy_executor=*/nullptr);
   }
 
+  // Gives `set` to the container's active or inactive constant buffer
+  // (Note [External weights]). The caller holds run_mutex or runs nothing.
+  void give_constants(const runtime::ConstantSet& set, bool use_inactive, const char* fn) {
+    std::vector<runtime::ConstantMapEntry> pairs;
+    for (size_t i = 0; i < set.names.size(); ++i) {
+      pairs.push_back({set.names[i].c_str(), set.tensors[i].handle()});
+    }
+    const char* call = api.update_user_managed_pairs != nullptr
+                           ? "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs"
+                           : "AOTInductorModelContainerUpdateUserManagedConstantBuffer";
+    AOTRT_CHECK(api.update_user_managed_pairs != nullptr || api.update_user_managed_map != nullptr,
+                kUnsupported, fn, ": model '", info.model_name, "' of ", info.package_path,
+                ": the .so exports no ", call, " (torch older than 2.7?), which external "
+                "weights need");
+    clear_last_error();
+    const int buffer = use_inactive ? 1 - active_buffer : active_buffer;
+    HandleWatch watch;
+    RuntimeError rc = 0;
+    if (api.update_user_managed_pairs != nullptr) {
+      rc = api.update_user_managed_pairs(container, pairs.data(), pairs.size(), use_inactive,
+                                         /*validate_full_update=*/true);
+    } else {
+      std::unordered_map<std::string, AtenTensorHandle> map;
+      for (const auto& p : pairs) map.emplace(p.name, p.handle);
+      rc = api.update_user_managed_map(container, &map, use_inactive, /*validate_full_update=*/true);
+    }
+    // Note [Handles a container keeps]: every entry of the buffer was
+    // replaced; the container's handles to the set it held that it did not
+    // delete itself are unreachable now, and aotrt's to delete.
+    const std::set<AtenTensorHandle> gone(watch.deleted.begin(), watch.deleted.end());
+    std::set<AtenTensorHandle> made;
+    for (AtenTensorHandle h : watch.made) {
+      if (gone.count(h) == 0) made.insert(h);
+    }
+    if (rc == 0) {
+      for (AtenTensorHandle h : buffer_handles[buffer]) {
+        if (gone.count(h) == 0 && handle_is_live(h)) aoti_torch_delete_tensor_object(h);
+      }
+      buffer_handles[buffer] = std::move(made);
+    } else {
+      buffer_handles[buffer].insert(made.begin(), made.end());  // deleted with the container
+    }
+    AOTRT_CHECK(rc == 0, kBackend, failure(call));
+  }
+
+  // Model::swap_weights / update_weights (Note [External weights]).
+  void swap(const Weights& weights, bool partial, const char* fn) {
+    std::lock_guard<std::mutex> swapping(weights_mutex);
+    AOTRT_CHECK(api.swap_constant_buffer != nullptr, kUnsupported, fn, ": model '",
+                info.model_name, "' of ", info.package_path,
+                ": the .so exports no AOTInductorModelContainerSwapConstantBuffer");
+    AOTRT_CHECK(!partial || external_weights, kUnsupported, fn, ": model '", info.model_name,
+                "' runs on its package's weights, which aotrt cannot share with a partial "
+                "update; give every constant (swap_weights)");
+    // Checked and uploaded while runs go on.
+    runtime::ConstantSet next = runtime::prepare_constants(info, weights, partial ? &active_set : nullptr, fn);
+    if (info.device.is_cuda()) synchronize(info.device);  // the uploads are done
+    {
+      std::lock_guard<std::mutex> lock(run_mutex);  // after the run in progress
+      // Runs queued before the last swap may still read the set the
+      // inactive buffer holds; the container is about to let go of it.
+      if (info.device.is_cuda()) cuda::synchronize_device(info.device.index);
+      give_constants(next, /*use_inactive=*/true, fn);
+      clear_last_error();
+      const RuntimeError rc = api.swap_constant_buffer(container);
+      AOTRT_CHECK(rc == 0, kBackend, failure("AOTInductorModelContainerSwapConstantBuffer"));
+      active_buffer = 1 - active_buffer;
+      if (graph != nullptr) {
+        // The captured kernels read the old constants' addresses.
+        graph = std::make_unique<runtime::CudaGraphRunner>(
+            info.device, "model '" + info.model_name + "' of " + info.package_path,
+            info.input_names, info.output_names.size());
+      }
+      info.weights_source = next.source;
+      inactive_set = std::move(active_set);  // the set replaced above goes here
+      active_set = std::move(next);
+      external_weights = true;
+      has_weights = true;
+    }
+  }
+
   package::TempDir dir;
   void* so = nullptr;
   ContainerApi api;
@@ -132,57 +234,23 @@ class Model::Impl {
   std::mutex run_mutex;  // runs of this Model, one at a time
   std::unique_ptr<runtime::CudaGraphRunner> graph;  // LoadOptions::cuda_graph
   ModelInfo info;
+  // External weights: the set in the container's active buffer, and the one
+  // a swap left in its inactive buffer (Note [External weights]).
+  runtime::ConstantSet active_set, inactive_set;
+  bool external_weights = false;
+  bool has_weights = true;  // false: loaded without_weights, none given since
+  std::mutex weights_mutex;  // swaps, one at a time
+  // Per container constant buffer, the handles the container made for the
+  // set aotrt gave it (Note [Handles a container keeps]).
+  std::set<AtenTensorHandle> buffer_handles[2];
+  int active_buffer = 0;
 };
 
 namespace {
 
-// A read-only mapping of a whole file.
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      const int err = errno;
-      AOTRT_FAIL(kPackage, "cannot open ", path, ": ", std::strerror(err));
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      AOTRT_FAIL(kPackage, "cannot stat ", path, ": ", std::strerror(err));
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      const int err = errno;
-      ::close(fd);
-      if (p == MAP_FAILED) AOTRT_FAIL(kPackage, "cannot map ", path, ": ", std::strerror(err));
-      data_ = p;
-    } else {
-      ::close(fd);
-    }
-  }
-  ~MappedFile() {
-    // Whole pages: ThreadSanitizer forgets only the bytes munmap is told of,
-    // and would report the next user of the tail page as racing with us.
-    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    if (data_ != nullptr) ::munmap(data_, (size_ + page - 1) / page * page);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  // Never null: an empty file reads as a zero-filled static block, since the
-  // model may still take the pointer.
-  const uint8_t* data() const {
-    alignas(64) static const uint8_t kEmpty[64] = {};
-    return data_ != nullptr ? static_cast<const uint8_t*>(data_) : kEmpty;
-  }
-  size_t size() const { return size_; }
-
- private:
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
+// The generated source of a large model runs to megabytes; more than this is
+// not read (its layouts are then unknown, which is advisory).
+constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
 
 Device package_device(const std::string& key, int32_t device_index) {
   if (key == "cpu") return cpu_device();
@@ -286,9 +354,45 @@ void read_tensor_specs(Model::Impl& m) {
   m.info.output_specs = read_specs(m, "aotrt.outputs", m.info.output_names.size(), false);
 }
 
+// What the model's own input checks say (Note [Reading the wrapper source]):
+// the dtype of each input, and its whole layout where every size and stride
+// is fixed, for the inputs "aotrt.inputs" did not describe.
+void read_input_checks(Model::Impl& m, const package::WrapperSource& source) {
+  const size_t n = m.info.input_names.size();
+  const bool recorded = !m.info.input_specs.empty();  // "aotrt.inputs" was read
+  m.info.input_specs.resize(n);
+  m.info.input_dtypes.assign(n, std::nullopt);
+  for (size_t i = 0; i < n; ++i) {
+    if (m.info.input_specs[i]) {
+      m.info.input_dtypes[i] = m.info.input_specs[i]->dtype;
+      continue;
+    }
+    if (i >= source.inputs.size()) continue;
+    const package::WrapperInput& w = source.inputs[i];
+    ScalarType dtype{};
+    if (!dtype_from_name(w.dtype, &dtype)) continue;
+    m.info.input_dtypes[i] = dtype;
+    if (w.sizes.size() != w.strides.size()) continue;
+    TensorSpec spec;
+    spec.dtype = dtype;
+    bool fixed = true;
+    for (size_t d = 0; d < w.sizes.size(); ++d) {
+      fixed = fixed && w.sizes[d].has_value() && w.strides[d].has_value();
+      if (fixed) {
+        spec.sizes.push_back(*w.sizes[d]);
+        spec.strides.push_back(*w.strides[d]);
+      }
+    }
+    if (fixed) m.info.input_specs[i] = std::move(spec);
+  }
+  const bool any = std::any_of(m.info.input_specs.begin(), m.info.input_specs.end(),
+                               [](const auto& spec) { return spec.has_value(); });
+  if (!any && !recorded) m.info.input_specs.clear();
+}
+
 // Constants the container reports; the names, dtypes and sizes are optional
 // entries, so a model without them lists none.
-void read_constants(Model::Impl& m) {
+void read_constants(Model::Impl& m, const package::WrapperSource& source) {
   const ContainerApi& api = m.api;
   size_t n = 0;
   if (api.get_num_constants == nullptr || api.get_num_constants(m.container, &n) != 0) return;
@@ -315,13 +419,23 @@ void read_constants(Model::Impl& m) {
         api.get_constant_from_folded(m.container, i, &folded) == 0) {
       c.from_folded = folded;
     }
+    // constants_info_[i] is the container's constant i; the name must agree.
+    if (i < source.constants.size() && source.constants[i].has_layout &&
+        source.constants[i].name == c.name) {
+      const package::WrapperConstant& w = source.constants[i];
+      c.layout_known = true;
+      c.sizes = w.sizes;
+      c.strides = w.strides;
+      c.storage_offset = w.storage_offset;
+    }
     m.info.constants.push_back(std::move(c));
   }
 }
 
 // Loads the weights blob, or checks that the .so holds its weights itself.
 // See Note [Weights blob lifetime].
-void load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg) {
+// Returns false for a package that holds none when `allow_none`.
+bool load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg, bool allow_none) {
   uint64_t needed = 0;  // bytes the blob must hold: every non-folded constant
   for (const ConstantInfo& c : m.info.constants) {
     if (!c.from_folded) needed += c.nbytes;
@@ -331,7 +445,7 @@ void load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg) {
     const std::string blob_path = m.dir.path() + "/" + package::base_name(pkg.layout.weights_blob->name);
     pkg.archive.extract(*pkg.layout.weights_blob, blob_path);
     {
-      MappedFile blob(blob_path);
+      runtime::MappedFile blob(blob_path);
       AOTRT_CHECK(blob.size() >= needed, kPackage, "package ", path, ": weights blob ",
                   pkg.layout.weights_blob->name, " has ", blob.size(), " bytes but the model's ",
                   "constants take ", needed);
@@ -353,9 +467,9 @@ void load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg) {
                   m.failure(runtime::kUpdateConstantsFromBlob));
     }
     ::unlink(blob_path.c_str());  // copied into the model; see the Note
-    return;
+    return true;
   }
-  if (needed == 0) return;
+  if (needed == 0) return true;
   // No blob: the weights must be linked into the .so. AOTInductor puts them
   // between _binary_constants_bin_start and _end; a .so exported for an
   // external blob has only its 8-byte size there.
@@ -367,10 +481,13 @@ void load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg) {
     uint64_t declared = 0;
     in_so = m.api.get_constants_blob_size(m.container, &declared) != 0;
   }
+  if (!in_so && allow_none) return false;
   AOTRT_CHECK(in_so, kPackage, "package ", path, ": model '", m.info.model_name,
-              "' needs a weights blob (", needed, " bytes of constants, exported with "
-              "package_constants_in_so=False) but the package has no *_weights.blob in ",
-              pkg.layout.model_dir);
+              "' holds no weights (", needed, " bytes of constants; exported with "
+              "package_constants_in_so=False) and the package has no *_weights.blob in ",
+              pkg.layout.model_dir, ": give them as a safetensors file (aotrt run --weights FILE, "
+              "LoadOptions::weights), by the names `aotrt info` lists");
+  return true;
 }
 
 }  // namespace
@@ -393,7 +510,8 @@ const ModelInfo& Model::info() const {
 }
 
 Model Model::load(const std::string& package_path, const LoadOptions& options) {
-  runtime::OpenedPackage pkg = runtime::open_package(package_path, options.model_name);
+  runtime::OpenedPackage pkg = runtime::open_package(package_path, options.model_name,
+                                                     options.weights.has_value());
   if (!pkg.problems.empty()) AOTRT_FAIL(kPackage, runtime::describe_problems(pkg));
 
   // From here the Impl owns the folder: every failure below unloads what
@@ -408,13 +526,20 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
     pkg.archive.extract(e, m->dir.path() + "/" + package::base_name(e.name));
   }
 
-  if (options.check_inputs && std::getenv("AOTI_RUNTIME_CHECK_INPUTS") == nullptr) {
-    ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", /*overwrite=*/0);  // Note [Model input checks]
-  }
   runtime::self_library_handle();  // Note [Model symbol binding]
   if (m->info.device.is_cuda()) cuda::expose_runtime_symbols();
-  // Notes [Unique symbols and dlclose], [Thread-local destructors and dlclose].
-  package::patch_for_dlclose_in_file(pkg.so_path, /*kernel_modules=*/cuda::built());
+  // Notes [Unique symbols and dlclose], [Thread-local destructors and
+  // dlclose], [Model input checks].
+  const package::ElfPatchResult patched = package::patch_for_dlclose_in_file(
+      pkg.so_path, /*kernel_modules=*/cuda::built(), /*input_checks=*/options.check_inputs);
+  if (patched.getenv_shared && std::getenv("AOTI_RUNTIME_CHECK_INPUTS") == nullptr) {
+    std::fprintf(stderr,
+                 "aotrt: warning: %s: the model's own input checks stay off (its getenv import "
+                 "shares bytes with another name, so aotrt cannot answer "
+                 "AOTI_RUNTIME_CHECK_INPUTS for it); set AOTI_RUNTIME_CHECK_INPUTS=1 in the "
+                 "process to turn them on\n",
+                 package_path.c_str());
+  }
   m->so = ::dlopen(pkg.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (m->so == nullptr) {
     const char* err = ::dlerror();
@@ -436,10 +561,27 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
     m->container = nullptr;
     AOTRT_FAIL(kPackage, m->failure("AOTInductorModelContainerCreateWithDevice"));
   }
+  // The generated source says what the container API does not: constants'
+  // and inputs' layouts (Note [Reading the wrapper source]).
+  package::WrapperSource source;
+  if (pkg.layout.wrapper_source && pkg.layout.wrapper_source->size <= kMaxWrapperSourceBytes) {
+    source = package::parse_wrapper_source(
+        pkg.archive.read(*pkg.layout.wrapper_source, kMaxWrapperSourceBytes));
+  }
   read_names(*m);
   read_tensor_specs(*m);
-  read_constants(*m);
-  load_weights(*m, pkg);
+  read_input_checks(*m, source);
+  read_constants(*m, source);
+  if (options.weights) {
+    m->active_set = runtime::prepare_constants(m->info, *options.weights, nullptr, "aotrt::Model::load");
+    if (m->info.device.is_cuda()) synchronize(m->info.device);  // the uploads are done
+    m->give_constants(m->active_set, /*use_inactive=*/false, "aotrt::Model::load");
+    m->external_weights = true;
+    m->info.weights_source = m->active_set.source;
+  } else {
+    m->has_weights = load_weights(*m, pkg, options.without_weights);
+    m->info.weights_source = m->has_weights ? "package" : "none";
+  }
   if (options.cuda_graph) {
     const std::string what = "model '" + m->info.model_name + "' of " + package_path;
     AOTRT_CHECK(m->info.device.is_cuda(), kInvalidArgument, "aotrt::Model::load: ", what,
@@ -454,24 +596,98 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
   return Model(std::move(m));
 }
 
-Tensor Model::prepare_input(size_t index, const Tensor& value) const {
+namespace {
+
+// Strides of `format` for these sizes (ATen's channels_last: N, H, W, C
+// order; channels_last_3d: N, D, H, W, C).
+std::vector<int64_t> format_strides(MemoryFormat format, const std::vector<int64_t>& sizes,
+                                    const std::string& what) {
+  if (format == MemoryFormat::Contiguous) return contiguous_strides(sizes);
+  const size_t want = format == MemoryFormat::ChannelsLast ? 4 : 5;
+  AOTRT_CHECK(sizes.size() == want, kInvalidArgument, what, " has ", sizes.size(),
+              " dims; ", format == MemoryFormat::ChannelsLast ? "channels_last" : "channels_last_3d",
+              " is a layout of ", want, "-dim tensors");
+  std::vector<int64_t> strides(sizes.size());
+  int64_t step = 1;
+  auto place = [&](size_t d) {
+    strides[d] = step;
+    step *= std::max<int64_t>(sizes[d], 1);
+  };
+  place(1);  // channels innermost
+  for (size_t d = sizes.size(); d-- > 2;) place(d);
+  place(0);
+  return strides;
+}
+
+// Whether a value of `have` is converted to `want` without being asked: a
+// float32 array for a narrower floating input (numpy has no bfloat16).
+bool converts_unasked(ScalarType have, ScalarType want) {
+  return have == ScalarType::Float32 && is_floating(want) && element_size(want) < 4;
+}
+
+}  // namespace
+
+Tensor Model::prepare_input(size_t index, const Tensor& value, const InputHint& hint) const {
   const char* fn = "aotrt::Model::prepare_input";
   const ModelInfo& mi = info();
   AOTRT_CHECK(index < mi.input_names.size(), kInvalidArgument, fn, ": input ", index,
               " of a model with ", mi.input_names.size(), " inputs");
+  const std::string what = std::string(fn) + ": input " + std::to_string(index) + " ('" +
+                           mi.input_names[index] + "')";
   const std::vector<int64_t> sizes(value.sizes().begin(), value.sizes().end());
+
+  // The dtype: the model's when known (a hint must agree), else the hint's.
+  const bool known = index < mi.input_dtypes.size() && mi.input_dtypes[index].has_value();
+  const ScalarType expected = known ? *mi.input_dtypes[index] : value.dtype();
+  ScalarType dtype = value.dtype();
+  if (known && hint.dtype && *hint.dtype != expected) {
+    AOTRT_FAIL(kInvalidArgument, what, ": given as ", dtype_name(*hint.dtype),
+               " but the model expects ", dtype_name(expected));
+  }
+  if (known && expected != dtype) {
+    AOTRT_CHECK(hint.dtype || converts_unasked(dtype, expected), kInvalidArgument, what, " is ",
+                dtype_name(dtype), " but the model expects ", dtype_name(expected),
+                "; convert it, or ask for the conversion (InputHint::dtype, aotrt's --input FILE:",
+                dtype_name(expected), ")");
+    dtype = expected;
+  } else if (!known && hint.dtype) {
+    dtype = *hint.dtype;
+  }
+
+  // The layout: the recorded one, else the hint's, else row-major.
+  std::vector<int64_t> strides = contiguous_strides(sizes);
   const std::optional<TensorSpec>* spec =
       index < mi.input_specs.size() ? &mi.input_specs[index] : nullptr;
-  const std::vector<int64_t> strides = spec != nullptr && spec->has_value()
-                                           ? runtime::spec_strides(**spec, sizes, fn)
-                                           : contiguous_strides(sizes);
-  const bool same = value.device() == mi.device &&
+  const bool recorded = spec != nullptr && spec->has_value() && (*spec)->sizes.size() == sizes.size();
+  if (recorded) {
+    strides = runtime::spec_strides(**spec, sizes, fn);  // other sizes: the exported order, dense
+    if (hint.layout) {
+      const std::vector<int64_t> asked = format_strides(*hint.layout, sizes, what);
+      AOTRT_CHECK(runtime::same_layout(sizes, asked, strides), kInvalidArgument, what,
+                  ": the layout asked for (strides ", runtime::describe_layout(dtype, sizes, asked),
+                  ") is not the one the model was exported with (",
+                  runtime::describe_layout(dtype, sizes, strides), ")");
+    }
+  } else if (hint.layout) {
+    strides = format_strides(*hint.layout, sizes, what);
+  }
+  const bool same = value.device() == mi.device && value.dtype() == dtype &&
                     std::equal(strides.begin(), strides.end(), value.strides().begin(),
                                value.strides().end());
   if (same) return value;
-  Tensor laid = Tensor::empty_strided(sizes, strides, value.dtype(), mi.device);
+  Tensor laid = Tensor::empty_strided(sizes, strides, dtype, mi.device);
   laid.copy_(value);
   return laid;
+}
+
+void Model::swap_weights(const Weights& weights) {
+  AOTRT_CHECK(impl_ != nullptr, kInvalidArgument, "aotrt::Model::swap_weights: used after move");
+  impl_->swap(weights, /*partial=*/false, "aotrt::Model::swap_weights");
+}
+
+void Model::update_weights(const Weights& weights) {
+  AOTRT_CHECK(impl_ != nullptr, kInvalidArgument, "aotrt::Model::update_weights: used after move");
+  impl_->swap(weights, /*partial=*/true, "aotrt::Model::update_weights");
 }
 
 std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
@@ -522,6 +738,9 @@ std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
   out.assign(n_out, nullptr);
   void* stream = m.info.device.is_cuda() ? cuda::current_stream(m.info.device.index) : nullptr;
   std::lock_guard<std::mutex> lock(m.run_mutex);
+  AOTRT_CHECK(m.has_weights, kInvalidArgument, fn, ": model '", m.info.model_name, "' of ",
+              m.info.package_path, " was loaded without weights (LoadOptions::without_weights); "
+              "give them with swap_weights first");
   if (m.graph != nullptr) {
     return m.graph->run(in, [&](AtenTensorHandle* gin, size_t gn_in, AtenTensorHandle* gout,
                                 size_t gn_out, void* gstream) {

@@ -98,7 +98,7 @@ void check_symbols(OpenedPackage& p) {
   }
 }
 
-void check_device_and_weights(OpenedPackage& p) {
+void check_device_and_weights(OpenedPackage& p, bool external_weights) {
   const std::string& key = p.metadata.device_key;
   if (key == "cuda") {
     if (!cuda::built()) {
@@ -109,17 +109,19 @@ void check_device_and_weights(OpenedPackage& p) {
     p.problems.push_back("the package is compiled for device '" + key +
                          "'; aotrt serves cpu and cuda");
   }
-  if (p.layout.has_pickle_weights && !p.layout.weights_blob) {
+  if (p.layout.has_pickle_weights && !p.layout.weights_blob && !external_weights) {
     p.problems.push_back(
         "the package keeps its weights as pickle_weights (data/weights/), which only torch's "
         "Python loader reads; re-export with \"aot_inductor.package_constants_on_disk_format\": "
-        "\"binary_blob\"");
+        "\"binary_blob\", or give the weights as a safetensors file (aotrt run --weights, "
+        "LoadOptions::weights)");
   }
 }
 
 }  // namespace
 
-OpenedPackage open_package(const std::string& path, const std::string& model_name) {
+OpenedPackage open_package(const std::string& path, const std::string& model_name,
+                           bool external_weights) {
   package::ZipArchive archive = package::ZipArchive::open(path);
   package::ModelLayout layout = package::find_model(archive, model_name);
   package::Metadata metadata = package::parse_metadata(
@@ -137,7 +139,7 @@ OpenedPackage open_package(const std::string& path, const std::string& model_nam
     check_libtorch(p);
     check_symbols(p);
   }
-  check_device_and_weights(p);
+  check_device_and_weights(p, external_weights);
   return p;
 }
 

@@ -29,7 +29,10 @@ struct OpenedPackage {
 // Opens the archive, finds the model, reads its metadata, extracts the .so
 // into a new private folder and reads its ELF; then runs every check.
 // Throws kPackage only when the package cannot be read at all.
-OpenedPackage open_package(const std::string& path, const std::string& model_name);
+// `external_weights`: the caller brings the weights (LoadOptions::weights),
+// so weights the package keeps in a form aotrt cannot read are no problem.
+OpenedPackage open_package(const std::string& path, const std::string& model_name,
+                           bool external_weights = false);
 
 // The problems, joined into one message for an Error.
 std::string describe_problems(const OpenedPackage& pkg);

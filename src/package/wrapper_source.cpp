@@ -1,0 +1,150 @@
+#include "package/wrapper_source.h"
+
+#include <cctype>
+#include <charconv>
+
+namespace aotrt::package {
+namespace {
+
+// Parses a decimal integer (a trailing 'L' allowed) at the start of `s`.
+std::optional<int64_t> integer(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end == s.data()) return std::nullopt;
+  return v;
+}
+
+// "{4, 8}" -> {4, 8}; "{}" -> {}.
+std::optional<std::vector<int64_t>> int_list(std::string_view s) {
+  const size_t open = s.find('{'), close = s.find('}');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> out;
+  std::string_view body = s.substr(open + 1, close - open - 1);
+  while (true) {
+    while (!body.empty() && (body.front() == ' ' || body.front() == ',')) body.remove_prefix(1);
+    if (body.empty()) break;
+    const auto v = integer(body);
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+    const size_t comma = body.find(',');
+    if (comma == std::string_view::npos) break;
+    body.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::string identifier_after(std::string_view line, std::string_view prefix) {
+  const size_t at = line.find(prefix);
+  if (at == std::string_view::npos) return "";
+  size_t end = at + prefix.size();
+  while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_')) {
+    ++end;
+  }
+  return std::string(line.substr(at + prefix.size(), end - at - prefix.size()));
+}
+
+// The index in "<what>[<i>]" found in `line`, and where it ends.
+std::optional<size_t> index_after(std::string_view line, std::string_view what, size_t* end) {
+  const size_t at = line.find(what);
+  if (at == std::string_view::npos) return std::nullopt;
+  const size_t start = at + what.size();
+  const auto v = integer(line.substr(start));
+  if (!v || *v < 0 || *v > (1 << 20)) return std::nullopt;
+  *end = line.find(']', start);
+  if (*end == std::string_view::npos) return std::nullopt;
+  return static_cast<size_t>(*v);
+}
+
+template <typename T>
+T& at_index(std::vector<T>& v, size_t i) {
+  if (v.size() <= i) v.resize(i + 1);
+  return v[i];
+}
+
+// seen[i]: bit 0 once .shape was read, bit 1 once .stride was.
+void read_constant_line(std::string_view line, WrapperSource& out, std::vector<uint8_t>& seen) {
+  size_t end = 0;
+  const auto index = index_after(line, "constants_info_[", &end);
+  if (!index || end + 1 >= line.size() || line[end + 1] != '.') return;
+  const size_t eq = line.find(" = ", end);
+  if (eq == std::string_view::npos) return;
+  const std::string_view field = line.substr(end + 2, eq - end - 2);
+  const std::string_view value = line.substr(eq + 3);
+  WrapperConstant& c = at_index(out.constants, *index);
+  if (field == "name") {
+    const size_t q1 = value.find('"'), q2 = value.rfind('"');
+    if (q1 != std::string_view::npos && q2 > q1) c.name = std::string(value.substr(q1 + 1, q2 - q1 - 1));
+  } else if (field == "dtype") {
+    c.dtype = identifier_after(value, "dtype_");
+  } else if (field == "shape" || field == "stride") {
+    auto list = int_list(value);
+    if (!list) return;
+    (field == "shape" ? c.sizes : c.strides) = std::move(*list);
+    at_index(seen, *index) |= field == "shape" ? 1 : 2;
+  } else if (field == "offset") {
+    if (const auto v = integer(value)) c.storage_offset = *v;
+  }
+}
+
+// Inside check_input_<i>: "if (N != x_size[d])", "if (N != x_stride[d])",
+// "if (x_size[d] < N)", "x_expected_dtype = aoti_torch_dtype_<name>()".
+void read_input_line(std::string_view line, WrapperInput& in) {
+  if (line.find("_expected_dtype = aoti_torch_dtype_") != std::string_view::npos) {
+    in.dtype = identifier_after(line, "aoti_torch_dtype_");
+    return;
+  }
+  for (const bool stride : {false, true}) {
+    const std::string_view key = stride ? "_stride[" : "_size[";
+    size_t end = 0;
+    const auto dim = index_after(line, key, &end);
+    if (!dim || line.find("if (") == std::string_view::npos) continue;
+    auto& values = stride ? in.strides : in.sizes;
+    std::optional<int64_t>& slot = at_index(values, *dim);
+    const size_t ne = line.find(" != ");
+    if (ne != std::string_view::npos && ne < line.find(key)) {
+      const size_t open = line.find("if (");
+      slot = integer(line.substr(open + 4));
+    }
+    return;
+  }
+}
+
+}  // namespace
+
+WrapperSource parse_wrapper_source(std::string_view text) {
+  WrapperSource out;
+  WrapperInput* input = nullptr;
+  std::vector<uint8_t> seen;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.find("constants_info_[") != std::string_view::npos) {
+      read_constant_line(line, out, seen);
+      continue;
+    }
+    const size_t fn = line.find("static void check_input_");
+    if (fn != std::string_view::npos) {
+      const auto i = integer(line.substr(fn + std::string_view("static void check_input_").size()));
+      input = i && *i >= 0 && *i < (1 << 20) ? &at_index(out.inputs, static_cast<size_t>(*i)) : nullptr;
+      continue;
+    }
+    if (input != nullptr && (line.find("_check_aoti_runtime_check_inputs_env") != std::string_view::npos ||
+                             line.find("AOTInductorModel::run_impl") != std::string_view::npos)) {
+      input = nullptr;
+    }
+    if (input != nullptr) read_input_line(line, *input);
+  }
+  for (size_t i = 0; i < out.constants.size(); ++i) {
+    WrapperConstant& c = out.constants[i];
+    c.has_layout = i < seen.size() && seen[i] == 3 && c.sizes.size() == c.strides.size();
+  }
+  return out;
+}
+
+}  // namespace aotrt::package
