@@ -152,7 +152,9 @@ def main() -> int:
         f"# Triton + aotrt backend under load: resnet_basic_block, {args.device} ({kind})",
         "",
         f"{result['date']}, {machine['cpus']} CPUs, load average at the end {tuple(round(v, 1) for v in machine['load_avg'])}."
-        f" Package: resnet_basic_block exported with --dynamic-batch {MAX_BATCH} (batches 2..{MAX_BATCH}).",
+        f" OMP_NUM_THREADS={machine['omp_num_threads'] or 'unset'} for the server and aotrt bench alike."
+        f" Package: resnet_basic_block exported with --dynamic-batch {MAX_BATCH} (batches 2..{MAX_BATCH};"
+        f" the backend pads a one-row batch to two).",
         f"tritonserver 2.51.0 on 127.0.0.1, one instance, dynamic batching (max_batch_size {MAX_BATCH},"
         f" max_queue_delay {args.queue_delay_us} us); each client sends one-row requests over gRPC back to back"
         f" for {args.seconds:g} s. Latency is the client's, request to response.",

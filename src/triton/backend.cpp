@@ -341,9 +341,14 @@ void run_group(InstanceState& inst, std::vector<Pending*>& group, uint64_t exec_
   }
   synchronize(model.device());
   // The rows the server batched, padding aside: what its batch statistics count.
-  CHECK_TRITON(TRITONBACKEND_ModelInstanceReportBatchStatistics(
+  TRITONSERVER_Error* stats = TRITONBACKEND_ModelInstanceReportBatchStatistics(
       inst.instance, batched ? static_cast<uint64_t>(rows) : 1, exec_start_ns, compute_start,
-      compute_end, now_ns()));
+      compute_end, now_ns());
+  if (stats != nullptr) {
+    log(TRITONSERVER_LOG_ERROR, std::string("aotrt: batch statistics of '") + inst.name +
+                                    "': " + TRITONSERVER_ErrorMessage(stats));
+    TRITONSERVER_ErrorDelete(stats);
+  }
 }
 
 void execute(InstanceState& inst, std::vector<Pending>& pending, uint64_t exec_start) {
