@@ -269,10 +269,23 @@ TEST(ModelApi, PrepareInputUsesTheExportedLayout) {
   const Tensor wide = model.prepare_input(0, Tensor::empty({2, 3, 2, 7}, ScalarType::Float32));
   EXPECT_EQ(vec(wide.strides()), (std::vector<int64_t>{42, 1, 21, 3}));
   // Another rank: row-major.
-  const Tensor flat = model.prepare_input(0, Tensor::empty({4, 6}, ScalarType::Int32));
+  const Tensor flat = model.prepare_input(0, Tensor::empty({4, 6}, ScalarType::Float32));
   EXPECT_EQ(vec(flat.strides()), (std::vector<int64_t>{6, 1}));
-  EXPECT_EQ(flat.dtype(), ScalarType::Int32);
   EXPECT_THROW(model.prepare_input(1, dense), Error);
+  // Another dtype: refused, naming the input and the dtype expected, unless asked for.
+  try {
+    model.prepare_input(0, Tensor::empty({4, 6}, ScalarType::Int32));
+    ADD_FAILURE() << "an int32 value for a float32 input was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is int32 but the model expects float32"), std::string::npos)
+        << e.what();
+  }
+  const Tensor asked = model.prepare_input(0, Tensor::empty({4, 6}, ScalarType::Int32),
+                                           {ScalarType::Float32, std::nullopt});
+  EXPECT_EQ(asked.dtype(), ScalarType::Float32);
+  EXPECT_THROW(model.prepare_input(0, dense, {ScalarType::Float16, std::nullopt}), Error);
+  // A layout that contradicts the record is refused.
+  EXPECT_THROW(model.prepare_input(0, dense, {std::nullopt, aotrt::MemoryFormat::Contiguous}), Error);
 }
 
 TEST(ModelApi, PrepareInputWithoutRecordIsRowMajor) {
@@ -292,4 +305,12 @@ TEST(ModelApi, PrepareInputWithoutRecordIsRowMajor) {
   Tensor row = Tensor::from_blob(mem.data(), {3}, {1}, ScalarType::Float32);
   d.copy_(row);
   EXPECT_EQ(static_cast<const double*>(d.data_ptr())[4], 1.0);
+  // Nothing recorded: the hint says the dtype and the layout.
+  const Tensor bf = model.prepare_input(0, f, {ScalarType::BFloat16, std::nullopt});
+  EXPECT_EQ(bf.dtype(), ScalarType::BFloat16);
+  EXPECT_EQ(vec(bf.strides()), (std::vector<int64_t>{3, 1}));
+  const Tensor cl = model.prepare_input(0, Tensor::empty({2, 3, 4, 5}, ScalarType::Float32),
+                                        {std::nullopt, aotrt::MemoryFormat::ChannelsLast});
+  EXPECT_EQ(vec(cl.strides()), (std::vector<int64_t>{60, 1, 15, 3}));
+  EXPECT_THROW(model.prepare_input(0, f, {std::nullopt, aotrt::MemoryFormat::ChannelsLast}), Error);
 }
