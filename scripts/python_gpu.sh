@@ -7,8 +7,10 @@
 #
 # The machine has no network: nanobind and scikit-build-core (with its dependencies) come
 # from .whl/ when pip cannot find them installed. Fill it where PyPI is reachable:
-#   pip download --no-deps -d .whl nanobind==3.1.0 scikit-build-core==1.1.2 pathspec packaging
-# Usage: scripts/python_gpu.sh [pytest arguments, e.g. -k cuda]
+#   pip download --no-deps -d .whl nanobind==3.1.0 scikit-build-core==1.1.2 pathspec packaging \
+#     tomli exceptiongroup typing-extensions   # the last three: for a python older than 3.11
+# and carry .whl/ along. The zoo's CPU exports run AOTRT_E2E_JOBS (default 8) processes.
+# Usage: scripts/python_gpu.sh [pytest arguments, e.g. -k cuda for the CUDA tests alone]
 # Logs go to $OUT when it is set (python_gpu.log), else build-python-gpu/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,4 +33,4 @@ CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolati
   --force-reinstall "${CONFIG[@]}" . 2>&1 | tee "$LOG_DIR/python_gpu_build.log"
 echo "== pytest tests/python (AOTRT_TEST_CUDA=1)"
 # Not with python/ on PYTHONPATH: the source tree's python/aotrt/ would shadow the install.
-AOTRT_TEST_CUDA=1 python3 -m pytest tests/python -v -rA "$@" 2>&1 | tee "$LOG_DIR/python_gpu.log"
+AOTRT_TEST_CUDA=1 AOTRT_E2E_JOBS=${AOTRT_E2E_JOBS:-8} python3 -m pytest tests/python -v -rA "$@" 2>&1 | tee "$LOG_DIR/python_gpu.log"

@@ -69,13 +69,14 @@ python3 -m pip install -q --force-reinstall --no-deps build/python-dist/aotrt-*.
 [ -x build/venv-numpy/bin/python ] || python3 -m venv build/venv-numpy
 build/venv-numpy/bin/python -m pip install -q numpy
 build/venv-numpy/bin/python -m pip install -q --force-reinstall --no-deps build/python-dist/aotrt-*.whl
-(cd build && venv-numpy/bin/python -c "
+build/venv-numpy/bin/python - "$AOTRT_E2E_CACHE/linear_bias" <<'EOF'
 import sys, numpy as np, aotrt
 assert 'torch' not in sys.modules
-pkg = 'e2e-cache/linear_bias'
+pkg = sys.argv[1]
 (y,) = aotrt.load(pkg + '.pt2')(np.load(pkg + '.input_0.npy'))
 np.testing.assert_allclose(y.numpy(), np.load(pkg + '.expected_0.npy'), rtol=1e-5, atol=1e-5)
-print('import aotrt and a run with numpy alone (no torch in this venv): ok')")
+print('import aotrt and a run with numpy alone (no torch in this venv): ok')
+EOF
 # Not with python/ on PYTHONPATH: the source tree's python/aotrt/ would shadow the install.
 python3 -m pytest tests/python -v -rA
 step python "$t"

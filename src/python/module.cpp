@@ -28,6 +28,7 @@
 
 #include "aotrt/aotrt.h"
 #include "core/view.h"
+#include "cuda/cuda.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -191,11 +192,18 @@ nb::object tensor_numpy(const PyTensor& self) {
 nb::object tensor_dlpack(const PyTensor& self, nb::handle stream, nb::handle max_version,
                          nb::handle dl_device, nb::handle copy) {
   const Tensor& t = self.tensor;
-  // A consumer that names a stream reads on it next: wait for the runs
-  // queued on aotrt's (the calling thread's current stream).
-  if (t.device().is_cuda() && !stream.is_none() && nb::cast<int64_t>(stream) != -1) {
-    nb::gil_scoped_release release;
-    synchronize(t.device());
+  // A consumer that names a stream reads on it next: unless it is aotrt's
+  // own (the calling thread's current stream; DLPack says 1 for the legacy
+  // default stream), wait for the runs queued there.
+  if (t.device().is_cuda() && !stream.is_none()) {
+    const int64_t theirs = nb::cast<int64_t>(stream);
+    const void* ours = cuda::current_stream(t.device().index);
+    const bool same = theirs == -1 || (theirs == 1 && ours == nullptr) ||
+                      (theirs > 2 && reinterpret_cast<const void*>(theirs) == ours);
+    if (!same) {
+      nb::gil_scoped_release release;
+      synchronize(t.device());
+    }
   }
   nb::object array = as_ndarray<nb::array_api>(t, self.owners);
   nb::kwargs kwargs;
@@ -543,8 +551,10 @@ NB_MODULE(_aotrt, m) {
                        "A strided view of memory aotrt holds (a model output, or an array given to "
                        "as_tensor). Zero-copy into numpy (numpy(), __array__) for CPU tensors and "
                        "into any DLPack consumer (torch.from_dlpack, cupy.from_dlpack).")
-      .def_prop_ro("shape", [](const PyTensor& t) { return int_tuple(t.tensor.sizes()); })
+      .def_prop_ro("shape", [](const PyTensor& t) { return int_tuple(t.tensor.sizes()); },
+                   nb::for_getter(nb::sig("def shape(self, /) -> tuple[int, ...]")))
       .def_prop_ro("strides", [](const PyTensor& t) { return int_tuple(t.tensor.strides()); },
+                   nb::for_getter(nb::sig("def strides(self, /) -> tuple[int, ...]")),
                    "Strides in elements (as torch counts them; numpy's count bytes).")
       .def_prop_ro("dtype", [](const PyTensor& t) { return std::string(dtype_name(t.tensor.dtype())); },
                    "The element type's name: 'float32', 'bfloat16', 'int64', ...")
@@ -553,22 +563,32 @@ NB_MODULE(_aotrt, m) {
       .def_prop_ro("ndim", [](const PyTensor& t) { return t.tensor.dim(); })
       .def_prop_ro("data_ptr", [](const PyTensor& t) { return reinterpret_cast<uintptr_t>(t.tensor.data_ptr()); },
                    "Address of element 0 (device memory for a CUDA tensor).")
-      .def("numpy", &tensor_numpy,
+      // typing.Any: in the stub, `numpy.ndarray` would name this method (class scope).
+      .def("numpy", &tensor_numpy, nb::sig("def numpy(self) -> typing.Any"),
            "The values as a numpy array: a view of the same memory for a CPU tensor of a dtype numpy "
            "has; otherwise a dense host copy (bfloat16 and float8 as float32, complex32 as complex64; "
            "a CUDA tensor waits for its values).")
       .def("__array__",
            [](const PyTensor& self, nb::handle dtype, nb::handle copy) {
+             const Tensor& t = self.tensor;
+             if (!copy.is_none() && !nb::cast<bool>(copy) &&
+                 (!t.device().is_cpu() || numpy_dtype(t.dtype()) != t.dtype())) {
+               throw nb::value_error("aotrt.Tensor.__array__: copy=False, but a numpy array of "
+                                     "this tensor is a copy (CUDA memory, or a dtype numpy lacks)");
+             }
              nb::object array = tensor_numpy(self);
              if (!dtype.is_none()) array = array.attr("astype")(dtype, "copy"_a = false);
              if (!copy.is_none() && nb::cast<bool>(copy)) array = array.attr("copy")();
              return array;
            },
-           "dtype"_a = nb::none(), "copy"_a = nb::none())
+           "dtype"_a = nb::none(), "copy"_a = nb::none(),
+           nb::sig("def __array__(self, dtype: object | None = None, copy: bool | None = None) "
+                   "-> typing.Any"))
       .def("__dlpack__", &tensor_dlpack, nb::kw_only(), "stream"_a = nb::none(),
            "max_version"_a = nb::none(), "dl_device"_a = nb::none(), "copy"_a = nb::none(),
            "A DLPack capsule holding its own handle on the memory (released by the consumer).")
-      .def("__dlpack_device__", &tensor_dlpack_device)
+      .def("__dlpack_device__", &tensor_dlpack_device,
+           nb::sig("def __dlpack_device__(self) -> tuple[int, int]"))
       .def("__repr__", &tensor_repr);
 
   m.def("as_tensor", [](nb::handle obj) { return to_tensor(obj, "aotrt.as_tensor"); }, "array"_a,
