@@ -153,7 +153,7 @@ def test_no_weights_is_refused_with_the_way_to_give_them(aotrt_bin, net_package)
     _, pkg, d = net_package
     r = _run([aotrt_bin, "run", pkg, "-i", d / "input_0.npy", "-i", d / "input_1.npy", "-o", d / "x"])
     assert r.returncode == 1
-    assert "holds no weights" in r.stderr and "--weights" in r.stderr, r.stderr
+    assert "needs a weights blob" in r.stderr and "--weights FILE" in r.stderr, r.stderr
 
 
 def test_mismatches_are_listed_and_nothing_loads(aotrt_bin, net_package):
