@@ -44,14 +44,6 @@ def record(area: str, case: str, outcome: str, message: str = "") -> None:
             f.write(json.dumps(dict(area=area, case=case, outcome=outcome, message=message, source="pytest")) + "\n")
 
 
-@pytest.fixture(scope="session")
-def unit_tests(aotrt_bin) -> Path:
-    path = Path(os.environ.get("AOTRT_UNIT_TESTS", aotrt_bin.parent / "aotrt_unit_tests"))
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        pytest.fail(f"aotrt_unit_tests not found at {path}; build it or set AOTRT_UNIT_TESTS", pytrace=False)
-    return path
-
-
 @pytest.fixture
 def fresh_tmpdir(tmp_path) -> Path:
     d = tmp_path / "tmpdir"
