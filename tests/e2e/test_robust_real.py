@@ -287,7 +287,8 @@ def test_real_bad_packages(name, exported, aotrt_bin, tmp_path, fresh_tmpdir):
     wrong = tmp_path / "wrong_dtype.npy"
     np.save(wrong, np.load(inputs[0]).astype(np.float64))
     _expect_refused(aotrt_bin, pkg, fresh_tmpdir, f"{name}: float64 input for a float32 model",
-                    ["expected float32 [1, 64, 40, 40]", "got float64"], [wrong], area="bad inputs")
+                    ["input 0 ('", "is float64 but the model expects float32", "--input FILE:float32"],
+                    [wrong], area="bad inputs")
     small = tmp_path / "wrong_shape.npy"
     np.save(small, np.load(inputs[0])[:, :32])
     _expect_refused(aotrt_bin, pkg, fresh_tmpdir, f"{name}: input of the wrong shape",
