@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Runs every test: builds aotrt, runs the GoogleTest unit and conformance
+# Runs every test: builds aotrt, compiles and links the CUDA backend too
+# (build-cuda/: library, CLI, unit tests; run on a GPU machine by
+# scripts/gpu_ops_check.sh, as there is no GPU here), runs the GoogleTest unit and conformance
 # suites (ctest), the same suites under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the concurrency tests under ThreadSanitizer, a
-# short fuzzing run (replaying fuzz/corpus/), and the end-to-end tests (export
+# short fuzzing run (replaying fuzz/corpus/), the end-to-end tests (export
 # with torch 2.13, run with build/aotrt, compare with eager; the robustness
-# cases on real packages). The robustness cases are recorded as they run and
-# rendered into build/robustness.md and compared with docs/robustness.md
+# cases on real packages), the OpInfo CPU slice (tests/opinfo: ops of
+# PyTorch's op_db, checked against the committed docs/opinfo/ table), the
+# Python package (pip install ., then tests/python; `import aotrt` in a venv
+# without torch), and the Triton Inference Server backend in a real
+# tritonserver (tests/triton). The robustness cases are recorded as they run
+# and rendered into build/robustness.md and compared with docs/robustness.md
 # (scripts/robustness_table.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +25,13 @@ rm -f "$AOTRT_ROBUSTNESS_LOG"
 
 echo "== build"
 t=$(date +%s); scripts/build.sh; step build "$t"
+
+echo "== CUDA build (compiled and linked, not run: no GPU here)"
+# Against the CUDA math libraries that scripts/install_deps.sh unpacked.
+t=$(date +%s)
+AOTRT_BUILD_DIR=build-cuda scripts/build.sh -DAOTRT_CUDA=ON \
+  -DAOTRT_CUDA_WHEELS_ROOT="${AOTRT_CUDA_WHEELS:-/opt/aotrt-cuda-wheels}"
+step cuda-build "$t"
 
 echo "== unit and conformance tests"
 t=$(date +%s); ctest --test-dir build --output-on-failure -j"$(nproc)"; step ctest "$t"
@@ -34,10 +47,44 @@ t=$(date +%s); AOTRT_FUZZ_DIR=build-fuzz scripts/fuzz.sh --short; step fuzz "$t"
 
 echo "== end-to-end tests on the CPU"
 t=$(date +%s)
+# The exported zoo is kept for the Python package's tests below.
+export AOTRT_E2E_CACHE="${AOTRT_E2E_CACHE:-$PWD/build/e2e-cache}"
 export AOTRT_BIN="$PWD/build/aotrt"
 export AOTRT_TSAN_UNIT_TESTS="$PWD/build-tsan/aotrt_unit_tests"
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/e2e -v -rA
 step e2e "$t"
+
+echo "== OpInfo CPU slice (tests/opinfo: op_db ops through aotrt, vs docs/opinfo/)"
+t=$(date +%s)
+AOTRT_OPINFO_CACHE="$PWD/build/opinfo-cache" python3 -m pytest tests/opinfo -v -rA
+step opinfo "$t"
+
+echo "== Python package (pip install ., tests/python)"
+t=$(date +%s)
+# `pip install .` as a user runs it, through a wheel so that one build serves both
+# environments: this python (with torch, for the tests) and a venv with numpy alone.
+rm -rf build/python-dist
+python3 -m pip wheel . -q --no-build-isolation --no-deps -w build/python-dist -C build-dir=build/python-wheel
+python3 -m pip install -q --force-reinstall --no-deps build/python-dist/aotrt-*.whl
+[ -x build/venv-numpy/bin/python ] || python3 -m venv build/venv-numpy
+build/venv-numpy/bin/python -m pip install -q numpy
+build/venv-numpy/bin/python -m pip install -q --force-reinstall --no-deps build/python-dist/aotrt-*.whl
+(cd build && venv-numpy/bin/python -c "
+import sys, numpy as np, aotrt
+assert 'torch' not in sys.modules
+pkg = 'e2e-cache/linear_bias'
+(y,) = aotrt.load(pkg + '.pt2')(np.load(pkg + '.input_0.npy'))
+np.testing.assert_allclose(y.numpy(), np.load(pkg + '.expected_0.npy'), rtol=1e-5, atol=1e-5)
+print('import aotrt and a run with numpy alone (no torch in this venv): ok')")
+# Not with python/ on PYTHONPATH: the source tree's python/aotrt/ would shadow the install.
+python3 -m pytest tests/python -v -rA
+step python "$t"
+
+echo "== Triton Inference Server with the aotrt backend (tritonserver 2.51 on 127.0.0.1)"
+t=$(date +%s)
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" AOTRT_BUILD_DIR="$PWD/build" \
+  python3 -m pytest tests/triton -v -rA
+step triton "$t"
 
 echo "== docs/robustness.md lists every case that ran"
 # The table is regenerated from this run's records and the H200's (committed:

@@ -138,10 +138,11 @@ struct LoadOptions {
   std::string model_name = "model";
   // CUDA packages: the device to run on; -1 = the calling thread's current one.
   int32_t device_index = -1;
-  // Turns on the input checks compiled into every model (dtype, sizes,
-  // strides, device of each input; AOTI_RUNTIME_CHECK_INPUTS=1) unless that
-  // variable is already set. Without them a wrongly shaped input makes the
-  // model read or write out of bounds. See Note [Model input checks].
+  // Turns on the input checks compiled into this model (dtype, sizes,
+  // strides, device of each input, as AOTI_RUNTIME_CHECK_INPUTS=1 would)
+  // unless the process set that variable; the process's environment is not
+  // changed. Without them a wrongly shaped input makes the model read or
+  // write out of bounds. See Note [Model input checks].
   bool check_inputs = true;
   // CUDA packages: run() captures the model into a CUDA graph at its first
   // call and replays it afterwards (one launch per run instead of one per
@@ -175,11 +176,24 @@ struct ConstantInfo {
   int64_t storage_offset = 0;
 };
 
-// The layout an input was exported with.
+// A dim of an exported input or output whose size is not fixed (a
+// torch.export Dim, e.g. a batch): inputs accept any size in [min, max].
+struct DynamicDim {
+  int64_t dim = 0;
+  int64_t min = 0;
+  int64_t max = -1;  // -1: not recorded
+};
+
+// The layout an input was exported with, or the dtype and sizes of an output.
+// `sizes` are the example's; a dim listed in `dynamic_dims` takes others.
 struct TensorSpec {
   ScalarType dtype = ScalarType::Float32;
   std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
+  std::vector<int64_t> strides;  // empty for an output
+  std::vector<DynamicDim> dynamic_dims;
+
+  // The entry of `dynamic_dims` for `dim`, or null when that dim is static.
+  const DynamicDim* dynamic(size_t dim) const;
 };
 
 struct ModelInfo {
@@ -197,6 +211,8 @@ struct ModelInfo {
   // empty when it did not. The compiled code indexes inputs with these
   // strides (see Model::prepare_input).
   std::vector<std::optional<TensorSpec>> input_specs;
+  // Per output, its dtype and sizes ("aotrt.outputs"), when recorded.
+  std::vector<std::optional<TensorSpec>> output_specs;
   // Per input, its dtype when known: from input_specs, or from the model's
   // own input checks in its generated source (also for a dynamic-shape input,
   // whose sizes are not fixed). Used by Model::prepare_input.
@@ -236,7 +252,8 @@ class Model {
   // Runs the model once. Inputs are borrowed (the model gets new handles to
   // the same memory; the caller's Tensors are untouched) and must be on the
   // model's device with the dtype, sizes and strides it was exported with
-  // (strides of size-1 dims aside): checked against ModelInfo::input_specs
+  // (strides of size-1 dims aside; a dynamic dim takes any size in its range,
+  // laid out as prepare_input does): checked against ModelInfo::input_specs
   // when recorded, else by the model's own checks; a mismatch throws
   // kInvalidArgument naming the input before the model runs.
   // Outputs are new Tensors owned by the caller; they may be views (offset,
@@ -293,6 +310,13 @@ struct ShimSymbol {
   bool provided = false;  // this aotrt defines it
 };
 
+// An op the model calls through the proxy executor (it has no C shim).
+struct ExternOp {
+  std::string target;   // "aten::linalg_inv_ex"
+  bool served = false;  // aotrt runs it on the package's device
+  std::string refusal;  // why not, when not served
+};
+
 struct PackageFile {
   std::string name;
   uint64_t size = 0;  // uncompressed bytes
@@ -310,6 +334,7 @@ struct PackageInfo {
   std::string machine;                      // the .so's machine ("x86_64")
   std::vector<std::string> needed_libraries;  // the .so's DT_NEEDED
   std::vector<ShimSymbol> shim_symbols;     // every aoti_* symbol the .so needs
+  std::vector<ExternOp> extern_ops;         // ops called through the proxy executor
   bool has_weights_blob = false;
   // Why Model::load would refuse this package before loading it (empty: it
   // passes every check made without loading).
@@ -317,6 +342,14 @@ struct PackageInfo {
 
   size_t missing_symbol_count() const;
 };
+
+// Seeds the random ops models call (rand, randn, randint, randperm,
+// bernoulli, the seeds of inductor's own random kernels): every device's
+// generator restarts from this seed. Before any call the seed is
+// 67280421310721 (torch's default). aotrt's streams are its own (Philox
+// 4x32-10), so the numbers differ from torch's for the same seed. See Note
+// [Random streams] in src/ops/random.h.
+void manual_seed(uint64_t seed);
 
 // Waits until the work queued so far on the calling thread's current stream
 // of `device` has finished: what a CUDA model's run() queued, for one. A

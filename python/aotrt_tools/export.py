@@ -14,6 +14,7 @@ CLI (writes DIR/NAME.pt2, DIR/NAME.input_K.npy, DIR/NAME.expected_K.npy, DIR/NAM
     PYTHONPATH=python python3 -m aotrt_tools.export --model linear_bias --device cpu --out DIR
     PYTHONPATH=python python3 -m aotrt_tools.export --model all --jobs 2 --out DIR
     PYTHONPATH=python python3 -m aotrt_tools.export --factory mypkg.models:build --out DIR
+    PYTHONPATH=python python3 -m aotrt_tools.export --model resnet_basic_block --dynamic-batch 8 --out DIR
 
 `.npy` files are dense C-order arrays of the logical shape, whatever the strides of the
 example input (pointwise_c2f's input is channels-last). The strides the model was compiled
@@ -277,14 +278,87 @@ def _to_device_dtype(module: torch.nn.Module, inputs: Sequence[Any], device: str
     return module, tuple(conv(t) for t in inputs)
 
 
-def _tensor_specs(tensors: Iterable[Any]) -> list[dict[str, Any]]:
-    return [
-        dict(dtype=str(t.dtype).removeprefix("torch."), sizes=list(t.shape), strides=list(t.stride()),
-             storage_offset=t.storage_offset())
-        if isinstance(t, torch.Tensor)
-        else dict(python_type=type(t).__name__)
-        for t in tensors
-    ]
+def _tensor_specs(tensors: Iterable[Any], dynamic_dims: Sequence[list] | None = None) -> list[dict[str, Any]]:
+    """dtype, sizes, strides and offset of each tensor, and its entry of `dynamic_dims` (the
+    dims that take other sizes, see `_dynamic_dims`) when it has one."""
+    specs = []
+    for k, t in enumerate(tensors):
+        if not isinstance(t, torch.Tensor):
+            specs.append(dict(python_type=type(t).__name__))
+            continue
+        spec = dict(dtype=str(t.dtype).removeprefix("torch."), sizes=list(t.shape),
+                    strides=list(t.stride()), storage_offset=t.storage_offset())
+        if dynamic_dims and dynamic_dims[k]:
+            spec["dynamic_dims"] = dynamic_dims[k]
+        specs.append(spec)
+    return specs
+
+
+# Note [Dynamic batch export]
+# With dynamic_batch=N every tensor input is exported with dim 0 as one torch.export Dim
+# "batch" in [2, N], so the compiled model takes any batch from 2 to N (what a serving engine
+# that batches requests along dim 0 needs; it pads a single row to two). Not from 1: torch
+# specialises a dim whose example size is 0 or 1, and inductor assumes a backed size is at
+# least 2, which the compiled model's own input checks then enforce (`arg_size[0] < 2` is
+# refused) whatever lower bound the Dim asks for (backed_size_oblivious keeps 1 for a Linear
+# but not for the convolutions of resnet_basic_block, torch 2.13). So the range is declared
+# as the compiled code will check it, and an example of batch 1 is repeated to batch 2
+# (keeping its memory format). The package metadata lists each dynamic dim with the range
+# the exported program records ("dynamic_dims" in "aotrt.inputs" and "aotrt.outputs"); aotrt
+# takes other sizes there, laid out densely in the exported dim order (Model::prepare_input).
+def _batch_of_two(t: Any) -> Any:
+    if not isinstance(t, torch.Tensor) or t.dim() == 0 or t.shape[0] != 1:
+        return t
+    fmt = torch.channels_last if t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last) \
+        and not t.is_contiguous() else torch.contiguous_format
+    return torch.cat([t, t], 0).contiguous(memory_format=fmt)
+
+
+def _dynamic_dims(val: Any, ep: Any) -> list[dict[str, int]]:
+    """The symbolic dims of a FakeTensor of `ep`, each with the range `ep` records for it
+    (min/max only for a dim that is one symbol, e.g. the batch)."""
+    dims = []
+    for d, size in enumerate(getattr(val, "shape", ())):
+        if isinstance(size, int):
+            continue
+        entry: dict[str, int] = dict(dim=d)
+        r = ep.range_constraints.get(size.node.expr)
+        if r is not None:
+            entry["min"] = int(r.lower)
+            if r.upper.is_finite:
+                entry["max"] = int(r.upper)
+        dims.append(entry)
+    return dims
+
+
+def _input_dynamic_dims(ep: Any) -> list[list[dict[str, int]]]:
+    """Per user input of `ep`, in order, its dynamic dims."""
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    return [_dynamic_dims(nodes[name].meta.get("val"), ep) for name in ep.graph_signature.user_inputs]
+
+
+def _output_specs(ep: Any) -> list[dict[str, Any]]:
+    """dtype and sizes of each output of an exported program (FakeTensor metadata), with its
+    dynamic dims (their size in "sizes" is the example's)."""
+    def hint(size: Any) -> int:
+        if isinstance(size, int):
+            return size
+        node = size.node
+        return int(node.hint if node.hint is not None else node.shape_env.size_hint(node.expr))
+
+    out_node = next(n for n in ep.graph.nodes if n.op == "output")
+    specs = []
+    for value in torch.utils._pytree.tree_leaves(out_node.args[0]):
+        val = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
+        if not isinstance(val, torch.Tensor):
+            specs.append(dict(python_type=type(val).__name__))
+            continue
+        spec = dict(dtype=str(val.dtype).removeprefix("torch."), sizes=[hint(s) for s in val.shape])
+        dynamic = _dynamic_dims(val, ep)
+        if dynamic:
+            spec["dynamic_dims"] = dynamic
+        specs.append(spec)
+    return specs
 
 
 def export_package(
@@ -294,22 +368,21 @@ def export_package(
     device: str = "cpu",
     dtype: torch.dtype | None = None,
     extra_options: dict[str, Any] | None = None,
+    dynamic_batch: int | None = None,
 ) -> dict[str, Any]:
     """torch.export + aoti_compile_and_package with aotrt's options; returns what it did.
 
     The module is put in eval mode and traced under no_grad. The returned dict holds the
     options used (and those this torch lacks), timings, the package file listing, and the
     .so's undefined symbols grouped by who must provide them (see `inspect_package`).
+    With `dynamic_batch=N`, dim 0 of every tensor input accepts any size from 2 to N
+    (Note [Dynamic batch export]).
     """
     module, inputs = _to_device_dtype(module, example_inputs, device, dtype)
     module.eval()
+    if dynamic_batch:
+        inputs = tuple(_batch_of_two(t) for t in inputs)
     options, missing = resolve_options(extra_options)
-    # Input layouts go into <hash>.wrapper_metadata.json (string values only): the compiled
-    # code assumes them, and a runtime has no other place to read them from.
-    if _config_has("aot_inductor.metadata"):
-        metadata = dict(options.get("aot_inductor.metadata", {}))
-        metadata["aotrt.inputs"] = json.dumps(_tensor_specs(inputs))
-        options["aot_inductor.metadata"] = metadata
     if missing:
         print(f"warning: torch {torch.__version__} lacks inductor options {missing}; "
               "the package may not be loadable without libtorch", file=sys.stderr)
@@ -319,8 +392,23 @@ def export_package(
     forget_vec_isa_probes()
     with torch.no_grad():
         t0 = time.perf_counter()
-        ep = torch.export.export(module, tuple(inputs))
+        dynamic_shapes = None
+        if dynamic_batch:
+            batch = torch.export.Dim("batch", min=2, max=dynamic_batch)
+            dynamic_shapes = tuple({0: batch} if isinstance(t, torch.Tensor) else None for t in inputs)
+        ep = torch.export.export(module, tuple(inputs), dynamic_shapes=dynamic_shapes)
         t1 = time.perf_counter()
+        input_dynamic = _input_dynamic_dims(ep)
+        if len(input_dynamic) != len(inputs):  # a non-tensor input the graph does not take
+            input_dynamic = None
+        # Input layouts and output dtypes go into <hash>.wrapper_metadata.json (string values
+        # only): the compiled code assumes the layouts, and a runtime has no other place to
+        # read either from.
+        if _config_has("aot_inductor.metadata"):
+            metadata = dict(options.get("aot_inductor.metadata", {}))
+            metadata["aotrt.inputs"] = json.dumps(_tensor_specs(inputs, input_dynamic))
+            metadata["aotrt.outputs"] = json.dumps(_output_specs(ep))
+            options["aot_inductor.metadata"] = metadata
         pkg = torch._inductor.aoti_compile_and_package(
             ep, package_path=str(path), inductor_configs=dict(options)  # it adds keys
         )
@@ -335,7 +423,8 @@ def export_package(
         "missing_options": missing,
         "export_s": round(t1 - t0, 2),
         "compile_s": round(t2 - t1, 2),
-        "inputs": _tensor_specs(inputs),
+        "inputs": _tensor_specs(inputs, input_dynamic),
+        "dynamic_batch": dynamic_batch,
     }
     result.update(inspect_package(pkg))
     return result
@@ -410,8 +499,13 @@ def export_model(
     device: str = "cpu",
     dtype: torch.dtype | None = None,
     extra_options: dict[str, Any] | None = None,
+    dynamic_batch: int | None = None,
 ) -> dict[str, Any]:
     """Exports a zoo model (or factory) into out_dir as STEM.pt2 plus reference data.
+
+    With `dynamic_batch=N` the package takes any batch from 2 to N along dim 0 of every input
+    (Note [Dynamic batch export]); the .npy files then hold the example it was exported with
+    (a batch of one row repeated to two).
 
     A zoo entry brings its dtype (used unless `dtype` is given), its inductor options (under
     `extra_options`) and its wrapper checks; the device must be one the entry is meant for.
@@ -439,6 +533,8 @@ def export_model(
     torch.manual_seed(0)
     module, inputs, tol = build(name, factory)
     module, inputs = _to_device_dtype(module, inputs, device, dtype)
+    if dynamic_batch:
+        inputs = tuple(_batch_of_two(t) for t in inputs)
     with zoo.exact_fp32():
         expected = zoo.eager_outputs(module, inputs)
 
@@ -454,7 +550,7 @@ def export_model(
     t0 = time.perf_counter()
     with zoo.exact_fp32():  # inductor reads the TF32 flags for any matmul it generates itself
         info = export_package(module, inputs, out / f"{stem}.pt2", device=device, dtype=None,
-                              extra_options=options or None)
+                              extra_options=options or None, dynamic_batch=dynamic_batch)
     info["name"] = stem
     info["dtype"] = str(dtype or torch.float32).removeprefix("torch.")
     info["total_s"] = round(time.perf_counter() - t0, 2)
@@ -560,11 +656,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="export this many models in parallel")
     parser.add_argument("--option", action="append", type=_parse_option, default=[],
                         help="extra inductor option key=value (JSON value), e.g. cpp.vec_isa_ok=true")
+    parser.add_argument("--dynamic-batch", type=int, metavar="N",
+                        help="export dim 0 of every input as a batch of 2 to N")
     parser.add_argument("--json", action="store_true", help="print the full result as JSON")
     args = parser.parse_args(argv)
 
     common = dict(out_dir=args.out, device=args.device, dtype=_DTYPES.get(args.dtype),
-                  extra_options=dict(args.option) or None)
+                  extra_options=dict(args.option) or None, dynamic_batch=args.dynamic_batch)
     if args.factory:
         jobs = [dict(factory=args.factory, stem=args.name, **common)]
     else:

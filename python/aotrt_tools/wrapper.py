@@ -55,8 +55,12 @@ class Call:
     views: tuple[View, ...]  # operands made by reinterpret_tensor_wrapper on that line
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(x.strip().rstrip("L")) for x in text.strip("{} ").split(",") if x.strip())
+def _ints(text: str) -> tuple[int, ...] | None:
+    """The integers of a C array literal; None when one is symbolic (a dynamic dim, `s77`)."""
+    items = [x.strip().rstrip("L") for x in text.strip("{} ").split(",") if x.strip()]
+    if not all(x.lstrip("-").isdigit() for x in items):
+        return None
+    return tuple(int(x) for x in items)
 
 
 def fallback_calls(text: str) -> list[Call]:

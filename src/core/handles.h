@@ -1,10 +1,19 @@
 // The registry of live tensor handles.
 //
-// An AtenTensorHandle is a TensorImpl* that aotrt handed out. Every shim
-// looks its handle arguments up here before touching them, so a handle that
-// was deleted, or never made, is refused with an error instead of being
-// dereferenced. The registry is sharded by address so that threads running
-// models concurrently rarely meet on a lock.
+// Every shim looks its handle arguments up here before touching them, so a
+// handle that was deleted, or never made, is refused with an error instead
+// of being dereferenced.
+//
+// Note [Handle values]
+// An AtenTensorHandle is not the TensorImpl's address: it is a slot of this
+// registry and the slot's generation when the handle was made, packed as
+// `generation << 32 | slot` (generated code never looks inside a handle; it
+// only passes it back). Deleting a handle advances its slot's generation, so
+// that value never names a tensor again, even when the slot, or the
+// TensorImpl's address, is reused by a later handle. A slot whose generation
+// would wrap is retired instead of reused. Lookups take no lock; slots are
+// grouped in shards, one per thread that makes handles (round robin), so
+// threads running models concurrently rarely meet on a shard's lock.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +32,10 @@ AtenTensorHandle handle_register(std::unique_ptr<TensorImpl> t);
 // (e.g. "aoti_torch_copy_: argument 'src'") when it is null, deleted or
 // unknown. The reference stays valid until the handle is deleted.
 TensorImpl& handle_get(AtenTensorHandle h, const char* what);
+// The tensor behind a live handle, or null for a null, deleted or unknown
+// one; never throws. For callers that compose their own message (a handle
+// value is not a TensorImpl*: never cast one, see Note [Handle values]).
+TensorImpl* handle_lookup(AtenTensorHandle h) noexcept;
 // handle_get, and also refuses an undefined tensor.
 TensorImpl& handle_get_defined(AtenTensorHandle h, const char* what);
 
@@ -54,6 +67,8 @@ class HandleWatch {
   std::vector<AtenTensorHandle> made, deleted;
 };
 
-inline AtenTensorHandle to_handle(TensorImpl* t) { return reinterpret_cast<AtenTensorHandle>(t); }
+// The registry slot a handle value names (Note [Handle values]), live or
+// not: for tests that wait for a slot to be reused.
+uint32_t handle_slot(AtenTensorHandle h);
 
 }  // namespace aotrt

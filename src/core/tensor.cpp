@@ -1,6 +1,7 @@
 #include "core/tensor.h"
 
 #include <algorithm>
+#include <string>
 
 #include "core/error.h"
 #include "core/view.h"
@@ -69,7 +70,17 @@ std::unique_ptr<TensorImpl> empty_strided(std::span<const int64_t> sizes,
                                           std::span<const int64_t> strides, ScalarType dtype,
                                           Device device, const char* what) {
   const ViewSpan span = view_span(sizes, strides, 0, element_size(dtype), what);
-  StorageRef storage = Storage::allocate(device, static_cast<size_t>(span.end_byte));
+  StorageRef storage;
+  try {
+    storage = Storage::allocate(device, static_cast<size_t>(span.end_byte));
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kOutOfMemory) throw;
+    // Say which allocation failed, not only how many bytes.
+    std::string dims;
+    for (size_t d = 0; d < sizes.size(); ++d) dims += (d ? ", " : "") + std::to_string(sizes[d]);
+    AOTRT_FAIL(kOutOfMemory, what, ": a ", dtype_name(dtype), " tensor of sizes [", dims, "] on ",
+               device.str(), ": ", e.what());
+  }
   return make_tensor(std::move(storage), sizes, strides, 0, dtype, what);
 }
 

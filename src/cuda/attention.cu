@@ -1,6 +1,8 @@
 // Scaled dot-product attention for the fallbacks torch 2.11 emits
 // (_scaled_dot_product_efficient_attention, _scaled_dot_product_cudnn_attention):
-// aotrt's own tiled kernel, so no attention library is needed.
+// fp16 and bf16 on cuDNN's fused tensor-core kernels where cuDNN serves the
+// call (attention_cudnn.cpp), everything else - fp32 exactly, and any layout
+// cuDNN refuses - on aotrt's own tiled kernel below.
 //
 // Note [Attention kernel]
 // One block of 4 warps takes 32 query rows of one (batch, head); each warp
@@ -13,7 +15,7 @@
 // and the causal mask skips key tiles wholly above the diagonal. Head dims up
 // to 256 are served (each lane keeps up to 8 output columns per row). This
 // is a CUDA-core kernel: correct for every layout and shape, not tuned to
-// tensor-core speed.
+// tensor-core speed (fp16/bf16 reach it only when cuDNN declines).
 //
 // Note [Attention outputs]
 // The outputs match what ATen's CUDA kernels return, because the generated
@@ -403,6 +405,38 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
                                                          e4 * kKtPitch + kBlockKeys * Ev);
   DeviceGuard guard(device.index);
   cudaStream_t stream = current_cuda_stream(device.index);
+  // fp16/bf16 go to cuDNN's tensor-core kernels when it serves the call (Note
+  // [cuDNN attention]); the memory-efficient flavour's padded logsumexp rows
+  // are aotrt's kernel's to write.
+  if (dtype != ScalarType::Float32 && (lse_rows == 0 || lse_rows == Lq)) {
+    int64_t bias_sizes[4] = {1, 1, 1, 1}, bias_view_strides[4] = {0, 0, 0, 0};
+    if (bias_data != nullptr) {
+      const int64_t want[4] = {B, H, Lq, Lk};
+      for (int d = 3; d >= 0; --d) {
+        const bool broadcast = bias_strides[d] == 0 && (d < 4 - attn_bias->dim() ||
+                                                         attn_bias->sizes()[d - (4 - attn_bias->dim())] == 1);
+        bias_sizes[d] = broadcast ? 1 : want[d];
+        bias_view_strides[d] = broadcast ? (d == 3 ? 1 : bias_sizes[d + 1] * bias_view_strides[d + 1])
+                                         : bias_strides[d];
+      }
+    }
+    CudnnAttentionCall call{};
+    call.dtype = dtype;
+    call.q = strided_view(query);
+    call.k = strided_view(key);
+    call.v = strided_view(value);
+    call.out = strided_view(*result.output);
+    call.bias.data = static_cast<char*>(const_cast<void*>(bias_data));
+    call.bias.sizes = bias_sizes;
+    call.bias.strides = bias_view_strides;
+    call.bias.dtype = dtype;
+    call.bias.device = device;
+    call.lse = p.lse;
+    call.lse_strides = p.ls;
+    call.causal = is_causal;
+    call.scale = p.scale;
+    if (cudnn_attention(call, device.index, stream, fn)) return result;
+  }
   switch (dtype) {
     case ScalarType::Float32: launch_dv<float>(p, blocks, smem, stream); break;
     case ScalarType::Float16: launch_dv<__half>(p, blocks, smem, stream); break;

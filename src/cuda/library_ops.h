@@ -6,6 +6,8 @@
 // `fn` names the calling shim in error messages.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -63,5 +65,21 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
                            const TensorImpl& value, const TensorImpl* attn_bias,
                            bool is_causal, std::optional<double> scale,
                            bool compute_log_sumexp, AttentionFlavor flavor, const char* fn);
+
+// The fp16/bf16 attention of attention() on cuDNN's fused kernels
+// (attention_cudnn.cpp, Note [cuDNN attention]). Every view is 4-d; the bias
+// has dims of size 1 where it broadcasts (data null: no bias); lse (null: not
+// wanted) is fp32 [B, H, Lq, 1] with lse_strides for its first three dims.
+// Returns false, having done nothing, when cuDNN does not serve the call.
+struct CudnnAttentionCall {
+  ScalarType dtype;
+  StridedView q, k, v, bias, out;
+  float* lse;
+  const int64_t* lse_strides;
+  bool causal;
+  float scale;
+};
+bool cudnn_attention(const CudnnAttentionCall& call, int device, cudaStream_t stream,
+                     const char* fn);
 
 }  // namespace aotrt::cuda

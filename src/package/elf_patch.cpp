@@ -142,15 +142,16 @@ std::vector<uint64_t> dynstr_references(const Image& img, const std::vector<Elf6
 // Note [Thread-local destructors and dlclose]: renames the .dynsym entry
 // `from` (an import, or also a definition when `definitions` is set) to `to`,
 // a name of the same length that differs in a prefix only.
-bool rename_symbol(Image& img, const std::vector<Elf64_Shdr>& headers, const char* from,
+enum class Renamed { kNoSuchSymbol, kYes, kSharedBytes };
+Renamed rename_symbol(Image& img, const std::vector<Elf64_Shdr>& headers, const char* from,
                    const char* to, bool definitions) {
   const size_t len = std::strlen(from);
-  if (std::strlen(to) != len) return false;
+  if (std::strlen(to) != len) return Renamed::kSharedBytes;
   // The bytes that differ: "__cxa" -> "aotrt"; names that start later are unchanged.
   size_t changed = 0;
   while (from[changed] != to[changed]) ++changed;
   for (size_t c = changed; c < len; ++c) {
-    if (from[c] != to[c]) return false;  // not a prefix swap
+    if (from[c] != to[c]) return Renamed::kSharedBytes;  // not a prefix swap
   }
   for (size_t i = 0; i < headers.size(); ++i) {
     const Elf64_Shdr& dynsym = headers[i];
@@ -173,9 +174,9 @@ bool rename_symbol(Image& img, const std::vector<Elf64_Shdr>& headers, const cha
       const uint64_t start = sym.st_name;
       for (uint64_t o : dynstr_references(img, headers, dynsym.sh_link, k)) {
         if (o == start || o >= start + changed) continue;
-        if (o > start) return false;
+        if (o > start) return Renamed::kSharedBytes;
         const auto other = img.string_length(strtab.sh_offset, strtab.sh_size, o);
-        if (other && o + *other == start + len) return false;  // ours is its suffix
+        if (other && o + *other == start + len) return Renamed::kSharedBytes;  // ours is its suffix
       }
       std::memcpy(img.at(strtab.sh_offset + start), to, changed);
       // The import asked for libstdc++'s CXXABI_1.3.7 (or glibc's
@@ -189,16 +190,16 @@ bool rename_symbol(Image& img, const std::vector<Elf64_Shdr>& headers, const cha
         const Elf64_Half global = VER_NDX_GLOBAL;
         std::memcpy(img.at(v.sh_offset + k * sizeof(Elf64_Half)), &global, sizeof global);
       }
-      return true;
+      return Renamed::kYes;
     }
   }
-  return false;
+  return Renamed::kNoSuchSymbol;
 }
 
 }  // namespace
 
 ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& what,
-                                 bool kernel_modules) {
+                                 bool kernel_modules, bool input_checks) {
   Image img(image, what);
   AOTRT_CHECK(image.size() >= sizeof(Elf64_Ehdr) && std::memcmp(image.data(), ELFMAG, SELFMAG) == 0 &&
                   image[EI_CLASS] == ELFCLASS64,
@@ -212,20 +213,27 @@ ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& wh
   // the global scope offers first; renamed, that is aotrt's. Its copy calls
   // glibc's __cxa_thread_atexit_impl, renamed too for models linked with
   // -Bsymbolic, whose calls stay inside them.
-  const bool via_libstdcxx = rename_symbol(img, headers, kThreadAtexit,
-                                           kThreadAtexitReplacement, /*definitions=*/true);
-  const bool via_glibc = rename_symbol(img, headers, kThreadAtexitImpl,
-                                       kThreadAtexitImplReplacement, /*definitions=*/false);
+  const bool via_libstdcxx = rename_symbol(img, headers, kThreadAtexit, kThreadAtexitReplacement,
+                                           /*definitions=*/true) == Renamed::kYes;
+  const bool via_glibc = rename_symbol(img, headers, kThreadAtexitImpl, kThreadAtexitImplReplacement,
+                                       /*definitions=*/false) == Renamed::kYes;
   result.thread_atexit_redirected = via_libstdcxx || via_glibc;
   if (kernel_modules) {
     for (const auto& [from, to] : kModuleLoads) {
-      result.module_loads_redirected += rename_symbol(img, headers, from, to, /*definitions=*/false);
+      result.module_loads_redirected +=
+          rename_symbol(img, headers, from, to, /*definitions=*/false) == Renamed::kYes;
     }
+  }
+  if (input_checks) {
+    const Renamed r = rename_symbol(img, headers, kGetenv, kGetenvReplacement, /*definitions=*/false);
+    result.getenv_redirected = r == Renamed::kYes;
+    result.getenv_shared = r == Renamed::kSharedBytes;
   }
   return result;
 }
 
-ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_modules) {
+ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_modules,
+                                         bool input_checks) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     const int err = errno;
@@ -250,7 +258,7 @@ ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_mo
       ::munmap(p, (n + page - 1) / page * page);
     }
   } unmap{p, size};
-  return patch_for_dlclose({static_cast<uint8_t*>(p), size}, path, kernel_modules);
+  return patch_for_dlclose({static_cast<uint8_t*>(p), size}, path, kernel_modules, input_checks);
 }
 
 }  // namespace aotrt::package

@@ -50,21 +50,30 @@ inline constexpr const char* kThreadAtexitImplReplacement = "aotrt_thread_atexit
 inline constexpr const char* kModuleLoads[][2] = {{"cuModuleLoad", "aoModuleLoad"},
                                                   {"cuModuleLoadData", "aoModuleLoadData"}};
 
+// Note [Model input checks] (runtime/model_env.h): a model's environment
+// reads, renamed to aotrt's, which answer AOTI_RUNTIME_CHECK_INPUTS for it.
+inline constexpr const char* kGetenv = "getenv";
+inline constexpr const char* kGetenvReplacement = "aotenv";
+
 struct ElfPatchResult {
   size_t unique_symbols_demoted = 0;  // Note [Unique symbols and dlclose]
   bool thread_atexit_redirected = false;  // Note [Thread-local destructors and dlclose]
   size_t module_loads_redirected = 0;     // Note [Kernel modules of a model]
+  bool getenv_redirected = false;         // Note [Model input checks]
+  bool getenv_shared = false;  // the model imports getenv, but another name shares its bytes
 };
 
-// Applies both changes in place. The image must be a native 64-bit ELF (the
+// Applies the changes in place. The image must be a native 64-bit ELF (the
 // loader's checks ran first); throws kPackage, naming `what`, for one whose
 // headers point outside it.
 // `kernel_modules`: also redirect the CUDA driver's module loads (only where
 // aotrt is built with CUDA, which defines their replacements).
+// `input_checks`: also redirect the model's getenv (Note [Model input checks]).
 ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& what,
-                                 bool kernel_modules = false);
+                                 bool kernel_modules = false, bool input_checks = false);
 
 // The same on a file, written back in place.
-ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_modules = false);
+ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_modules = false,
+                                         bool input_checks = false);
 
 }  // namespace aotrt::package

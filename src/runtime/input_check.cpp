@@ -1,9 +1,11 @@
 #include "runtime/input_check.h"
 
 #include <algorithm>
+#include <numeric>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/view.h"
 
 namespace aotrt::runtime {
 namespace {
@@ -28,6 +30,47 @@ bool same_layout(std::span<const int64_t> sizes, std::span<const int64_t> a,
   return true;
 }
 
+namespace {
+
+// Sizes equal to the spec's, or in range on its dynamic dims.
+bool sizes_fit(const TensorSpec& spec, std::span<const int64_t> sizes) {
+  if (sizes.size() != spec.sizes.size()) return false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == spec.sizes[d]) continue;
+    const DynamicDim* dyn = spec.dynamic(d);
+    if (dyn == nullptr || sizes[d] < dyn->min || (dyn->max >= 0 && sizes[d] > dyn->max)) return false;
+  }
+  return true;
+}
+
+void list_dynamic(std::ostringstream& out, const TensorSpec& spec) {
+  for (const DynamicDim& d : spec.dynamic_dims) {
+    out << ", dim " << d.dim << " from " << d.min;
+    if (d.max >= 0) out << " to " << d.max;
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> spec_strides(const TensorSpec& spec, std::span<const int64_t> sizes,
+                                  const char* fn) {
+  std::vector<int64_t> strides = contiguous_strides(sizes);
+  if (spec.strides.size() != sizes.size()) return strides;
+  if (std::equal(sizes.begin(), sizes.end(), spec.sizes.begin(), spec.sizes.end())) {
+    return spec.strides;
+  }
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return spec.strides[a] > spec.strides[b]; });
+  int64_t step = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    strides[order[k]] = step;
+    step = checked_mul(step, std::max<int64_t>(sizes[order[k]], 1), fn);
+  }
+  return strides;
+}
+
 std::string describe_layout(ScalarType dtype, std::span<const int64_t> sizes,
                             std::span<const int64_t> strides) {
   std::ostringstream out;
@@ -41,16 +84,18 @@ std::string describe_layout(ScalarType dtype, std::span<const int64_t> sizes,
 std::vector<int64_t> check_input_layout(const TensorSpec& spec, const TensorImpl& input,
                                         size_t index, const std::string& name, const char* fn) {
   const auto sizes = input.sizes();
-  const bool same_sizes = std::equal(sizes.begin(), sizes.end(), spec.sizes.begin(), spec.sizes.end());
-  const bool ok = input.dtype() == spec.dtype && same_sizes &&
-                  same_layout(sizes, input.strides(), spec.strides);
-  if (ok) return spec.strides;
+  const bool fits = sizes_fit(spec, sizes);
+  std::vector<int64_t> strides = fits ? spec_strides(spec, sizes, fn) : spec.strides;
+  const bool ok = input.dtype() == spec.dtype && fits && same_layout(sizes, input.strides(), strides);
+  if (ok) return strides;
   const char* what = input.dtype() != spec.dtype ? "convert it to the dtype the model was compiled for"
-                     : !same_sizes ? "the model was compiled for these sizes only"
-                                   : "lay it out with Model::prepare_input";
+                     : !fits ? "the model was compiled for these sizes only"
+                             : "lay it out with Model::prepare_input";
+  std::ostringstream dynamic;
+  list_dynamic(dynamic, spec);
   AOTRT_FAIL(kInvalidArgument, fn, ": input ", index, " ('", name, "'): expected ",
-             describe_layout(spec.dtype, spec.sizes, spec.strides), ", got ",
-             describe_layout(input.dtype(), sizes, input.strides()), " (", what, ")");
+             describe_layout(spec.dtype, spec.sizes, fits ? strides : spec.strides), dynamic.str(),
+             ", got ", describe_layout(input.dtype(), sizes, input.strides()), " (", what, ")");
 }
 
 std::string name_inputs_in_model_message(const std::string& message,

@@ -32,9 +32,16 @@ bool same_layout(std::span<const int64_t> sizes, std::span<const int64_t> a,
 std::string describe_layout(ScalarType dtype, std::span<const int64_t> sizes,
                             std::span<const int64_t> strides);
 
+// The strides the model reads an input of `sizes` with: the spec's when the
+// sizes are the spec's; for other sizes of its dynamic dims, dense in the
+// spec's dim order (the order of its strides, largest first).
+std::vector<int64_t> spec_strides(const TensorSpec& spec, std::span<const int64_t> sizes,
+                                  const char* fn);
+
 // Throws kInvalidArgument, "<fn>: input <index> ('<name>'): expected <spec>,
 // got <input>" and what to do, unless `input` matches `spec` (see Note
-// [Input layout rule]); returns the strides to hand the model.
+// [Input layout rule]; a dynamic dim takes any size in its range, with the
+// strides spec_strides gives); returns the strides to hand the model.
 std::vector<int64_t> check_input_layout(const TensorSpec& spec, const TensorImpl& input,
                                         size_t index, const std::string& name, const char* fn);
 

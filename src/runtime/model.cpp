@@ -16,12 +16,19 @@
 //
 // Note [Model input checks]
 // Generated code checks each input's dtype, sizes, strides and device only
-// when the environment variable AOTI_RUNTIME_CHECK_INPUTS is set (read once
-// per model .so, at its first run); without the checks an input of the wrong
-// shape or layout is read and written out of bounds. LoadOptions::check_inputs
-// (on by default) sets AOTI_RUNTIME_CHECK_INPUTS=1 before the .so is loaded
-// unless the process already set it either way; it is process-wide, as the
-// variable is.
+// when the environment variable AOTI_RUNTIME_CHECK_INPUTS is set to other
+// than "0" (read with getenv once per model .so, into a static, at its
+// first run: torch 2.11 and 2.13 alike); without the checks an input of the
+// wrong shape or layout is read and written out of bounds. aotrt never sets
+// the variable (a library leaves its host's environment alone): with
+// LoadOptions::check_inputs (on by default) the loader renames the model's
+// import of getenv to aotenv (runtime/model_env.h), which answers "1" for
+// that variable unless the process set it either way, and passes every
+// other read through. So the checks are per model, and no other code in
+// the process sees a change. Where the rename is impossible (another name
+// shares getenv's bytes in the .so's string table) the model's own checks
+// stay as the process's environment says, and the loader warns; aotrt's
+// own checks against recorded layouts (runtime/input_check.h) apply still.
 //
 // Note [Run without host waits]
 // torch's AOTInductorModelContainerRun, with the one model instance aotrt
@@ -67,6 +74,7 @@
 #include "runtime/mapped_file.h"
 #include "runtime/model_tls.h"
 #include "runtime/preflight.h"
+#include "runtime/proxy_executor.h"
 #include "runtime/self_library.h"
 #include "runtime/weights.h"
 #include "package/wrapper_source.h"
@@ -136,7 +144,8 @@ class Model::Impl {
   runtime::RuntimeError call_container(AtenTensorHandle* in, size_t n_in, AtenTensorHandle* out,
                                        size_t n_out, void* stream) {
     const auto run = api.run_single_threaded != nullptr ? api.run_single_threaded : api.run;
-    return run(container, in, n_in, out, n_out, stream, /*proxy_executor=*/nullptr);
+    return run(container, in, n_in, out, n_out, stream,
+               proxy != nullptr ? proxy->handle() : nullptr);
   }
 
   // Gives `set` to the container's active or inactive constant buffer
@@ -224,6 +233,8 @@ class Model::Impl {
   void* so = nullptr;
   ContainerApi api;
   ContainerHandle container = nullptr;
+  // Ops without a C shim (Note [Proxy executor]); null when the .so calls none.
+  std::unique_ptr<runtime::ProxyExecutor> proxy;
   std::mutex run_mutex;  // runs of this Model, one at a time
   std::unique_ptr<runtime::CudaGraphRunner> graph;  // LoadOptions::cuda_graph
   ModelInfo info;
@@ -285,39 +296,66 @@ void read_names(Model::Impl& m) {
 // "aotrt.inputs": a JSON list with, per input, {"dtype", "sizes", "strides",
 // ...} for a tensor or {"python_type"} for a scalar. Advisory: an entry that
 // does not parse is left out (the model's own input checks still apply).
-void read_input_specs(Model::Impl& m) {
-  const auto it = m.info.metadata.find("aotrt.inputs");
-  if (it == m.info.metadata.end()) return;
-  const auto json = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_array()) return;
-  const size_t n = m.info.input_names.size();
-  m.info.input_specs.assign(n, std::nullopt);
-  for (size_t i = 0; i < n && i < json.size(); ++i) {
-    const auto& e = json[i];
-    if (!e.is_object() || !e.contains("dtype") || !e.contains("sizes") || !e.contains("strides") ||
-        !e["dtype"].is_string() || !e["sizes"].is_array() || !e["strides"].is_array() ||
-        e["sizes"].size() != e["strides"].size()) {
-      continue;
-    }
-    TensorSpec spec;
-    bool ok = false;
-    for (int32_t code = 0; code < 64; ++code) {
-      if (is_valid_dtype(code) &&
-          e["dtype"].get<std::string>() == dtype_name(static_cast<ScalarType>(code))) {
-        spec.dtype = static_cast<ScalarType>(code);
-        ok = true;
-      }
-    }
-    for (const auto& v : e["sizes"]) {
-      ok = ok && v.is_number_integer() && v.get<int64_t>() >= 0;
-      if (ok) spec.sizes.push_back(v.get<int64_t>());
-    }
-    for (const auto& v : e["strides"]) {
-      ok = ok && v.is_number_integer() && v.get<int64_t>() >= 0;
-      if (ok) spec.strides.push_back(v.get<int64_t>());
-    }
-    if (ok) m.info.input_specs[i] = std::move(spec);
+// One spec of "aotrt.inputs" / "aotrt.outputs" (written by
+// aotrt_tools.export); nullopt when the entry is not a tensor or is malformed.
+std::optional<TensorSpec> parse_spec(const nlohmann::json& e, bool with_strides) {
+  if (!e.is_object() || !e.contains("dtype") || !e.contains("sizes") ||
+      !e["dtype"].is_string() || !e["sizes"].is_array()) {
+    return std::nullopt;
   }
+  if (with_strides && (!e.contains("strides") || !e["strides"].is_array() ||
+                       e["sizes"].size() != e["strides"].size())) {
+    return std::nullopt;
+  }
+  TensorSpec spec;
+  bool ok = false;
+  for (int32_t code = 0; code < 64; ++code) {
+    if (is_valid_dtype(code) &&
+        e["dtype"].get<std::string>() == dtype_name(static_cast<ScalarType>(code))) {
+      spec.dtype = static_cast<ScalarType>(code);
+      ok = true;
+    }
+  }
+  auto read_ints = [&ok](const nlohmann::json& values, std::vector<int64_t>& into) {
+    for (const auto& v : values) {
+      ok = ok && v.is_number_integer() && v.get<int64_t>() >= 0;
+      if (ok) into.push_back(v.get<int64_t>());
+    }
+  };
+  read_ints(e["sizes"], spec.sizes);
+  if (with_strides) read_ints(e["strides"], spec.strides);
+  if (e.contains("dynamic_dims")) {
+    ok = ok && e["dynamic_dims"].is_array();
+    for (const auto& d : ok ? e["dynamic_dims"] : nlohmann::json::array()) {
+      ok = ok && d.is_object() && d.contains("dim") && d["dim"].is_number_integer() &&
+           d["dim"].get<int64_t>() >= 0 &&
+           d["dim"].get<int64_t>() < static_cast<int64_t>(spec.sizes.size());
+      if (!ok) break;
+      DynamicDim dim{d["dim"].get<int64_t>(), 0, -1};
+      if (d.contains("min") && d["min"].is_number_integer()) dim.min = d["min"].get<int64_t>();
+      if (d.contains("max") && d["max"].is_number_integer()) dim.max = d["max"].get<int64_t>();
+      spec.dynamic_dims.push_back(dim);
+    }
+  }
+  if (!ok) return std::nullopt;
+  return spec;
+}
+
+// Per tensor, the spec a metadata entry records; empty when it records none.
+std::vector<std::optional<TensorSpec>> read_specs(const Model::Impl& m, const char* key, size_t n,
+                                                  bool with_strides) {
+  const auto it = m.info.metadata.find(key);
+  if (it == m.info.metadata.end()) return {};
+  const auto json = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_array()) return {};
+  std::vector<std::optional<TensorSpec>> specs(n);
+  for (size_t i = 0; i < n && i < json.size(); ++i) specs[i] = parse_spec(json[i], with_strides);
+  return specs;
+}
+
+void read_tensor_specs(Model::Impl& m) {
+  m.info.input_specs = read_specs(m, "aotrt.inputs", m.info.input_names.size(), true);
+  m.info.output_specs = read_specs(m, "aotrt.outputs", m.info.output_names.size(), false);
 }
 
 // What the model's own input checks say (Note [Reading the wrapper source]):
@@ -458,6 +496,13 @@ bool load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg, bool allow_
 
 }  // namespace
 
+const DynamicDim* TensorSpec::dynamic(size_t dim) const {
+  for (const DynamicDim& d : dynamic_dims) {
+    if (d.dim == static_cast<int64_t>(dim)) return &d;
+  }
+  return nullptr;
+}
+
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
@@ -481,17 +526,28 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
   m->info.so_name = pkg.layout.so.name;
   m->info.metadata = pkg.metadata.values;
   m->info.device = package_device(pkg.metadata.device_key, options.device_index);
+  if (!pkg.extern_nodes.empty()) {
+    m->proxy = std::make_unique<runtime::ProxyExecutor>(
+        std::move(pkg.extern_nodes), pkg.metadata.device_key, "package " + package_path);
+  }
   for (const package::ZipEntry& e : pkg.layout.kernel_binaries) {
     pkg.archive.extract(e, m->dir.path() + "/" + package::base_name(e.name));
   }
 
-  if (options.check_inputs && std::getenv("AOTI_RUNTIME_CHECK_INPUTS") == nullptr) {
-    ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", /*overwrite=*/0);  // Note [Model input checks]
-  }
   runtime::self_library_handle();  // Note [Model symbol binding]
   if (m->info.device.is_cuda()) cuda::expose_runtime_symbols();
-  // Notes [Unique symbols and dlclose], [Thread-local destructors and dlclose].
-  package::patch_for_dlclose_in_file(pkg.so_path, /*kernel_modules=*/cuda::built());
+  // Notes [Unique symbols and dlclose], [Thread-local destructors and
+  // dlclose], [Model input checks].
+  const package::ElfPatchResult patched = package::patch_for_dlclose_in_file(
+      pkg.so_path, /*kernel_modules=*/cuda::built(), /*input_checks=*/options.check_inputs);
+  if (patched.getenv_shared && std::getenv("AOTI_RUNTIME_CHECK_INPUTS") == nullptr) {
+    std::fprintf(stderr,
+                 "aotrt: warning: %s: the model's own input checks stay off (its getenv import "
+                 "shares bytes with another name, so aotrt cannot answer "
+                 "AOTI_RUNTIME_CHECK_INPUTS for it); set AOTI_RUNTIME_CHECK_INPUTS=1 in the "
+                 "process to turn them on\n",
+                 package_path.c_str());
+  }
   m->so = ::dlopen(pkg.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (m->so == nullptr) {
     const char* err = ::dlerror();
@@ -521,7 +577,7 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
         pkg.archive.read(*pkg.layout.wrapper_source, kMaxWrapperSourceBytes));
   }
   read_names(*m);
-  read_input_specs(*m);
+  read_tensor_specs(*m);
   read_input_checks(*m, source);
   read_constants(*m, source);
   if (options.weights) {
@@ -612,21 +668,7 @@ Tensor Model::prepare_input(size_t index, const Tensor& value, const InputHint& 
       index < mi.input_specs.size() ? &mi.input_specs[index] : nullptr;
   const bool recorded = spec != nullptr && spec->has_value() && (*spec)->sizes.size() == sizes.size();
   if (recorded) {
-    if ((*spec)->sizes == sizes) {
-      strides = (*spec)->strides;
-    } else {
-      // Other sizes (a dynamic dim): the exported dim order, dense.
-      std::vector<size_t> order(sizes.size());
-      std::iota(order.begin(), order.end(), size_t{0});
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return (*spec)->strides[a] > (*spec)->strides[b];
-      });
-      int64_t step = 1;
-      for (size_t k = order.size(); k-- > 0;) {
-        strides[order[k]] = step;
-        step = checked_mul(step, std::max<int64_t>(sizes[order[k]], 1), fn);
-      }
-    }
+    strides = runtime::spec_strides(**spec, sizes, fn);  // other sizes: the exported order, dense
     if (hint.layout) {
       const std::vector<int64_t> asked = format_strides(*hint.layout, sizes, what);
       AOTRT_CHECK(runtime::same_layout(sizes, asked, strides), kInvalidArgument, what,

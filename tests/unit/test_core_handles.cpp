@@ -1,6 +1,7 @@
 // The registry of live tensor handles (core/handles.h).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +61,44 @@ TEST(CoreHandles, NullAndForeignPointersAreRefused) {
   EXPECT_EQ(kind_of([&] { handle_get(foreign, "t"); }), ErrorKind::kInvalidHandle);
   EXPECT_FALSE(handle_is_live(foreign));
   EXPECT_FALSE(handle_is_live(nullptr));
+}
+
+// Note [Handle values]: the slot of a deleted handle is taken by the next
+// handle made on this thread (and, with glibc's allocator, often the old
+// TensorImpl's address too); the old value stays refused.
+TEST(CoreHandles, DeletedHandleStaysRefusedWhenItsSlotIsReused) {
+  AtenTensorHandle old = handle_register(small_tensor());
+  const void* old_impl = &handle_get(old, "t");
+  handle_delete(old, "t");
+  AtenTensorHandle fresh = handle_register(small_tensor());
+  EXPECT_EQ(handle_slot(fresh), handle_slot(old));
+  EXPECT_NE(fresh, old);
+  EXPECT_TRUE(handle_is_live(fresh));
+  EXPECT_FALSE(handle_is_live(old));
+  EXPECT_EQ(kind_of([&] { handle_get(old, "f: argument 'x'"); }), ErrorKind::kInvalidHandle);
+  EXPECT_EQ(kind_of([&] { handle_delete(old, "f"); }), ErrorKind::kInvalidHandle);
+  try {
+    handle_get(old, "f: argument 'x'");
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("it was deleted"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(handle_is_live(fresh));  // the failed delete of `old` left the new handle alone
+  std::printf("[handles] slot reused; TensorImpl address %s\n",
+              &handle_get(fresh, "t") == old_impl ? "reused too" : "not reused");
+  handle_delete(fresh, "t");
+}
+
+TEST(CoreHandles, OtherGenerationsOfALiveSlotAreRefused) {
+  AtenTensorHandle h = handle_register(small_tensor());
+  const auto v = reinterpret_cast<uintptr_t>(h);
+  // Other generations of the same slot (odd and even), a slot never made.
+  for (uintptr_t other : {v + (uintptr_t{2} << 32), v - (uintptr_t{2} << 32), v ^ (uintptr_t{1} << 32),
+                          (v & ~uintptr_t{0xffffffff}) | 0x7ffffff0u}) {
+    EXPECT_FALSE(handle_is_live(reinterpret_cast<AtenTensorHandle>(other))) << std::hex << other;
+    EXPECT_EQ(kind_of([&] { handle_get(reinterpret_cast<AtenTensorHandle>(other), "t"); }),
+              ErrorKind::kInvalidHandle);
+  }
+  handle_delete(h, "t");
 }
 
 TEST(CoreHandles, UndefinedTensorIsLiveButNotDefined) {

@@ -42,6 +42,7 @@
 #include "conformance_backends.h"
 #include "core/handles.h"
 #include "core/tensor.h"
+#include "robust_cases.h"
 
 namespace aotrt::test {
 namespace {
@@ -203,6 +204,19 @@ class RandomModel {
       if (!failed_) check_all();
     }
     if (!failed_ && counters(kCpu) != base_) fail("counters did not return to where they started");
+    if (!failed_ && op_counts_["stale after reuse"] > 20 &&
+        (op_counts_["stale after reuse (slot reused)"] == 0 || op_counts_["stale after reuse (address reused)"] == 0)) {
+      fail("no deleted handle's slot and address were both ever reused: the stale-handle case tested nothing");
+    }
+    if (!failed_) {
+      aotrt::testing::record_case("stale handles", "random model: a deleted handle used after a new handle took its slot and its "
+                  "TensorImpl's address (get_numel, delete, copy_ both ways, new_tensor_handle)",
+                  "refused every time, nothing changed",
+                  std::to_string(op_counts_["stale after reuse"]) + " deletions, slot reused in " +
+                      std::to_string(op_counts_["stale after reuse (slot reused)"]) + ", address in " +
+                      std::to_string(op_counts_["stale after reuse (address reused)"]) + " (seed " +
+                      std::to_string(seed_) + ")");
+    }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("[random model] seed %llu: %lld steps in %.1f s; %lld calls refused as predicted; mm %s\n",
                 static_cast<unsigned long long>(seed_), static_cast<long long>(step_), secs,
@@ -391,7 +405,8 @@ class RandomModel {
     if (r < 440) return new_handle_op();
     if (r < 460) return assign_out_op();
     if (r < 490) return assign_op();
-    if (r < 500) return uninitialized_op();
+    if (r < 495) return uninitialized_op();
+    if (r < 510) return stale_after_reuse_op();
     if (r < 640) return delete_random();
     if (r < 840) return copy_op();
     if (r < 880) return zero_op();
@@ -584,6 +599,48 @@ class RandomModel {
   }
 
   void delete_random() { delete_handle(pick(0, static_cast<int64_t>(hs_.size()) - 1)); }
+
+  // A deleted handle, once a new handle holds its registry slot and (often)
+  // its TensorImpl's address, must still be refused everywhere, changing
+  // nothing (Note [Handle values]).
+  void stale_after_reuse_op() {
+    const int64_t i = pick(0, static_cast<int64_t>(hs_.size()) - 1);
+    const AtenTensorHandle stale = hs_[static_cast<size_t>(i)].h;
+    const void* impl = &handle_get(stale, "random model");
+    const uint32_t slot = handle_slot(stale);
+    delete_handle(i);
+    count("stale after reuse");
+    bool slot_again = false, address_again = false;
+    for (int n = 0; n < 64 && !failed_ && !(slot_again && address_again); ++n) {
+      if (chance(0.5) || random_handle(true) < 0) {
+        uninitialized_op();
+      } else {
+        new_handle_op();
+      }
+      if (failed_) return;
+      op_ = "stale after reuse";
+      const AtenTensorHandle fresh = hs_.back().h;
+      if (fresh == stale) return fail("a new handle has the value of a deleted one");
+      slot_again = slot_again || handle_slot(fresh) == slot;
+      address_again = address_again || &handle_get(fresh, "random model") == impl;
+    }
+    if (slot_again) ++op_counts_["stale after reuse (slot reused)"];
+    if (address_again) ++op_counts_["stale after reuse (address reused)"];
+    const Counters before = counters(kCpu);
+    int64_t n = 0;
+    expect_refusal(aoti_torch_get_numel(stale, &n), "aoti_torch_get_numel", before);
+    expect_refusal(aoti_torch_delete_tensor_object(stale), "aoti_torch_delete_tensor_object", before);
+    const int live = random_handle(true);
+    if (live >= 0 && !failed_) {
+      const AtenTensorHandle other = hs_[static_cast<size_t>(live)].h;
+      expect_refusal(aoti_torch_copy_(other, stale, 0), "aoti_torch_copy_", before);
+      expect_refusal(aoti_torch_copy_(stale, other, 0), "aoti_torch_copy_", before);
+      AtenTensorHandle sentinel = reinterpret_cast<AtenTensorHandle>(uintptr_t{0x5e});
+      AtenTensorHandle out = sentinel;
+      expect_refusal(aoti_torch_new_tensor_handle(stale, &out), "aoti_torch_new_tensor_handle", before,
+                     out, sentinel);
+    }
+  }
 
   void delete_handle(int64_t i) {
     count("delete");

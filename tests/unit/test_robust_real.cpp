@@ -31,6 +31,8 @@
 #include "aotrt/shim_cuda.h"
 #endif
 
+extern char** environ;
+
 using aotrt::ErrorKind;
 using aotrt::Model;
 using aotrt::ScalarType;
@@ -407,6 +409,54 @@ TEST_F(RobustReal, ModelOwnChecksNameTheInput) {
   }
 }
 
+// Note [Model input checks]: the model's own checks refuse a bad input with
+// no AOTI_RUNTIME_CHECK_INPUTS in the environment, and the environment is the
+// same, entry for entry, after loading, running and unloading.
+TEST_F(RobustReal, EnvironmentIsLeftAlone) {
+  const std::string nospec = env("AOTRT_ROBUST_NOSPEC_PACKAGE");
+  if (nospec.empty()) GTEST_SKIP() << "AOTRT_ROBUST_NOSPEC_PACKAGE is not set";
+  if (std::getenv("AOTI_RUNTIME_CHECK_INPUTS") != nullptr) {
+    GTEST_SKIP() << "the process sets AOTI_RUNTIME_CHECK_INPUTS itself (tests/e2e/test_robust_real.py does not)";
+  }
+  auto environment = [] {
+    std::vector<std::string> all;
+    for (char** e = environ; *e != nullptr; ++e) all.emplace_back(*e);
+    return all;
+  };
+  char** const table = environ;
+  const std::vector<std::string> before = environment();
+  std::string msg, dev;
+  {
+    Model m = Model::load(nospec);
+    dev = device_name(m);
+    Model with_spec = Model::load(package_);
+    std::vector<Tensor> in = inputs_for(with_spec);
+    EXPECT_TRUE(matches(flatten(m.run(in))));
+    const aotrt::TensorSpec& spec = with_spec.info().input_specs.at(0).value();
+    std::vector<int64_t> bigger = spec.sizes;
+    bigger.back() += 1;
+    in[0] = Tensor::empty(bigger, spec.dtype, m.device());
+    testing::internal::CaptureStderr();
+    try {
+      m.run(in);
+    } catch (const aotrt::Error& e) {
+      msg = e.what();
+    }
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_FALSE(msg.empty()) << "a wrongly shaped input was not refused: the model's checks are off";
+    EXPECT_TRUE(msg.find("unmatched dim value") != std::string::npos ||
+                err.find("unmatched dim value") != std::string::npos)
+        << msg << "\n" << err;
+  }
+  EXPECT_EQ(environ, table);
+  EXPECT_EQ(environment(), before);
+  EXPECT_EQ(std::getenv("AOTI_RUNTIME_CHECK_INPUTS"), nullptr);
+  record_case("environment", label() + " without aotrt.inputs: loaded, run, a bad input refused, unloaded (" +
+                                 dev + ")",
+              "the model's own checks ran with no AOTI_RUNTIME_CHECK_INPUTS set; environ identical",
+              std::to_string(before.size()) + " entries before and after; " + msg);
+}
+
 TEST_F(RobustReal, AllocationFailureNamesTheSizeAndRecovers) {
   Model m = Model::load(package_);
   const std::vector<Tensor> in = inputs_for(m);
@@ -431,6 +481,91 @@ TEST_F(RobustReal, AllocationFailureNamesTheSizeAndRecovers) {
   EXPECT_TRUE(matches(flatten(m.run(in))));
   record_case("allocation failure", label() + ": the same run with the cap lifted (" + device_name(m) + ")",
               "runs, same result; nothing leaked", "");
+}
+
+// Note [Out of memory in the middle of a run]
+// A cap between the first allocation of a run and its peak makes an
+// allocation fail after others of the same run succeeded: the model's
+// intermediate buffers are live when it unwinds. The caps tried are
+// fractions of one run's peak; the case counts only when at least one
+// allocation of the run succeeded before the refused one.
+TEST_F(RobustReal, AllocationFailsInTheMiddleOfARun) {
+  Model m = Model::load(package_);
+  const std::vector<Tensor> in = inputs_for(m);
+  ASSERT_TRUE(matches(flatten(m.run(in))));  // warm: workspaces, pools, kernels loaded
+  aotrt::Allocator& alloc = aotrt::allocator_for(m.device());
+  const aotrt::AllocatorStats before = alloc.stats();
+  const int64_t handles = aotrt::handle_live_count();
+#ifdef AOTRT_WITH_CUDA
+  const bool cuda = m.device().is_cuda();
+  if (cuda) ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const int64_t device_before = cuda ? cuda_used_bytes() : 0;
+#endif
+  alloc.reset_peak();
+  int64_t per_run = 0, peak = 0;
+  {
+    const std::vector<Tensor> out = m.run(in);
+    per_run = alloc.stats().total_allocations - before.total_allocations;
+    peak = alloc.stats().peak_bytes - before.live_bytes;
+  }
+  ASSERT_GE(per_run, 2) << "one run makes " << per_run << " allocation(s): none to fail in the middle";
+  std::string msg;
+  int64_t succeeded = 0, cap = 0;
+  for (const double f : {0.5, 0.75, 0.9, 0.97, 0.99, 0.3, 0.1}) {
+    cap = before.live_bytes + std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(peak) * f));
+    const aotrt::AllocatorStats s0 = alloc.stats();
+    alloc.set_limit(cap);
+    msg.clear();
+    try {
+      m.run(in);
+    } catch (const aotrt::Error& e) {
+      msg = e.what();
+    }
+    alloc.set_limit(0);
+    const aotrt::AllocatorStats s1 = alloc.stats();
+    succeeded = s1.total_allocations - s0.total_allocations;
+    EXPECT_EQ(s1.live_bytes, before.live_bytes) << "cap " << cap << ": live bytes after the refused run";
+    EXPECT_EQ(aotrt::handle_live_count(), handles) << "cap " << cap;
+    if (!msg.empty() && succeeded > 0 && s1.failed_allocations > s0.failed_allocations) break;
+    msg.clear();
+  }
+  ASSERT_FALSE(msg.empty()) << "no cap below the run's peak (" << peak << " bytes over " << per_run
+                            << " allocations) made an allocation fail after another succeeded";
+  // The shim that allocated (empty_strided, or an op's own output or scratch) and the
+  // tensor it was making (torch 2.13's code also quotes its failing call; 2.11's prints it).
+  for (const char* needle : {"the last aotrt shim failure on this thread: aoti_torch_",
+                             "tensor of sizes [", "cannot allocate", " bytes"}) {
+    EXPECT_NE(msg.find(needle), std::string::npos) << needle << " not in: " << msg;
+  }
+  record_case("allocation failure",
+              label() + ": allocator capped below a run's peak, an allocation in the middle refused (" +
+                  device_name(m) + ")",
+              "refused, naming the shim, the tensor and its bytes; live bytes and handles as before",
+              "allocation " + std::to_string(succeeded + 1) + " of " + std::to_string(per_run) + ", cap " +
+                  std::to_string(cap - before.live_bytes) + " of the run's " + std::to_string(peak) +
+                  " peak bytes: " + msg);
+  // The next run, uncapped, gives eager's result; nothing of the refused run is left.
+  EXPECT_TRUE(matches(flatten(m.run(in))));
+  EXPECT_EQ(alloc.stats().live_bytes, before.live_bytes);
+  EXPECT_EQ(alloc.stats().live_allocations, before.live_allocations);
+  EXPECT_EQ(aotrt::handle_live_count(), handles);
+  std::string detail = "live bytes " + std::to_string(before.live_bytes) + " -> " +
+                       std::to_string(alloc.stats().live_bytes) + ", handles " + std::to_string(handles) +
+                       " -> " + std::to_string(aotrt::handle_live_count());
+#ifdef AOTRT_WITH_CUDA
+  if (cuda) {
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const int64_t device_after = cuda_used_bytes();
+    const int64_t cached_growth = alloc.stats().cached_bytes - before.cached_bytes;
+    // Blocks the refused run freed may stay cached for reuse; beyond those, the driver's
+    // count of used bytes must not grow.
+    EXPECT_LE(device_after - device_before, std::max<int64_t>(cached_growth, 0) + (4 << 20));
+    detail += "; device bytes used " + std::to_string(device_before) + " -> " + std::to_string(device_after) +
+              " (cached +" + std::to_string(cached_growth) + ")";
+  }
+#endif
+  record_case("allocation failure", label() + ": the next run after the mid-run refusal (" + device_name(m) + ")",
+              "runs, eager's result; nothing leaked", detail);
 }
 
 TEST_F(RobustReal, EmptyInputWithNullData) {

@@ -1,0 +1,217 @@
+"""Serving aotrt packages with NVIDIA Triton Inference Server (the aotrt backend).
+
+A model repository holds one folder per model: `config.pbtxt` and `<version>/model.pt2`.
+The backend directory holds `aotrt/libtriton_aotrt.so` (and libaotrt beside it). The server
+is the `tritonserver` 2.51.0 of PyPI's nvidia-pytriton 0.7.0 wheel, unpacked by
+`scripts/fetch_tritonserver.sh` (installing the wheel would pull numpy<2).
+
+    server = Server(tritonserver(), repository, backend_directory(Path("build")))
+    with server:            # starts on 127.0.0.1 ports, stops (and kills) on exit
+        server.wait_ready(["resnet_block"], timeout_s=120)
+
+Everything listens on loopback only, and every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterable
+
+PYTRITON_VERSION = "0.7.0"
+DEFAULT_HOME = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "aotrt" / f"pytriton-{PYTRITON_VERSION}"
+
+
+def tritonserver() -> Path:
+    """The tritonserver binary: $AOTRT_TRITONSERVER, else the one fetch_tritonserver.sh unpacked."""
+    path = Path(os.environ.get("AOTRT_TRITONSERVER", DEFAULT_HOME / "pytriton" / "tritonserver" / "bin" / "tritonserver"))
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise FileNotFoundError(
+            f"tritonserver not found at {path}: run scripts/fetch_tritonserver.sh, or point "
+            "AOTRT_TRITONSERVER at a tritonserver binary")
+    return path
+
+
+def backend_directory(build_dir: Path, into: Path) -> Path:
+    """A --backend-directory holding aotrt/libtriton_aotrt.so and the libaotrt it links."""
+    lib = build_dir / "libtriton_aotrt.so"
+    if not lib.is_file():
+        raise FileNotFoundError(f"{lib} not found: build it (cmake --build {build_dir} --target triton_aotrt)")
+    dest = into / "aotrt"
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(lib, dest / lib.name)
+    for so in build_dir.glob("libaotrt.so*"):
+        shutil.copy2(so, dest / so.name, follow_symlinks=True)
+    return into
+
+
+def pbtxt(value: Any, indent: int = 0) -> str:
+    """A dict as protobuf text format: nested dicts are messages, lists repeat the field,
+    strings that are enum names (KIND_CPU, TYPE_FP32) stay bare."""
+    pad = "  " * indent
+    lines = []
+    for key, v in value.items():
+        for item in (v if isinstance(v, list) else [v]):
+            if isinstance(item, dict):
+                lines.append(f"{pad}{key} {{\n{pbtxt(item, indent + 1)}{pad}}}")
+            elif isinstance(item, bool):
+                lines.append(f"{pad}{key}: {'true' if item else 'false'}")
+            elif isinstance(item, str) and not (item.isupper() and item.replace("_", "").isalnum()):
+                lines.append(f"{pad}{key}: {json.dumps(item)}")
+            else:
+                lines.append(f"{pad}{key}: {item}")
+    return "".join(line + "\n" for line in lines)
+
+
+def add_model(repository: Path, name: str, package: Path | bytes, config: dict[str, Any], version: int = 1) -> Path:
+    """repository/name/config.pbtxt (backend "aotrt" plus `config`) and version/model.pt2
+    (a copy of `package`, or these bytes)."""
+    folder = repository / name
+    (folder / str(version)).mkdir(parents=True, exist_ok=True)
+    target = folder / str(version) / "model.pt2"
+    if isinstance(package, bytes):
+        target.write_bytes(package)
+    else:
+        shutil.copy2(package, target)
+    (folder / "config.pbtxt").write_text(pbtxt({"name": name, "backend": "aotrt", **config}))
+    return folder
+
+
+def free_port() -> int:
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A tritonserver process on 127.0.0.1, stopped (SIGTERM, then SIGKILL) on exit."""
+
+    def __init__(self, binary: Path, repository: Path, backends: Path, log_path: Path,
+                 extra_args: Iterable[str] = ()):
+        self.binary, self.repository, self.backends, self.log_path = binary, repository, backends, log_path
+        self.extra_args = list(extra_args)
+        self.http_port = self.grpc_port = 0
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def http_url(self) -> str:
+        return f"127.0.0.1:{self.http_port}"
+
+    @property
+    def grpc_url(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def start(self) -> None:
+        self.http_port, self.grpc_port = free_port(), free_port()
+        args = [str(self.binary), f"--model-repository={self.repository}",
+                f"--backend-directory={self.backends}",
+                "--http-address=127.0.0.1", f"--http-port={self.http_port}",
+                "--grpc-address=127.0.0.1", f"--grpc-port={self.grpc_port}",
+                "--allow-metrics=false", "--allow-sagemaker=false", "--allow-vertex-ai=false",
+                # A model that fails to load is reported, the others keep serving.
+                "--exit-on-error=false", "--strict-readiness=false", *self.extra_args]
+        self.log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+
+    def stop(self, timeout_s: float = 30) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        self.log.close()
+        self.process = None
+
+    def __enter__(self) -> "Server":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def get(self, path: str, timeout_s: float = 10) -> tuple[int, Any]:
+        """(HTTP status, parsed JSON body or None) of GET http://127.0.0.1:port/path."""
+        return self._request(urllib.request.Request(f"http://{self.http_url}{path}"), timeout_s)
+
+    def post(self, path: str, body: Any, timeout_s: float = 10) -> tuple[int, Any]:
+        req = urllib.request.Request(f"http://{self.http_url}{path}", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        return self._request(req, timeout_s)
+
+    @staticmethod
+    def _request(req: urllib.request.Request, timeout_s: float) -> tuple[int, Any]:
+        try:
+            with urllib.request.urlopen(req, timeout=timeout_s) as r:
+                data = r.read()
+                return r.status, json.loads(data) if data else None
+        except urllib.error.HTTPError as e:
+            data = e.read()
+            return e.code, json.loads(data) if data else None
+
+    def wait_ready(self, models: Iterable[str], timeout_s: float = 180) -> None:
+        """Waits until the server is live and each model is ready; raises TimeoutError (with
+        the end of the server's log) or RuntimeError if the process exits."""
+        deadline = time.monotonic() + timeout_s
+        pending = list(models)
+        live = False
+        while time.monotonic() < deadline:
+            if self.process is None or self.process.poll() is not None:
+                raise RuntimeError(f"tritonserver exited ({self.process and self.process.returncode}):\n"
+                                   f"{self.log_text()[-4000:]}")
+            try:
+                if not live:
+                    live = self.get("/v2/health/live", timeout_s=2)[0] == 200
+                while live and pending and self.get(f"/v2/models/{pending[0]}/ready", timeout_s=2)[0] == 200:
+                    pending.pop(0)
+                if live and not pending:
+                    return
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass
+            time.sleep(0.25)
+        raise TimeoutError(f"tritonserver not ready after {timeout_s} s (waiting for {pending or 'liveness'}):\n"
+                           f"{self.log_text()[-4000:]}")
+
+    def repository_index(self) -> dict[str, dict[str, Any]]:
+        """name -> {state, reason, ...} of every model in the repository."""
+        status, body = self.post("/v2/repository/index", {})
+        if status != 200:
+            raise RuntimeError(f"repository index: HTTP {status} {body}")
+        return {m["name"]: m for m in body}
+
+    def statistics(self, model: str) -> dict[str, Any]:
+        status, body = self.get(f"/v2/models/{model}/stats")
+        if status != 200:
+            raise RuntimeError(f"stats of {model}: HTTP {status} {body}")
+        return body["model_stats"][0]
+
+
+def package_tensor_names(package: Path) -> tuple[list[str], list[str]]:
+    """The input and output names the compiled model reports (its wrapper's inputs_info_ /
+    outputs_info_), which a config.pbtxt that lists tensors must use."""
+    import re
+    import zipfile
+
+    with zipfile.ZipFile(package) as z:
+        name = next(n for n in z.namelist() if n.endswith(".wrapper.cpp"))
+        text = z.read(name).decode()
+    def names(kind: str) -> list[str]:
+        found = {int(i): n for i, n in re.findall(kind + r'_info_\[(\d+)\]\.name = "([^"]+)";', text)}
+        return [found[i] for i in sorted(found)]
+    return names("inputs"), names("outputs")

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The Triton backend on the CUDA machine, in one command: builds aotrt with CUDA and
+# libtriton_aotrt.so into build-gpu/, runs tests/triton with CUDA packages and KIND_GPU
+# instances (HTTP and gRPC against eager with TF32 off, dynamic batching, two instances
+# on one GPU with a stream each, errors, and a CUDA-graph model padded to max_batch_size),
+# then the load table (bench/triton_load.py, concurrency 1..16) beside aotrt bench.
+#
+# Usage: scripts/triton_gpu.sh --server WHEEL_OR_TARBALL [--client-wheels DIR]
+#                              [--skip-build] [--seconds N]
+#   --server   nvidia_pytriton-0.7.0-py3-none-manylinux_2_35_x86_64.whl (55.4 MB), or the
+#              31 MB tarball `scripts/fetch_tritonserver.sh --pack F.tar.xz` writes; unpacked
+#              into build-gpu/tritonserver (the machine has no network)
+#   --client-wheels  a folder of wheels to install tritonclient[http,grpc]==2.60.0 from
+#              when python3 cannot import it (pip download -d DIR "tritonclient[http,grpc]==2.60.0")
+#   --seconds  per concurrency level of the load table (default 20)
+# Writes triton_gpu_tests.log and triton_h200.{md,json} into $OUT when set, else build-gpu/logs.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+BUILD_DIR=build-gpu
+SERVER=""
+CLIENT_WHEELS=""
+SKIP_BUILD=0
+SECONDS_PER_LEVEL=20
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --server) SERVER=${2:?--server needs a file}; shift 2 ;;
+    --client-wheels) CLIENT_WHEELS=${2:?--client-wheels needs a folder}; shift 2 ;;
+    --skip-build) SKIP_BUILD=1; shift ;;
+    --seconds) SECONDS_PER_LEVEL=${2:?--seconds needs a number}; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "triton_gpu: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+LOG_DIR=${OUT:-$REPO/$BUILD_DIR/logs}
+mkdir -p "$LOG_DIR"
+status=0
+
+# shellcheck source=gpu_env.sh
+source scripts/gpu_env.sh
+aotrt_gpu_runtime_env
+if [ "$SKIP_BUILD" = 0 ]; then
+  CMAKE_ARGS=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAOTRT_CUDA=ON -DAOTRT_TRITON=ON)
+  [ -n "$NVCC" ] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
+  [ -n "$CUBLAS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUBLAS_ROOT="$CUBLAS_ROOT")
+  [ -n "$CUDNN_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUDNN_ROOT="$CUDNN_ROOT")
+  cmake "${CMAKE_ARGS[@]}" >"$LOG_DIR/triton_build.log" 2>&1 &&
+    cmake --build "$BUILD_DIR" -j"$(nproc)" --target aotrt_cli triton_aotrt >>"$LOG_DIR/triton_build.log" 2>&1 ||
+    { echo "triton_gpu: build failed, see $LOG_DIR/triton_build.log" >&2; tail -30 "$LOG_DIR/triton_build.log" >&2; exit 1; }
+fi
+
+export AOTRT_TRITON_HOME="$REPO/$BUILD_DIR/tritonserver"
+if [ -z "${AOTRT_TRITONSERVER:-}" ]; then
+  case "$SERVER" in
+    *.whl) scripts/fetch_tritonserver.sh --wheel "$SERVER" >/dev/null || exit 1 ;;
+    *.tar.xz) mkdir -p "$AOTRT_TRITON_HOME" && tar xJf "$SERVER" -C "$AOTRT_TRITON_HOME" || exit 1 ;;
+    "") [ -x "$AOTRT_TRITON_HOME/pytriton/tritonserver/bin/tritonserver" ] ||
+          { echo "triton_gpu: give --server (the nvidia-pytriton wheel or its tarball)" >&2; exit 2; } ;;
+    *) echo "triton_gpu: --server wants a .whl or .tar.xz, got $SERVER" >&2; exit 2 ;;
+  esac
+  export AOTRT_TRITONSERVER="$AOTRT_TRITON_HOME/pytriton/tritonserver/bin/tritonserver"
+fi
+if ! python3 -c "import tritonclient.http, tritonclient.grpc" 2>/dev/null; then
+  [ -n "$CLIENT_WHEELS" ] || { echo "triton_gpu: python3 has no tritonclient; give --client-wheels DIR" >&2; exit 2; }
+  python3 -m pip install -q --no-index --find-links "$CLIENT_WHEELS" "tritonclient[http,grpc]==2.60.0" || exit 1
+fi
+
+# Eager references are computed with TF32 off; so are aotrt's convolutions here.
+export AOTRT_CUDNN_ALLOW_TF32=0
+export PYTHONPATH="$REPO/python${PYTHONPATH:+:$PYTHONPATH}"
+echo "== tests/triton on cuda (KIND_GPU)"
+AOTRT_TRITON_DEVICE=cuda AOTRT_BUILD_DIR="$REPO/$BUILD_DIR" \
+  timeout 1200 python3 -m pytest tests/triton -v -rA 2>&1 | tee "$LOG_DIR/triton_gpu_tests.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+
+echo "== load: bench/triton_load.py on cuda"
+timeout 1200 python3 bench/triton_load.py --device cuda --build "$REPO/$BUILD_DIR" \
+  --seconds "$SECONDS_PER_LEVEL" --out "$LOG_DIR/triton_h200" || status=1
+echo "triton_gpu: logs and tables in $LOG_DIR (copy triton_h200.md/.json to bench/results/)"
+exit $status

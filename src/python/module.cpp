@@ -1,0 +1,651 @@
+// aotrt._aotrt: the Python extension behind `import aotrt` (python/aotrt/).
+// A thin layer over the C++ API (aotrt/aotrt.h): arrays in through DLPack or
+// the buffer protocol (nanobind's ndarray), laid out by Model::prepare_input,
+// run by Model::run with the GIL released, tensors out through DLPack.
+//
+// Note [Python tensor lifetime]
+// An aotrt.Tensor owns one aotrt::Tensor (one handle, one count on its
+// storage). Every consumer it is exported to (numpy(), __array__,
+// __dlpack__) gets its own handle, held by the DLPack capsule's owner and
+// deleted by the consumer's deleter, so the memory outlives the
+// aotrt.Tensor, the Model and each other consumer. Borrowed memory (an input
+// array the tensor views, or an output aliases) is not aotrt's to keep
+// alive: the Python objects it came from travel with every handle to it
+// (`owners`), and are released with the last one.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aotrt/aotrt.h"
+#include "core/view.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace aotrt::python {
+namespace {
+
+// --- Errors ------------------------------------------------------------------
+
+constexpr ErrorKind kErrorKinds[] = {
+    ErrorKind::kInvalidArgument, ErrorKind::kInvalidHandle, ErrorKind::kOutOfBounds,
+    ErrorKind::kUnsupported,     ErrorKind::kOutOfMemory,   ErrorKind::kPackage,
+    ErrorKind::kBackend,         ErrorKind::kInternal,
+};
+
+// The Python class per ErrorKind (python/aotrt/_errors.py), handed over by
+// aotrt/__init__.py; RuntimeError until then.
+std::array<PyObject*, std::size(kErrorKinds)> g_error_classes{};
+
+// {error_kind_name(kind): class}; every kind must have one.
+void set_error_classes(nb::dict classes) {
+  for (ErrorKind kind : kErrorKinds) {
+    const char* name = error_kind_name(kind);
+    AOTRT_CHECK(classes.contains(name), kInternal, "aotrt._aotrt: no Python class for errors of kind '",
+                name, "'");
+    nb::object cls = classes[name];
+    PyObject*& slot = g_error_classes[static_cast<size_t>(kind)];
+    Py_XDECREF(slot);
+    slot = cls.release().ptr();  // kept for the life of the process
+  }
+}
+
+void translate_error(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const Error& e) {
+    PyObject* cls = g_error_classes[static_cast<size_t>(e.kind())];
+    PyErr_SetString(cls != nullptr ? cls : PyExc_RuntimeError, e.what());
+  }
+}
+
+// --- dtypes and devices ----------------------------------------------------
+
+using nb::dlpack::dtype_code;
+
+struct DtypeCode {
+  ScalarType type;
+  dtype_code code;
+  uint8_t bits;
+};
+
+// ScalarType <-> DLPack's (code, bits); lanes are always 1.
+constexpr DtypeCode kDtypes[] = {
+    {ScalarType::UInt8, dtype_code::UInt, 8},
+    {ScalarType::Int8, dtype_code::Int, 8},
+    {ScalarType::Int16, dtype_code::Int, 16},
+    {ScalarType::Int32, dtype_code::Int, 32},
+    {ScalarType::Int64, dtype_code::Int, 64},
+    {ScalarType::UInt16, dtype_code::UInt, 16},
+    {ScalarType::UInt32, dtype_code::UInt, 32},
+    {ScalarType::UInt64, dtype_code::UInt, 64},
+    {ScalarType::Float16, dtype_code::Float, 16},
+    {ScalarType::Float32, dtype_code::Float, 32},
+    {ScalarType::Float64, dtype_code::Float, 64},
+    {ScalarType::BFloat16, dtype_code::Bfloat, 16},
+    {ScalarType::Bool, dtype_code::Bool, 8},
+    {ScalarType::Complex32, dtype_code::Complex, 32},
+    {ScalarType::Complex64, dtype_code::Complex, 64},
+    {ScalarType::Complex128, dtype_code::Complex, 128},
+    {ScalarType::Float8_e5m2, dtype_code::Float8_E5M2, 8},
+    {ScalarType::Float8_e4m3fn, dtype_code::Float8_E4M3FN, 8},
+    {ScalarType::Float8_e5m2fnuz, dtype_code::Float8_E5M2FNUZ, 8},
+    {ScalarType::Float8_e4m3fnuz, dtype_code::Float8_E4M3FNUZ, 8},
+};
+
+nb::dlpack::dtype to_dlpack(ScalarType t) {
+  for (const DtypeCode& d : kDtypes) {
+    if (d.type == t) return {static_cast<uint8_t>(d.code), d.bits, 1};
+  }
+  AOTRT_FAIL(kUnsupported, "aotrt.Tensor: dtype ", dtype_name(t), " has no DLPack code");
+}
+
+ScalarType from_dlpack(nb::dlpack::dtype dt, const std::string& what) {
+  for (const DtypeCode& d : kDtypes) {
+    if (static_cast<uint8_t>(d.code) == dt.code && d.bits == dt.bits && dt.lanes == 1) return d.type;
+  }
+  AOTRT_FAIL(kUnsupported, what, ": DLPack dtype (code ", int(dt.code), ", bits ", int(dt.bits),
+             ", lanes ", dt.lanes, ") is not one aotrt serves");
+}
+
+// DLPack's device types (dlpack.h: kDLCPU, kDLCUDA, kDLCUDAHost).
+constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3;
+
+Device from_dlpack_device(int32_t type, int32_t id, const std::string& what) {
+  if (type == kDLCPU || type == kDLCUDAHost) return cpu_device();  // pinned host memory is host memory
+  if (type == kDLCUDA) return Device{DeviceType::CUDA, id};
+  AOTRT_FAIL(kUnsupported, what, ": DLPack device type ", type,
+             " is neither the CPU (1) nor CUDA (2)");
+}
+
+// numpy has no bfloat16, float8 or complex32: numpy() converts those, as
+// `aotrt run` writes them.
+ScalarType numpy_dtype(ScalarType t) {
+  switch (t) {
+    case ScalarType::BFloat16:
+    case ScalarType::Float8_e5m2:
+    case ScalarType::Float8_e4m3fn:
+    case ScalarType::Float8_e5m2fnuz:
+    case ScalarType::Float8_e4m3fnuz:
+      return ScalarType::Float32;
+    case ScalarType::Complex32:
+      return ScalarType::Complex64;
+    default:
+      return t;
+  }
+}
+
+// --- Tensor ------------------------------------------------------------------
+
+// See Note [Python tensor lifetime].
+struct PyTensor {
+  Tensor tensor;
+  std::vector<nb::object> owners;
+};
+
+// What a DLPack capsule or numpy array made from a PyTensor owns: its own
+// handle, and the owners of borrowed memory.
+struct Export {
+  Tensor tensor;
+  std::vector<nb::object> owners;
+};
+
+nb::object export_owner(const Tensor& t, const std::vector<nb::object>& owners) {
+  auto* e = new Export{t, owners};  // copying the Tensor makes a new handle
+  return nb::capsule(e, [](void* p) noexcept { delete static_cast<Export*>(p); });
+}
+
+template <typename Framework>
+nb::object as_ndarray(const Tensor& t, const std::vector<nb::object>& owners) {
+  const size_t ndim = static_cast<size_t>(t.dim());
+  std::vector<size_t> shape(t.sizes().begin(), t.sizes().end());
+  const Device d = t.device();
+  nb::ndarray<Framework> array(t.data_ptr(), ndim, shape.data(), export_owner(t, owners),
+                               t.strides().data(), to_dlpack(t.dtype()),
+                               d.is_cuda() ? kDLCUDA : kDLCPU, d.is_cuda() ? d.index : 0);
+  return array.cast();
+}
+
+nb::object tensor_numpy(const PyTensor& self) {
+  const Tensor& t = self.tensor;
+  const ScalarType as = numpy_dtype(t.dtype());
+  if (t.device().is_cpu() && as == t.dtype()) return as_ndarray<nb::numpy>(t, self.owners);
+  Tensor host;
+  {
+    nb::gil_scoped_release release;
+    host = t.dense_host_copy(as);
+  }
+  return as_ndarray<nb::numpy>(host, {});
+}
+
+nb::object tensor_dlpack(const PyTensor& self, nb::handle stream, nb::handle max_version,
+                         nb::handle dl_device, nb::handle copy) {
+  const Tensor& t = self.tensor;
+  // A consumer that names a stream reads on it next: wait for the runs
+  // queued on aotrt's (the calling thread's current stream).
+  if (t.device().is_cuda() && !stream.is_none() && nb::cast<int64_t>(stream) != -1) {
+    nb::gil_scoped_release release;
+    synchronize(t.device());
+  }
+  nb::object array = as_ndarray<nb::array_api>(t, self.owners);
+  nb::kwargs kwargs;
+  if (!max_version.is_none()) kwargs["max_version"] = max_version;
+  if (!dl_device.is_none()) kwargs["dl_device"] = dl_device;
+  if (!copy.is_none()) kwargs["copy"] = copy;
+  return array.attr("__dlpack__")(**kwargs);
+}
+
+nb::tuple tensor_dlpack_device(const PyTensor& self) {
+  const Device d = self.tensor.device();
+  return d.is_cuda() ? nb::make_tuple(kDLCUDA, d.index) : nb::make_tuple(kDLCPU, 0);
+}
+
+nb::tuple int_tuple(std::span<const int64_t> values) {
+  nb::list out;
+  for (int64_t v : values) out.append(v);
+  return nb::tuple(out);
+}
+
+bool has_negative_stride(const nb::ndarray<nb::ro>& array) {
+  for (size_t d = 0; d < array.ndim(); ++d) {
+    if (array.stride(d) < 0) return true;
+  }
+  return false;
+}
+
+// An array-like as an aotrt Tensor viewing its memory (no copy): an
+// aotrt.Tensor, anything with __dlpack__ or the buffer protocol, else
+// whatever numpy.asarray makes of it. A view with negative strides (numpy's
+// a[::-1]; aotrt, like torch, has none) is copied by numpy first.
+PyTensor to_tensor(nb::handle obj, const std::string& what) {
+  if (nb::isinstance<PyTensor>(obj)) return nb::cast<const PyTensor&>(obj);
+  nb::ndarray<nb::ro> array;
+  if (!nb::try_cast(obj, array, false)) {
+    nb::object converted = nb::module_::import_("numpy").attr("asarray")(obj);
+    if (!nb::try_cast(converted, array, false)) {
+      AOTRT_FAIL(kInvalidArgument, what, ": a ", nb::type_name(obj.type()).c_str(),
+                 " is not an array (give a numpy array, an aotrt.Tensor or anything with "
+                 "__dlpack__)");
+    }
+  }
+  if (has_negative_stride(array) && array.device_type() == kDLCPU) {
+    nb::object copied = nb::module_::import_("numpy").attr("ascontiguousarray")(obj);
+    if (!nb::try_cast(copied, array, false)) {
+      AOTRT_FAIL(kInvalidArgument, what, ": cannot copy an array with negative strides");
+    }
+  }
+  std::vector<int64_t> sizes(array.ndim()), strides(array.ndim());
+  for (size_t d = 0; d < array.ndim(); ++d) {
+    sizes[d] = static_cast<int64_t>(array.shape(d));
+    strides[d] = array.stride(d);
+  }
+  const ScalarType dtype = from_dlpack(array.dtype(), what);
+  const Device device = from_dlpack_device(array.device_type(), array.device_id(), what);
+  PyTensor out;
+  out.tensor = Tensor::from_blob(const_cast<void*>(array.data()), sizes, strides, dtype, device);
+  auto* held = new nb::ndarray<nb::ro>(std::move(array));
+  out.owners.push_back(
+      nb::capsule(held, [](void* p) noexcept { delete static_cast<nb::ndarray<nb::ro>*>(p); }));
+  return out;
+}
+
+// The bytes [begin, end) a view reaches.
+std::pair<uintptr_t, uintptr_t> byte_range(const Tensor& t) {
+  const ViewSpan span = view_span(t.sizes(), t.strides(), 0, element_size(t.dtype()), "aotrt.Tensor");
+  const auto begin = reinterpret_cast<uintptr_t>(t.data_ptr());
+  return {begin, begin + static_cast<uintptr_t>(span.end_byte)};
+}
+
+bool overlaps(const Tensor& a, const Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0 || a.device() != b.device()) return false;
+  const auto [a0, a1] = byte_range(a);
+  const auto [b0, b1] = byte_range(b);
+  return a0 < b1 && b0 < a1;
+}
+
+std::string tensor_repr(const PyTensor& self) {
+  const Tensor& t = self.tensor;
+  std::string shape;
+  for (int64_t s : t.sizes()) shape += (shape.empty() ? "" : ", ") + std::to_string(s);
+  std::string strides;
+  for (int64_t s : t.strides()) strides += (strides.empty() ? "" : ", ") + std::to_string(s);
+  return std::string("aotrt.Tensor(shape=(") + shape + "), strides=(" + strides + "), dtype=" +
+         dtype_name(t.dtype()) + ", device=" + t.device().str() + ")";
+}
+
+// --- Model -------------------------------------------------------------------
+
+struct InputInfo {
+  std::string name;
+  std::optional<std::string> dtype;
+  std::optional<std::vector<int64_t>> sizes, strides;
+};
+
+struct PyConstantInfo {
+  std::string name, original_fqn, dtype;
+  uint64_t nbytes = 0;
+  bool from_folded = false;
+  std::optional<std::vector<int64_t>> sizes, strides;
+};
+
+struct PyModelInfo {
+  std::string package_path, model_name, device, weights_source;
+  std::vector<InputInfo> inputs;
+  std::vector<std::string> outputs;
+  std::vector<PyConstantInfo> constants;
+  std::map<std::string, std::string> metadata;
+};
+
+PyModelInfo describe(const Model& model) {
+  const ModelInfo& mi = model.info();
+  PyModelInfo out;
+  out.package_path = mi.package_path;
+  out.model_name = mi.model_name;
+  out.device = mi.device.str();
+  out.weights_source = mi.weights_source;
+  for (size_t i = 0; i < mi.input_names.size(); ++i) {
+    InputInfo in;
+    in.name = mi.input_names[i];
+    if (i < mi.input_dtypes.size() && mi.input_dtypes[i].has_value()) {
+      in.dtype = dtype_name(*mi.input_dtypes[i]);
+    }
+    if (i < mi.input_specs.size() && mi.input_specs[i].has_value()) {
+      const TensorSpec& s = *mi.input_specs[i];
+      in.dtype = dtype_name(s.dtype);
+      in.sizes = s.sizes;
+      in.strides = s.strides;
+    }
+    out.inputs.push_back(std::move(in));
+  }
+  out.outputs = mi.output_names;
+  for (const ConstantInfo& c : mi.constants) {
+    PyConstantInfo pc{c.name, c.original_fqn, dtype_name(c.dtype), c.nbytes, c.from_folded, {}, {}};
+    if (c.layout_known) {
+      pc.sizes = c.sizes;
+      pc.strides = c.strides;
+    }
+    out.constants.push_back(std::move(pc));
+  }
+  out.metadata = mi.metadata;
+  return out;
+}
+
+// "cpu", "cuda", "cuda:N", an int (a CUDA device index) or anything whose
+// str() is one of those (torch.device): (wants CUDA, device index or -1).
+std::pair<std::optional<DeviceType>, int32_t> parse_device(nb::handle device) {
+  if (device.is_none()) return {std::nullopt, -1};
+  if (PyLong_Check(device.ptr())) return {DeviceType::CUDA, nb::cast<int32_t>(device)};
+  const std::string text = nb::cast<std::string>(nb::str(device));
+  if (text == "cpu") return {DeviceType::CPU, -1};
+  if (text == "cuda") return {DeviceType::CUDA, -1};
+  if (text.rfind("cuda:", 0) == 0 && text.size() > 5 &&
+      text.find_first_not_of("0123456789", 5) == std::string::npos && text.size() < 12) {
+    return {DeviceType::CUDA, std::stoi(text.substr(5))};
+  }
+  AOTRT_FAIL(kInvalidArgument, "aotrt.load: device '", text,
+             "' is not 'cpu', 'cuda' or 'cuda:N'");
+}
+
+// A dtype by name: "bfloat16", numpy's dtype or its name, torch.bfloat16.
+ScalarType parse_dtype(nb::handle dtype, const std::string& what) {
+  std::string text = nb::cast<std::string>(nb::str(dtype));
+  if (text.rfind("torch.", 0) == 0) text = text.substr(6);
+  ScalarType t;
+  AOTRT_CHECK(dtype_from_name(text, &t), kInvalidArgument, what, ": '", text,
+              "' is not a dtype aotrt knows (e.g. 'float32', 'bfloat16', 'float16')");
+  return t;
+}
+
+MemoryFormat parse_layout(nb::handle layout, const std::string& what) {
+  const std::string text = nb::cast<std::string>(nb::str(layout));
+  if (text == "contiguous") return MemoryFormat::Contiguous;
+  if (text == "channels_last") return MemoryFormat::ChannelsLast;
+  if (text == "channels_last_3d") return MemoryFormat::ChannelsLast3d;
+  AOTRT_FAIL(kInvalidArgument, what, ": layout '", text,
+             "' is not 'contiguous', 'channels_last' or 'channels_last_3d'");
+}
+
+// dtypes= / layouts= of run(): None, or one entry (None: no hint) per input.
+template <typename Parse>
+void read_hints(nb::handle given, size_t count, std::vector<InputHint>& hints, const char* kw,
+                Parse parse) {
+  if (given.is_none()) return;
+  const nb::sequence seq = nb::borrow<nb::sequence>(given);
+  const size_t n = nb::len(seq);
+  AOTRT_CHECK(n == count, kInvalidArgument, "aotrt.Model.run: ", kw, "= has ", n,
+              " entries for ", count, " inputs (None where an input needs none)");
+  for (size_t i = 0; i < n; ++i) {
+    nb::object v = seq[i];
+    if (!v.is_none()) parse(hints[i], v, std::string("aotrt.Model.run: ") + kw + "[" + std::to_string(i) + "]");
+  }
+}
+
+// Weights from a path (a safetensors file, memory-mapped) or a mapping of
+// original FQN -> array; `owners` gets the arrays' Python owners, which the
+// model must keep (Weights::from_tensors uses matching arrays in place).
+Weights read_weights(nb::handle weights, bool allow_unused, std::vector<nb::object>& owners) {
+  Weights w;
+  if (nb::isinstance<nb::str>(weights) || nb::hasattr(weights, "__fspath__")) {
+    const std::string path = nb::cast<std::string>(nb::module_::import_("os").attr("fspath")(weights));
+    nb::gil_scoped_release release;
+    w = Weights::from_safetensors(path);
+  } else {
+    AOTRT_CHECK(nb::hasattr(weights, "items"), kInvalidArgument, "aotrt: weights= is a ",
+                nb::type_name(weights.type()).c_str(),
+                "; give a safetensors file's path or a dict of name -> array");
+    std::map<std::string, Tensor> tensors;
+    for (nb::handle item : weights.attr("items")()) {
+      const std::string name = nb::cast<std::string>(item[0]);
+      PyTensor t = to_tensor(item[1], "aotrt: weights['" + name + "']");
+      owners.insert(owners.end(), t.owners.begin(), t.owners.end());
+      tensors.emplace(name, std::move(t.tensor));
+    }
+    w = Weights::from_tensors(std::move(tensors));
+  }
+  w.allow_unused = allow_unused;
+  return w;
+}
+
+struct PyModel {
+  Model model;
+  // Note [Python weights lifetime]
+  // Arrays given as weights may be used in place (Weights::from_tensors), so
+  // the model keeps their Python owners: those of the current set, and of the
+  // set before it, which a run started before the last swap may still read.
+  std::vector<nb::object> weight_owners, previous_weight_owners;
+
+  // Note [Python input layout]
+  // Where the package says the layout an input was exported with, the input
+  // is laid out so (Model::prepare_input). Where it does not, a layout given
+  // in layouts= is used, else a channels-last 4-d array stays channels-last
+  // (what a torch user would pass) and any other is made row-major; the
+  // model's own input checks then say which strides it wants.
+  Tensor prepare(size_t index, const Tensor& value, InputHint hint) const {
+    const ModelInfo& mi = model.info();
+    const bool recorded = index < mi.input_specs.size() && mi.input_specs[index].has_value();
+    if (!recorded && !hint.layout && value.dim() == 4 &&
+        is_channels_last_strides_2d(value.sizes(), value.strides())) {
+      hint.layout = MemoryFormat::ChannelsLast;
+    }
+    return model.prepare_input(index, value, hint);
+  }
+
+  nb::list run(nb::args args, nb::handle dtypes, nb::handle layouts) {
+    const size_t n_in = model.num_inputs();
+    std::vector<InputHint> hints(n_in);
+    read_hints(dtypes, n_in, hints, "dtypes", [](InputHint& h, nb::handle v, const std::string& what) {
+      h.dtype = parse_dtype(v, what);
+    });
+    read_hints(layouts, n_in, hints, "layouts", [](InputHint& h, nb::handle v, const std::string& what) {
+      h.layout = parse_layout(v, what);
+    });
+    std::vector<PyTensor> given;
+    given.reserve(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      given.push_back(to_tensor(args[i], "aotrt.Model.run: input " + std::to_string(i) +
+                                             (i < n_in ? " ('" + model.info().input_names[i] + "')"
+                                                       : std::string())));
+    }
+    std::vector<Tensor> inputs;
+    std::vector<Tensor> outputs;
+    {
+      nb::gil_scoped_release release;
+      inputs.reserve(given.size());
+      // Inputs past the model's count go through as they are, for run() to
+      // refuse the count.
+      for (size_t i = 0; i < given.size(); ++i) {
+        inputs.push_back(i < n_in ? prepare(i, given[i].tensor, hints[i]) : given[i].tensor);
+      }
+      outputs = model.run(inputs);
+    }
+    nb::list result;
+    for (Tensor& out : outputs) {
+      if (!out.defined()) {
+        result.append(nb::none());
+        continue;
+      }
+      PyTensor py{std::move(out), {}};
+      // An output may be a view of an input's memory (Model::run keeps those).
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (!given[i].owners.empty() && overlaps(py.tensor, inputs[i])) {
+          py.owners.insert(py.owners.end(), given[i].owners.begin(), given[i].owners.end());
+        }
+      }
+      result.append(nb::cast(std::move(py)));
+    }
+    return result;
+  }
+
+  void swap(nb::handle weights, bool allow_unused, bool partial) {
+    std::vector<nb::object> owners;
+    const Weights w = read_weights(weights, allow_unused, owners);
+    {
+      nb::gil_scoped_release release;
+      if (partial) {
+        model.update_weights(w);
+      } else {
+        model.swap_weights(w);
+      }
+    }
+    // update_weights keeps the constants it was not given: their owners stay current.
+    if (partial) owners.insert(owners.end(), weight_owners.begin(), weight_owners.end());
+    previous_weight_owners = std::move(weight_owners);
+    weight_owners = std::move(owners);
+  }
+};
+
+PyModel load(const std::string& path, nb::handle device, bool cuda_graph, nb::handle weights,
+             const std::string& model_name, bool check_inputs, bool allow_unused_weights) {
+  const auto [type, index] = parse_device(device);
+  LoadOptions options;
+  options.model_name = model_name;
+  options.device_index = index;
+  options.cuda_graph = cuda_graph;
+  options.check_inputs = check_inputs;
+  std::vector<nb::object> owners;
+  if (!weights.is_none()) options.weights = read_weights(weights, allow_unused_weights, owners);
+  std::optional<Model> model;
+  {
+    nb::gil_scoped_release release;
+    model.emplace(Model::load(path, options));
+  }
+  if (type.has_value() && model->device().type != *type) {
+    AOTRT_FAIL(kInvalidArgument, "aotrt.load: ", path, " is a ", model->device().is_cpu() ? "cpu" : "cuda",
+               " package but device '", nb::cast<std::string>(nb::str(device)),
+               "' was asked for (a package runs on the device it was exported for)");
+  }
+  return PyModel{std::move(*model), std::move(owners), {}};
+}
+
+}  // namespace
+}  // namespace aotrt::python
+
+using namespace aotrt;
+using namespace aotrt::python;
+
+NB_MODULE(_aotrt, m) {
+  m.doc() = "aotrt's extension: load AOTInductor .pt2 packages and run them, without libtorch.";
+  nb::register_exception_translator(translate_error);
+  m.def("_set_error_classes", &set_error_classes, "classes"_a,
+        "Which Python class each aotrt error kind raises ({kind name: class}).");
+
+  nb::class_<PyTensor>(m, "Tensor",
+                       "A strided view of memory aotrt holds (a model output, or an array given to "
+                       "as_tensor). Zero-copy into numpy (numpy(), __array__) for CPU tensors and "
+                       "into any DLPack consumer (torch.from_dlpack, cupy.from_dlpack).")
+      .def_prop_ro("shape", [](const PyTensor& t) { return int_tuple(t.tensor.sizes()); })
+      .def_prop_ro("strides", [](const PyTensor& t) { return int_tuple(t.tensor.strides()); },
+                   "Strides in elements (as torch counts them; numpy's count bytes).")
+      .def_prop_ro("dtype", [](const PyTensor& t) { return std::string(dtype_name(t.tensor.dtype())); },
+                   "The element type's name: 'float32', 'bfloat16', 'int64', ...")
+      .def_prop_ro("device", [](const PyTensor& t) { return t.tensor.device().str(); },
+                   "'cpu' or 'cuda:N'.")
+      .def_prop_ro("ndim", [](const PyTensor& t) { return t.tensor.dim(); })
+      .def_prop_ro("data_ptr", [](const PyTensor& t) { return reinterpret_cast<uintptr_t>(t.tensor.data_ptr()); },
+                   "Address of element 0 (device memory for a CUDA tensor).")
+      .def("numpy", &tensor_numpy,
+           "The values as a numpy array: a view of the same memory for a CPU tensor of a dtype numpy "
+           "has; otherwise a dense host copy (bfloat16 and float8 as float32, complex32 as complex64; "
+           "a CUDA tensor waits for its values).")
+      .def("__array__",
+           [](const PyTensor& self, nb::handle dtype, nb::handle copy) {
+             nb::object array = tensor_numpy(self);
+             if (!dtype.is_none()) array = array.attr("astype")(dtype, "copy"_a = false);
+             if (!copy.is_none() && nb::cast<bool>(copy)) array = array.attr("copy")();
+             return array;
+           },
+           "dtype"_a = nb::none(), "copy"_a = nb::none())
+      .def("__dlpack__", &tensor_dlpack, nb::kw_only(), "stream"_a = nb::none(),
+           "max_version"_a = nb::none(), "dl_device"_a = nb::none(), "copy"_a = nb::none(),
+           "A DLPack capsule holding its own handle on the memory (released by the consumer).")
+      .def("__dlpack_device__", &tensor_dlpack_device)
+      .def("__repr__", &tensor_repr);
+
+  m.def("as_tensor", [](nb::handle obj) { return to_tensor(obj, "aotrt.as_tensor"); }, "array"_a,
+        "An aotrt.Tensor viewing an array's memory (no copy): numpy, or anything with __dlpack__.");
+
+  nb::class_<InputInfo>(m, "InputInfo", "One model input: its name and, where the package records "
+                                        "it, the dtype, sizes and strides it was exported with.")
+      .def_ro("name", &InputInfo::name)
+      .def_ro("dtype", &InputInfo::dtype)
+      .def_ro("sizes", &InputInfo::sizes)
+      .def_ro("strides", &InputInfo::strides)
+      .def("__repr__", [](const InputInfo& i) {
+        return nb::str("InputInfo(name={!r}, dtype={!r}, sizes={!r}, strides={!r})")
+            .format(i.name, i.dtype, i.sizes, i.strides);
+      });
+  nb::class_<PyConstantInfo>(m, "ConstantInfo", "One constant (weight or buffer) of the model.")
+      .def_ro("name", &PyConstantInfo::name)
+      .def_ro("original_fqn", &PyConstantInfo::original_fqn,
+              "The parameter's or buffer's name in the nn.Module.")
+      .def_ro("dtype", &PyConstantInfo::dtype)
+      .def_ro("nbytes", &PyConstantInfo::nbytes)
+      .def_ro("from_folded", &PyConstantInfo::from_folded)
+      .def_ro("sizes", &PyConstantInfo::sizes, "As the model keeps it, where the package says.")
+      .def_ro("strides", &PyConstantInfo::strides)
+      .def("__repr__", [](const PyConstantInfo& c) {
+        return nb::str("ConstantInfo(name={!r}, original_fqn={!r}, dtype={!r}, nbytes={})")
+            .format(c.name, c.original_fqn, c.dtype, c.nbytes);
+      });
+  nb::class_<PyModelInfo>(m, "ModelInfo", "What a loaded package holds.")
+      .def_ro("package_path", &PyModelInfo::package_path)
+      .def_ro("model_name", &PyModelInfo::model_name)
+      .def_ro("device", &PyModelInfo::device)
+      .def_ro("inputs", &PyModelInfo::inputs)
+      .def_ro("outputs", &PyModelInfo::outputs, "Output names.")
+      .def_ro("constants", &PyModelInfo::constants)
+      .def_ro("metadata", &PyModelInfo::metadata)
+      .def_ro("weights_source", &PyModelInfo::weights_source,
+              "Where the weights came from: 'package', a safetensors file, or 'tensors'.")
+      .def("__repr__", [](const PyModelInfo& i) {
+        return nb::str("ModelInfo(package_path={!r}, device={!r}, inputs={!r}, outputs={!r}, "
+                       "{} constants)")
+            .format(i.package_path, i.device, i.inputs, i.outputs, i.constants.size());
+      });
+
+  nb::class_<PyModel>(m, "Model",
+                      "A loaded package. run() / __call__ take one array per input and return a "
+                      "list of aotrt.Tensor (None for a None output). Several threads may run one "
+                      "Model (runs are serialised; the GIL is released while one runs).")
+      .def("run", &PyModel::run, "inputs"_a, nb::kw_only(), "dtypes"_a = nb::none(),
+           "layouts"_a = nb::none(),
+           nb::sig("def run(self, *inputs: object, dtypes: collections.abc.Sequence[str | None] | None = None, "
+                   "layouts: collections.abc.Sequence[str | None] | None = None) -> list[Tensor | None]"),
+           "Runs the model once. Each input is laid out as the model expects (see "
+           "aotrt.load); dtypes= and layouts= (one entry per input, None for none) say what "
+           "the package does not: a dtype to convert to ('bfloat16', ...) and a layout "
+           "('contiguous', 'channels_last', 'channels_last_3d').")
+      .def("__call__", &PyModel::run, "inputs"_a, nb::kw_only(), "dtypes"_a = nb::none(),
+           "layouts"_a = nb::none(),
+           nb::sig("def __call__(self, *inputs: object, dtypes: collections.abc.Sequence[str | None] | None = None, "
+                   "layouts: collections.abc.Sequence[str | None] | None = None) -> list[Tensor | None]"))
+      .def("swap_weights",
+           [](PyModel& m, nb::handle weights, bool allow_unused) { m.swap(weights, allow_unused, false); },
+           "weights"_a, "allow_unused"_a = false,
+           nb::sig("def swap_weights(self, weights: str | os.PathLike[str] | collections.abc.Mapping[str, object], "
+                   "allow_unused: bool = False) -> None"),
+           "Replaces every constant while the model keeps serving (runs in progress finish on "
+           "the old weights). weights: a safetensors file or a dict of original FQN -> array.")
+      .def("update_weights",
+           [](PyModel& m, nb::handle weights, bool allow_unused) { m.swap(weights, allow_unused, true); },
+           "weights"_a, "allow_unused"_a = false,
+           nb::sig("def update_weights(self, weights: str | os.PathLike[str] | collections.abc.Mapping[str, object], "
+                   "allow_unused: bool = False) -> None"),
+           "swap_weights for some constants; the others keep their values.")
+      .def_prop_ro("info", [](const PyModel& m) { return describe(m.model); })
+      .def_prop_ro("device", [](const PyModel& m) { return m.model.device().str(); });
+
+  m.def("load", &load, "path"_a, "device"_a = nb::none(), "cuda_graph"_a = false,
+        "weights"_a = nb::none(), "model_name"_a = "model", "check_inputs"_a = true,
+        "allow_unused_weights"_a = false, "Loads a .pt2 package (see aotrt.load).");
+}

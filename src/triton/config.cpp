@@ -1,0 +1,294 @@
+#include "triton/config.h"
+
+#include <algorithm>
+#include <array>
+#include <sstream>
+
+namespace aotrt::triton {
+namespace {
+
+struct TypeName {
+  ScalarType dtype;
+  const char* config;
+  TRITONSERVER_DataType server;
+};
+
+constexpr std::array<TypeName, 13> kTypes = {{
+    {ScalarType::Bool, "TYPE_BOOL", TRITONSERVER_TYPE_BOOL},
+    {ScalarType::UInt8, "TYPE_UINT8", TRITONSERVER_TYPE_UINT8},
+    {ScalarType::UInt16, "TYPE_UINT16", TRITONSERVER_TYPE_UINT16},
+    {ScalarType::UInt32, "TYPE_UINT32", TRITONSERVER_TYPE_UINT32},
+    {ScalarType::UInt64, "TYPE_UINT64", TRITONSERVER_TYPE_UINT64},
+    {ScalarType::Int8, "TYPE_INT8", TRITONSERVER_TYPE_INT8},
+    {ScalarType::Int16, "TYPE_INT16", TRITONSERVER_TYPE_INT16},
+    {ScalarType::Int32, "TYPE_INT32", TRITONSERVER_TYPE_INT32},
+    {ScalarType::Int64, "TYPE_INT64", TRITONSERVER_TYPE_INT64},
+    {ScalarType::Float16, "TYPE_FP16", TRITONSERVER_TYPE_FP16},
+    {ScalarType::Float32, "TYPE_FP32", TRITONSERVER_TYPE_FP32},
+    {ScalarType::Float64, "TYPE_FP64", TRITONSERVER_TYPE_FP64},
+    {ScalarType::BFloat16, "TYPE_BF16", TRITONSERVER_TYPE_BF16},
+}};
+
+const TypeName* find_type(ScalarType dtype) {
+  for (const TypeName& t : kTypes) {
+    if (t.dtype == dtype) return &t;
+  }
+  return nullptr;
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < dims.size(); ++i) out << (i ? ", " : "") << dims[i];
+  return out.str() + ']';
+}
+
+// An int64 of the config JSON: the server writes them as strings ("8").
+int64_t json_int(const nlohmann::json& v, const std::string& what) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+      value = std::stoll(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    AOTRT_CHECK(used == s.size() && !s.empty(), kInvalidArgument, what, ": '", s,
+                "' is not an integer");
+    return value;
+  }
+  AOTRT_FAIL(kInvalidArgument, what, ": expected an integer, got ", v.dump());
+}
+
+const nlohmann::json& list_of(const nlohmann::json& config, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::array();
+  auto it = config.find(key);
+  return it != config.end() && it->is_array() ? *it : empty;
+}
+
+// Whether every input (and every output the package describes) has a
+// dynamic dim 0, and the largest batch they all take (-1: not recorded).
+struct BatchSupport {
+  bool batchable = false;
+  int64_t max = -1;
+};
+
+BatchSupport batch_support(const ModelInfo& info) {
+  BatchSupport b{!info.input_specs.empty(), -1};
+  for (const auto& spec : info.input_specs) {
+    const DynamicDim* d = spec && !spec->sizes.empty() ? spec->dynamic(0) : nullptr;
+    if (d == nullptr) return {};
+    if (d->max >= 0) b.max = b.max < 0 ? d->max : std::min(b.max, d->max);
+  }
+  for (const auto& spec : info.output_specs) {
+    if (spec && (spec->sizes.empty() || spec->dynamic(0) == nullptr)) return {};
+  }
+  return b;
+}
+
+nlohmann::json tensor_entry(const std::string& name, const TensorSpec& spec, bool batched) {
+  nlohmann::json dims = nlohmann::json::array();
+  for (size_t d = batched ? 1 : 0; d < spec.sizes.size(); ++d) {
+    dims.push_back(spec.dynamic(d) != nullptr ? int64_t{-1} : spec.sizes[d]);
+  }
+  return {{"name", name}, {"data_type", config_dtype_name(spec.dtype)}, {"dims", dims}};
+}
+
+int64_t max_batch_size(const nlohmann::json& config, const std::string& where) {
+  return config.contains("max_batch_size") ? json_int(config["max_batch_size"], where + " max_batch_size")
+                                           : 0;
+}
+
+// config.pbtxt's entries for every input (or output) of the package.
+nlohmann::json tensor_entries(const std::vector<std::string>& names,
+                              const std::vector<std::optional<TensorSpec>>& specs, bool batched,
+                              const std::string& where, const char* kind, const char* recorded) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (size_t i = 0; i < names.size(); ++i) {
+    AOTRT_CHECK(i < specs.size() && specs[i].has_value(), kInvalidArgument, where,
+                ": the package records no ", recorded, " for ", kind, " '", names[i],
+                "' (export it with aotrt_tools.export), so config.pbtxt must list the ", kind, "s");
+    entries.push_back(tensor_entry(names[i], *specs[i], batched));
+  }
+  return entries;
+}
+
+size_t index_of(const std::vector<std::string>& names, const std::string& name) {
+  return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+  return out.empty() ? "none" : out;
+}
+
+// One configured input or output, checked against the package's spec.
+TensorConfig read_tensor(const nlohmann::json& entry, const std::string& where,
+                         const std::vector<std::string>& names,
+                         const std::vector<std::optional<TensorSpec>>& specs, int64_t max_batch,
+                         bool is_input) {
+  const char* kind = is_input ? "input" : "output";
+  AOTRT_CHECK(entry.is_object() && entry.contains("name") && entry["name"].is_string(),
+              kInvalidArgument, where, ": an ", kind, " without a name");
+  TensorConfig t;
+  t.name = entry["name"].get<std::string>();
+  const std::string what = where + ": " + kind + " '" + t.name + "'";
+  t.package_index = index_of(names, t.name);
+  AOTRT_CHECK(t.package_index < names.size(), kInvalidArgument, what, " is not an ", kind,
+              " of the package (its ", kind, "s: ", joined(names), ")");
+  const std::string type = entry.value("data_type", std::string("TYPE_INVALID"));
+  const std::optional<ScalarType> dtype = dtype_from_config(type);
+  AOTRT_CHECK(dtype.has_value(), kInvalidArgument, what, ": data_type ", type,
+              " has no aotrt dtype (numeric and bool types only)");
+  t.dtype = *dtype;
+  AOTRT_CHECK(!entry.contains("reshape"), kInvalidArgument, what,
+              ": reshape is not supported by the aotrt backend");
+  for (const auto& d : list_of(entry, "dims")) {
+    t.dims.push_back(json_int(d, what + " dims"));
+    AOTRT_CHECK(t.dims.back() >= -1, kInvalidArgument, what, ": dims ", dims_text(t.dims),
+                " has a negative size other than -1");
+  }
+
+  const std::optional<TensorSpec>& spec = t.package_index < specs.size() ? specs[t.package_index]
+                                                                           : std::nullopt;
+  if (!spec) return t;
+  AOTRT_CHECK(spec->dtype == t.dtype, kInvalidArgument, what, " is ", type,
+              " but the package's is ", dtype_name(spec->dtype), " (", config_dtype_name(spec->dtype),
+              ")");
+  const size_t batch_dims = max_batch > 0 ? 1 : 0;
+  if (max_batch > 0) {
+    const DynamicDim* d = spec->sizes.empty() ? nullptr : spec->dynamic(0);
+    AOTRT_CHECK(d != nullptr, kInvalidArgument, what, ": max_batch_size ", max_batch,
+                " needs a package whose dim 0 is a dynamic batch, but its dims are fixed at ",
+                dims_text(spec->sizes), " (export it with aotrt_tools.export --dynamic-batch N, or "
+                "set max_batch_size: 0 and give the full shape in dims)");
+    AOTRT_CHECK(!is_input || d->max < 0 || d->max >= max_batch, kInvalidArgument, what,
+                ": max_batch_size ", max_batch, " but the package takes batches of at most ",
+                d->max);
+  }
+  AOTRT_CHECK(spec->sizes.size() == t.dims.size() + batch_dims, kInvalidArgument, what, ": dims ",
+              dims_text(t.dims), (batch_dims ? " (after the batch dim)" : ""), " but the package's ",
+              kind, " has ", spec->sizes.size(), " dims ", dims_text(spec->sizes));
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    const size_t d = i + batch_dims;
+    const DynamicDim* dyn = spec->dynamic(d);
+    const bool fits = t.dims[i] == -1 || t.dims[i] == spec->sizes[d] ||
+                      (dyn != nullptr && t.dims[i] >= dyn->min &&
+                       (dyn->max < 0 || t.dims[i] <= dyn->max));
+    AOTRT_CHECK(fits, kInvalidArgument, what, ": dims ", dims_text(t.dims),
+                (batch_dims ? " (after the batch dim)" : ""), " do not fit the package's ",
+                dims_text(spec->sizes), " at dim ", d);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::optional<ScalarType> dtype_from_config(const std::string& name) {
+  for (const TypeName& t : kTypes) {
+    if (name == t.config) return t.dtype;
+  }
+  return std::nullopt;
+}
+
+std::optional<ScalarType> dtype_from_server(TRITONSERVER_DataType type) {
+  for (const TypeName& t : kTypes) {
+    if (type == t.server) return t.dtype;
+  }
+  return std::nullopt;
+}
+
+const char* config_dtype_name(ScalarType dtype) {
+  const TypeName* t = find_type(dtype);
+  AOTRT_CHECK(t != nullptr, kUnsupported, "Triton has no data type for ", dtype_name(dtype));
+  return t->config;
+}
+
+TRITONSERVER_DataType server_dtype(ScalarType dtype) {
+  const TypeName* t = find_type(dtype);
+  AOTRT_CHECK(t != nullptr, kUnsupported, "Triton has no data type for ", dtype_name(dtype));
+  return t->server;
+}
+
+bool parameter_flag(const nlohmann::json& config, const char* key) {
+  const std::string where = "model '" + config.value("name", std::string()) + "'";
+  auto params = config.find("parameters");
+  if (params == config.end() || !params->is_object() || !params->contains(key)) return false;
+  const nlohmann::json& p = (*params)[key];
+  const std::string v = p.is_object() ? p.value("string_value", std::string()) : std::string();
+  if (v == "true" || v == "1" || v == "yes") return true;
+  if (v == "false" || v == "0" || v == "no") return false;
+  AOTRT_FAIL(kInvalidArgument, where, ": parameter ", key, " is '", v,
+             "'; expected true or false");
+}
+
+std::string model_filename(const nlohmann::json& config) {
+  const std::string name = config.value("default_model_filename", std::string());
+  return name.empty() ? "model.pt2" : name;
+}
+
+bool autocomplete(nlohmann::json& config, const ModelInfo& info) {
+  const std::string where = "model '" + config.value("name", std::string()) + "'";
+  bool changed = false;
+  if (list_of(config, "input").empty()) {
+    const BatchSupport batch = batch_support(info);
+    if (max_batch_size(config, where) == 0 && batch.batchable && batch.max > 0) {
+      config["max_batch_size"] = batch.max;
+    }
+    config["input"] = tensor_entries(info.input_names, info.input_specs,
+                                     max_batch_size(config, where) > 0, where, "input", "layout");
+    changed = true;
+  }
+  if (list_of(config, "output").empty()) {
+    config["output"] = tensor_entries(info.output_names, info.output_specs,
+                                      max_batch_size(config, where) > 0, where, "output", "dtype");
+    changed = true;
+  }
+  return changed;
+}
+
+ModelConfig read_config(const nlohmann::json& config, const ModelInfo& info) {
+  ModelConfig m;
+  m.name = config.value("name", std::string());
+  const std::string where = "model '" + m.name + "'";
+  m.max_batch_size = max_batch_size(config, where);
+  AOTRT_CHECK(m.max_batch_size >= 0, kInvalidArgument, where, ": max_batch_size ",
+              m.max_batch_size, " is negative");
+  m.model_filename = model_filename(config);
+  m.cuda_graph = parameter_flag(config, "cuda_graph");
+  m.report_instance = parameter_flag(config, "report_instance");
+
+  std::vector<bool> fed(info.input_names.size(), false);
+  for (const auto& entry : list_of(config, "input")) {
+    TensorConfig t = read_tensor(entry, where, info.input_names, info.input_specs,
+                                 m.max_batch_size, /*is_input=*/true);
+    AOTRT_CHECK(!fed[t.package_index], kInvalidArgument, where, ": input '", t.name,
+                "' is listed twice");
+    fed[t.package_index] = true;
+    m.inputs.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < fed.size(); ++i) {
+    AOTRT_CHECK(fed[i], kInvalidArgument, where, ": the package's input '", info.input_names[i],
+                "' is not in config.pbtxt (the model needs every input)");
+  }
+  std::sort(m.inputs.begin(), m.inputs.end(), [](const TensorConfig& a, const TensorConfig& b) {
+    return a.package_index < b.package_index;
+  });
+  if (m.max_batch_size > 0) {
+    for (const auto& spec : info.input_specs) {
+      const DynamicDim* d = spec && !spec->sizes.empty() ? spec->dynamic(0) : nullptr;
+      if (d != nullptr) m.min_batch = std::max(m.min_batch, d->min);
+    }
+  }
+  for (const auto& entry : list_of(config, "output")) {
+    m.outputs.push_back(read_tensor(entry, where, info.output_names, info.output_specs,
+                                    m.max_batch_size, /*is_input=*/false));
+  }
+  AOTRT_CHECK(!m.outputs.empty(), kInvalidArgument, where, ": config.pbtxt lists no outputs");
+  return m;
+}
+
+}  // namespace aotrt::triton

@@ -1,0 +1,85 @@
+// A Triton model configuration (config.pbtxt, as the JSON the server hands a
+// backend) read against the aotrt package it serves: which package input each
+// configured input feeds, their dtypes and dims, the batch size, and the
+// backend's own parameters. Nothing here calls the server.
+//
+// Note [Batching along dim 0]
+// With max_batch_size > 0 a request's tensors carry a leading batch dim that
+// config.pbtxt's dims leave out, and the server may hand one execution several
+// requests. The backend concatenates them along dim 0 and runs the package
+// once, which needs a package whose every input has a dynamic dim 0 (exported
+// with aotrt_tools.export --dynamic-batch N, up to N rows), then gives each
+// request its own rows of every output. A package with a static dim 0 serves
+// only max_batch_size 0 (the dims are then the full shape).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aotrt/aotrt.h"
+#include "triton/triton_api.h"
+
+namespace aotrt::triton {
+
+// config.pbtxt's data_type names ("TYPE_FP32") and the server's enum, as
+// aotrt dtypes; nullopt for a type aotrt has no dtype for (TYPE_STRING).
+std::optional<ScalarType> dtype_from_config(const std::string& name);
+std::optional<ScalarType> dtype_from_server(TRITONSERVER_DataType type);
+// Throws kUnsupported for a dtype Triton has no type for (complex, float8).
+const char* config_dtype_name(ScalarType dtype);
+TRITONSERVER_DataType server_dtype(ScalarType dtype);
+
+// One configured input or output.
+struct TensorConfig {
+  std::string name;
+  ScalarType dtype = ScalarType::Float32;
+  std::vector<int64_t> dims;  // as configured: without the batch dim; -1 any size
+  size_t package_index = 0;   // its position among the package's inputs or outputs
+};
+
+struct ModelConfig {
+  std::string name;
+  int64_t max_batch_size = 0;
+  // The fewest rows the package takes along its dynamic dim 0 (2 for
+  // aotrt_tools.export --dynamic-batch, see Note [Dynamic batch export] in
+  // export.py); a smaller batch is padded with zero rows.
+  int64_t min_batch = 1;
+  std::vector<TensorConfig> inputs;   // in the package's input order
+  std::vector<TensorConfig> outputs;  // as configured
+  std::string model_filename = "model.pt2";
+  // parameters { key: "cuda_graph" value: { string_value: "true" } }: replay
+  // the model as a CUDA graph (LoadOptions::cuda_graph); batches are then
+  // padded to max_batch_size rows so that every run has the same shapes.
+  bool cuda_graph = false;
+  // parameters "report_instance": each response carries the parameters
+  // aotrt_instance (the instance that ran it), aotrt_batch (the rows of that
+  // run) and aotrt_compute_start_ns / aotrt_compute_end_ns (steady clock).
+  bool report_instance = false;
+};
+
+// The package file a configuration names: default_model_filename, else
+// model.pt2.
+std::string model_filename(const nlohmann::json& config);
+
+// A true/false entry of the configuration's parameters (false when absent);
+// throws kInvalidArgument for another value.
+bool parameter_flag(const nlohmann::json& config, const char* key);
+
+// Fills in what `config` leaves out from what the package records: with no
+// inputs configured, every input (names, dtypes, dims) and, for a package
+// whose inputs all have a dynamic dim 0, max_batch_size (the largest batch
+// the package takes); with no outputs configured, every output. Returns
+// whether anything changed. Throws kInvalidArgument when the package records
+// too little to fill something in (it was not exported by aotrt_tools).
+bool autocomplete(nlohmann::json& config, const ModelInfo& info);
+
+// Reads `config` and checks it against the package: names, dtypes, dims and
+// max_batch_size (Note [Batching along dim 0]). Throws kInvalidArgument
+// naming the model, the tensor and what does not fit.
+ModelConfig read_config(const nlohmann::json& config, const ModelInfo& info);
+
+}  // namespace aotrt::triton

@@ -1,0 +1,550 @@
+"""PyTorch's OpInfo database as a peer suite for aotrt.
+
+For each op of `torch.testing._internal.common_methods_invocations.op_db`, each dtype it
+supports on the device (float32 first) and its first sample input(s): a one-op module is
+exported and AOTI-compiled (tests/opinfo/compile.py), run through `aotrt run` on .npy inputs,
+and compared with eager PyTorch with torch.testing.assert_close's default tolerances for the
+output's dtype. Each case ends as one of
+
+  ok               every output matches eager
+  unchecked        the op's values are random or uninitialized (RNG ops, empty*): only the
+                   outputs' shapes and dtypes were compared, and they match
+  wrong            an output differs (max error given); when libtorch's own AOTI loader gives
+                   the same values as aotrt, the case is `differs-in-torch` instead
+  differs-in-torch aotrt matches torch's own AOTI loader on the same package, and both
+                   differ from eager: inductor's code, not aotrt, is off
+  refused          aotrt would not load or run it (its message; the MISSING shims if that is why)
+  crash            aotrt died on a signal
+  compile-error    AOTInductor (or g++) failed on a package that torch.export made
+  does-not-export  torch.export itself fails (the exception's first line)
+  no-tensor-output / sample-error   the op returns no tensor / its sample or eager call fails
+
+Usage:
+  python3 -m tests.opinfo.sweep --device cpu --out build/opinfo [--dtypes float32,int64]
+      [--ops cumsum,sort | --slice ci|all] [--samples 1] [--batch 16] [--workers 2]
+      [--table docs/opinfo/cpu-torch2.13.md] [--missing /work/wt/opinfo-missing.txt]
+
+Writes OUT/results.json (every case) and OUT/table.md (one row per op and dtype). Packages
+are cached under --cache (default build/opinfo-cache) keyed by torch version, op, sample
+index, dtype, device and the harness's hash, so a re-run only recompiles what changed; the
+aotrt runs and comparisons are always redone. See Note [Batched packages] in compile.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+OUTCOMES = ["ok", "unchecked", "wrong", "differs-in-torch", "refused", "crash", "compile-error",
+            "does-not-export", "no-tensor-output", "sample-error"]
+# Which outcome a row shows when its samples disagree: the first of these present.
+_ROW_ORDER = ["crash", "wrong", "refused", "compile-error", "differs-in-torch", "does-not-export",
+              "sample-error", "no-tensor-output", "unchecked", "ok"]
+_MISSING_LINE = re.compile(r"^\s+(aoti_\w+)\s+MISSING\s*$", re.M)
+_AOTI_NAME = re.compile(r"\baoti_torch_\w+")
+# The ops a package calls, as opposed to the tensor ABI every package uses.
+_OP_SHIM = re.compile(r"^aoti_torch_(cpu|cuda|aten)_|^aoti_torch_proxy_executor|^aoti_torch_index_put_out$"
+                      r"|^aoti_torch_view_dtype$|^aoti_torch__scaled_dot")
+
+
+def op_shims(names: list[str], missing: set[str]) -> list[str]:
+    return [n for n in names if _OP_SHIM.search(n) or n in missing]
+
+
+# --------------------------------------------------------------------------------------
+# aotrt
+# --------------------------------------------------------------------------------------
+
+
+class Aotrt:
+    def __init__(self, binary: Path, timeout: float) -> None:
+        self.binary = binary
+        self.timeout = timeout
+
+    def provided(self) -> set[str]:
+        """aoti_* functions the aotrt binary and the library beside it define."""
+        names: set[str] = set()
+        for f in (self.binary, self.binary.parent / "libaotrt.so"):
+            if f.exists():
+                out = subprocess.run(["nm", "-D", "--defined-only", str(f)], capture_output=True, text=True).stdout
+                names |= {ln.split()[-1] for ln in out.splitlines() if " aoti_" in ln}
+        return names
+
+    def missing(self, package: str) -> set[str]:
+        proc = subprocess.run([str(self.binary), "info", package], capture_output=True, text=True,
+                              timeout=self.timeout)
+        return set(_MISSING_LINE.findall(proc.stdout))
+
+    def run(self, package: str, inputs: list[Path], out_dir: Path) -> tuple[int, str]:
+        """(return code, aotrt's error message); a negative code is the signal that killed it."""
+        shutil.rmtree(out_dir, ignore_errors=True)
+        out_dir.mkdir(parents=True)
+        cmd = [str(self.binary), "run", package, "--output-dir", str(out_dir)]
+        for p in inputs:
+            cmd += ["--input", str(p)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return 124, f"aotrt run did not finish within {self.timeout:.0f} s"
+        errors = [ln for ln in proc.stderr.splitlines() if "error" in ln]
+        return proc.returncode, (errors[-1] if errors else proc.stderr.strip()[-400:])
+
+
+# --------------------------------------------------------------------------------------
+# Comparison
+# --------------------------------------------------------------------------------------
+
+
+def _load_output(path: Path, like):
+    import numpy as np
+    import torch
+
+    if not path.exists():
+        return None
+    t = torch.from_numpy(np.load(path))
+    if like.dtype == torch.bfloat16 and t.dtype == torch.float32:
+        t = t.to(torch.bfloat16)  # aotrt writes bf16 as float32, which holds it exactly
+    return t
+
+
+def _max_error(a, e) -> str:
+    import torch
+
+    if a.numel() == 0:
+        return "empty"
+    if a.dtype == torch.bool or e.dtype == torch.bool:
+        return f"{int((a != e).sum())} of {a.numel()} elements differ"
+    d = (a.to(torch.complex128 if a.is_complex() else torch.float64)
+         - e.to(torch.complex128 if e.is_complex() else torch.float64)).abs()
+    both_nan = torch.isnan(d) & (torch.isnan(torch.as_tensor(a).abs().double())
+                                 == torch.isnan(torch.as_tensor(e).abs().double()))
+    d = torch.where(both_nan, torch.zeros_like(d), d)
+    return f"max abs error {float(torch.nan_to_num(d, nan=float('inf')).max()):.3g}"
+
+
+def compare(actual: list, expected: list, random: bool) -> tuple[str, str]:
+    """(outcome, message) of aotrt's outputs against eager's, assert_close's default
+    tolerances for the dtype (equal_nan)."""
+    import torch
+    from torch.testing._comparison import default_tolerances
+
+    for j, (a, e) in enumerate(zip(actual, expected)):
+        if a is None:
+            return "wrong", f"output {j}: aotrt returned None, eager a {e.dtype} tensor"
+        if tuple(a.shape) != tuple(e.shape):
+            return "wrong", f"output {j}: shape {list(a.shape)}, eager {list(e.shape)}"
+        if a.dtype != e.dtype:
+            return "wrong", f"output {j}: dtype {a.dtype}, eager {e.dtype}"
+        if random:
+            continue
+        try:
+            torch.testing.assert_close(a, e, equal_nan=True)
+        except AssertionError:
+            rtol, atol = default_tolerances(e)
+            return "wrong", f"output {j} ({str(e.dtype).removeprefix('torch.')}): {_max_error(a, e)} (rtol {rtol:g}, atol {atol:g})"
+    if random:
+        return "unchecked", "random or uninitialized values: shapes and dtypes compared, values not"
+    return "ok", ""
+
+
+def _close(a, e) -> bool:
+    import torch
+
+    try:
+        torch.testing.assert_close(a, e, equal_nan=True)
+        return True
+    except (AssertionError, TypeError, ValueError):
+        return False
+
+
+# --------------------------------------------------------------------------------------
+# The sweep
+# --------------------------------------------------------------------------------------
+
+
+def _batch_key(recs: list[dict[str, Any]], harness: str) -> str:
+    h = hashlib.sha256(harness.encode())
+    for k in sorted(r["key"] for r in recs):
+        h.update(k.encode())
+    return h.hexdigest()[:20]
+
+
+def _first_groups(recs: list[dict[str, Any]], size: int) -> list[list[dict[str, Any]]]:
+    """Buckets by a hash of the case key: adding or removing an op changes only its own
+    bucket, so a re-run keeps the other packages it has."""
+    n = max(1, math.ceil(len(recs) / size))
+    groups: dict[int, list] = {}
+    for r in recs:
+        groups.setdefault(int(r["key"], 16) % n, []).append(r)
+    return [sorted(g, key=lambda r: r["key"]) for _, g in sorted(groups.items())]
+
+
+def _chunks(recs: list[dict[str, Any]], size: int) -> list[list[dict[str, Any]]]:
+    recs = sorted(recs, key=lambda r: r["key"])
+    return [recs[i:i + size] for i in range(0, len(recs), size)]
+
+
+class Sweep:
+    def __init__(self, args: argparse.Namespace) -> None:
+        from tests.opinfo import cases
+
+        self.args = args
+        self.device = args.device
+        self.cache = Path(args.cache).resolve()
+        self.out = Path(args.out).resolve()
+        self.harness = cases.harness_hash()
+        self.aotrt = Aotrt(Path(args.aotrt).resolve(), timeout=args.run_timeout)
+        self.results: dict[str, dict[str, Any]] = {}  # case key -> record with outcome
+        self.rows_order: list[tuple[str, str]] = []
+        self.timing: dict[str, float] = {}
+        self.started = time.time()
+        self.compiled_batches = 0
+        self.cached_batches = 0
+
+    # -- bookkeeping ------------------------------------------------------------------
+
+    def finish(self, rec: dict[str, Any], outcome: str, message: str = "", **extra) -> None:
+        rec = dict(rec)
+        rec.update(outcome=outcome, message=message, **extra)
+        self.results[rec["key"]] = rec
+
+    def write(self, final: bool = False) -> None:
+        from tests.opinfo import report
+
+        self.out.mkdir(parents=True, exist_ok=True)
+        wall = round(time.time() - self.started, 1)
+        meta = self.meta(wall)
+        data = dict(meta=meta, cases=list(self.results.values()))
+        (self.out / "results.json").write_text(json.dumps(data, indent=1, default=str))
+        text = report.markdown(meta, list(self.results.values()))
+        (self.out / "table.md").write_text(text)
+        if final and self.args.table:
+            Path(self.args.table).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.args.table).write_text(text)
+        if self.args.missing:
+            report.write_missing(Path(self.args.missing), self.device, list(self.results.values()))
+
+    def meta(self, wall: float) -> dict[str, Any]:
+        import torch
+
+        return dict(torch=torch.__version__, device=self.device, dtypes=self.dtypes,
+                    ops=len(self.ops), samples=self.args.samples, batch=self.args.batch,
+                    workers=self.args.workers, harness=self.harness, wall_s=wall,
+                    timing=self.timing, batches_compiled=self.compiled_batches,
+                    batches_cached=self.cached_batches,
+                    command="python3 -m tests.opinfo.sweep " + " ".join(self.args.argv))
+
+    # -- phases -----------------------------------------------------------------------
+
+    def select(self) -> None:
+        from tests.opinfo import cases, ci_slice
+
+        table = cases.op_table()
+        if self.args.ops:
+            names = [n.strip() for n in self.args.ops.split(",") if n.strip()]
+            unknown = [n for n in names if n not in table]
+            if unknown:
+                raise SystemExit(f"not in op_db: {', '.join(unknown)}")
+        elif self.args.slice == "ci":
+            names = list(ci_slice.CI_OPS)
+        else:
+            names = sorted(table)
+        self.ops = names
+        self.dtypes = ([d.strip() for d in self.args.dtypes.split(",")] if self.args.dtypes
+                       else cases.DEFAULT_DTYPES[self.device.split(":")[0]])
+        self.supported = {n: cases.supported_dtypes(table[n], self.device) for n in names}
+
+    def run(self) -> int:
+        from tests.opinfo import compile as comp
+
+        os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(self.cache / "inductor"))
+        t = time.time()
+        self.select()
+        self.timing["select_s"] = round(time.time() - t, 1)
+        self.new_pool()
+        try:
+            for dtype in self.dtypes:
+                self.sweep_dtype(dtype)
+                self.write()
+        finally:
+            self.pool.shutdown(cancel_futures=True)
+        self.write(final=True)
+        return 0
+
+    def new_pool(self) -> None:
+        from tests.opinfo import compile as comp
+
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=self.args.workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=comp.init_worker, initargs=(str(self.cache),))
+
+    def pool_map(self, fn, tasks: list[dict[str, Any]]) -> list[Any]:
+        """fn over tasks in the pool; a task whose worker raised or died gives the exception.
+        A dead worker breaks the pool: a fresh one takes the tasks that had not finished."""
+        results: dict[int, Any] = {}
+        todo = list(range(len(tasks)))
+        while todo:
+            futures = {self.pool.submit(fn, tasks[i]): i for i in todo}
+            broken = False
+            for fut in concurrent.futures.as_completed(futures):
+                i = futures[fut]
+                try:
+                    results[i] = fut.result()
+                except concurrent.futures.process.BrokenProcessPool as e:
+                    broken = True
+                    results.setdefault(i, e)
+                except Exception as e:  # noqa: BLE001 - reported as the task's result
+                    results[i] = e
+            if not broken:
+                break
+            # Which task killed the worker is unknown: retry the unfinished ones one at a time.
+            self.pool.shutdown(cancel_futures=True)
+            self.new_pool()
+            dead = [i for i in todo if isinstance(results.get(i), concurrent.futures.process.BrokenProcessPool)]
+            for i in dead:
+                del results[i]
+                try:
+                    results[i] = self.pool.submit(fn, tasks[i]).result()
+                except Exception as e:  # noqa: BLE001
+                    results[i] = RuntimeError(f"the worker died ({type(e).__name__})")
+                    self.pool.shutdown(cancel_futures=True)
+                    self.new_pool()
+            todo = []
+        return [results[i] for i in range(len(tasks))]
+
+    def sweep_dtype(self, dtype: str) -> None:
+        from tests.opinfo import compile as comp
+
+        names = [n for n in self.ops if dtype in self.supported[n]]
+        t = time.time()
+        tasks = [dict(op=n, dtype=dtype, device=self.device, samples=self.args.samples,
+                      cache=str(self.cache), harness=self.harness, timeout=self.args.timeout)
+                 for n in names]
+        exported = []
+        for task, recs in zip(tasks, self.pool_map(comp.prepare, tasks)):
+            if isinstance(recs, BaseException):
+                recs = [dict(op=task["op"], dtype=dtype, device=self.device, sample=0, status="sample-error",
+                             key=f"{task['op']}|{dtype}|{self.device}", message=f"{type(recs).__name__}: {recs}")]
+            for rec in recs:
+                if rec["status"] == "exported":
+                    exported.append(rec)
+                else:
+                    self.finish(rec, rec["status"], rec.get("message", ""))
+        self.timing[f"{dtype}.prepare_s"] = round(time.time() - t, 1)
+        self.log(f"{dtype}: {len(names)} ops, {len(exported)} cases export; compiling")
+        self.write()
+        t = time.time()
+        groups = self.plan(_first_groups(exported, self.args.batch))
+        self.timing[f"{dtype}.plan_s"] = round(time.time() - t, 1)
+        t = time.time()
+        rounds = 0
+        while groups:
+            rounds += 1
+            groups = self.compile_round(groups)
+            self.write()
+        self.timing[f"{dtype}.compile_run_s"] = round(time.time() - t, 1)
+        self.timing[f"{dtype}.rounds"] = rounds
+
+    def plan(self, groups: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+        """Regroups cases into those aotrt serves and those it will refuse (a shim it lacks,
+        the proxy executor), from each group's generated code (compile.plan_batch)."""
+        from tests.opinfo import compile as comp
+
+        if self.args.batch <= 1:
+            return groups
+        provided = self.aotrt.provided()
+        tasks = [dict(key=_batch_key(g, self.harness), cases=g, device=self.device,
+                      cache=str(self.cache), timeout=self.args.timeout + self.args.timeout_per_case * len(g))
+                 for g in groups]
+        served, refused = [], []
+        for g, info in zip(groups, self.pool_map(comp.plan_batch, tasks)):
+            if isinstance(info, BaseException) or info.get("status") != "planned":
+                served += g  # the real compile says what is wrong
+                continue
+            for rec, shims in zip(g, info["case_shims"]):
+                lacks = [n for n in shims if n not in provided or "proxy_executor" in n]
+                (refused if lacks else served).append(rec)
+        self.log(f"plan: {len(served)} cases aotrt serves, {len(refused)} it will refuse")
+        return _first_groups(served, self.args.batch) + _chunks(refused, 3 * self.args.batch)
+
+    def compile_round(self, groups: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+        """Compiles and runs each group; returns the next round's groups (see handle)."""
+        from tests.opinfo import compile as comp
+
+        futures = {}
+        for g in groups:
+            key = _batch_key(g, self.harness)
+            cached = (self.cache / "batches" / key / "batch.json").exists()
+            self.cached_batches += cached
+            self.compiled_batches += not cached
+            task = dict(key=key, cases=g, device=self.device, cache=str(self.cache),
+                        timeout=self.args.timeout + self.args.timeout_per_case * len(g))
+            futures[self.pool.submit(comp.compile_batch, task)] = ("compile", g)
+        retry: list[dict[str, Any]] = []
+        split: list[list[dict[str, Any]]] = []
+        while futures:
+            done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED)
+            for fut in done:
+                kind, payload = futures.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as e:  # noqa: BLE001 - a dead worker: the group is split
+                    result = dict(status="compile-error", message=f"the worker died ({type(e).__name__})")
+                    if getattr(self.pool, "_broken", False):
+                        self.pool.shutdown(cancel_futures=False)
+                        self.new_pool()
+                if kind == "compile":
+                    r, s, oracle_task = self.handle(result, payload)
+                    retry += r
+                    split += s
+                    if oracle_task:
+                        futures[self.pool.submit(comp.oracle, oracle_task)] = ("oracle", oracle_task)
+                else:
+                    self.judge_oracle(result if result.get("status") else dict(status="error", message=str(result)), payload)
+        return split + _chunks(retry, self.args.batch)
+
+    def handle(self, info: dict[str, Any], group: list[dict[str, Any]]):
+        """Outcomes of one compiled batch. Returns (cases to compile again in a new batch,
+        groups to split, an oracle task or None). A case is retried only when another case
+        of its batch stopped the batch from running, so every round settles some case."""
+        status = info.get("status")
+        if status != "compiled":
+            if len(group) == 1:
+                outcome = "does-not-export" if status == "export-error" else "compile-error"
+                self.finish(group[0], outcome, info.get("message", status), batch=info.get("key"))
+                return [], [], None
+            half = len(group) // 2
+            return [], [group[:half], group[half:]], None
+        pkg = info["package"]
+        missing = self.aotrt.missing(pkg)
+        shims = [info["case_shims"][k] for k in range(len(group))]
+        inputs = []
+        for rec in group:
+            d = self.cache / "cases" / rec["key"]
+            inputs += [d / f"input_{i}.npy" for i in range(rec["n_inputs"])]
+        run_dir = self.out / "runs" / info["key"]
+        rc, message = self.aotrt.run(pkg, inputs, run_dir)
+        extra = lambda k: dict(batch=info["key"], batch_size=len(group),  # noqa: E731
+                               shims=op_shims(shims[k], missing), imported_by_batch=len(info["imported"]))
+        if rc != 0:
+            named = missing | set(_AOTI_NAME.findall(message))
+            blamed = [k for k in range(len(group)) if set(shims[k]) & named]
+            if rc < 0:
+                message = f"aotrt died on signal {-rc}"
+            if not blamed:
+                if len(group) == 1:
+                    self.finish(group[0], "crash" if rc < 0 else "refused", message,
+                                missing=sorted(missing), **extra(0))
+                    return [], [], None
+                half = len(group) // 2
+                return [], [group[:half], group[half:]], None
+            for k in blamed:
+                own = sorted(set(shims[k]) & missing)
+                self.finish(group[k], "crash" if rc < 0 else "refused", message, missing=own, **extra(k))
+            retry = [group[k] for k in range(len(group)) if k not in blamed]
+            return retry, [], None
+        import torch
+
+        wrong = []
+        for k, rec in enumerate(group):
+            expected = torch.load(self.cache / "cases" / rec["key"] / "expected.pt")
+            o0, o1 = info["ranges"][k]["outputs"]
+            actual = [_load_output(run_dir / f"output_{j}.npy", e) for j, e in zip(range(o0, o1), expected)]
+            outcome, msg = compare(actual, expected, rec.get("random", False))
+            self.finish(rec, outcome, msg, **extra(k))
+            if outcome == "wrong":
+                wrong.append(k)
+        oracle = None
+        if wrong and self.args.oracle:
+            oracle = dict(key=info["key"], package=pkg, cases=group, device=self.device,
+                          cache=str(self.cache), timeout=self.args.timeout, wrong=wrong,
+                          run_dir=str(run_dir), ranges=info["ranges"])
+        else:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        return [], [], oracle
+
+    def judge_oracle(self, result: dict[str, Any], task: dict[str, Any]) -> None:
+        """A wrong case whose aotrt outputs match torch's own AOTI run of the same package
+        becomes differs-in-torch; otherwise its message says torch's loader matches eager."""
+        import torch
+
+        run_dir = Path(task["run_dir"])
+        if result.get("status") != "ok":
+            for k in task["wrong"]:
+                rec = self.results[task["cases"][k]["key"]]
+                rec["message"] += f"; torch's AOTI loader could not run it ({result.get('message')})"
+            shutil.rmtree(run_dir, ignore_errors=True)
+            return
+        got = torch.load(self.cache / "batches" / task["key"] / "oracle.pt")
+        for k in task["wrong"]:
+            rec = self.results[task["cases"][k]["key"]]
+            expected = torch.load(self.cache / "cases" / rec["key"] / "expected.pt")
+            o0, o1 = task["ranges"][k]["outputs"]
+            torch_out = got[o0:o1]
+            actual = [_load_output(run_dir / f"output_{j}.npy", e) for j, e in zip(range(o0, o1), expected)]
+            if all(a is not None and _close(a, t.to(a.dtype) if t.dtype != a.dtype else t)
+                   for a, t in zip(actual, torch_out)):
+                rec["outcome"] = "differs-in-torch"
+                rec["message"] += "; torch's own AOTI loader gives aotrt's values"
+            else:
+                agrees = all(_close(t, e) for t, e in zip(torch_out, expected))
+                rec["message"] += ("; torch's AOTI loader matches eager" if agrees
+                                   else "; torch's AOTI loader differs from both")
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+    def log(self, text: str) -> None:
+        print(f"[{time.time() - self.started:7.1f} s] {text}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = argparse.ArgumentParser(prog="python3 -m tests.opinfo.sweep", description=__doc__.split("\n")[0])
+    p.add_argument("--device", default="cpu", help="cpu or cuda (cuda:N)")
+    p.add_argument("--dtypes", help="comma-separated (default: float32 then the others the device has)")
+    sel = p.add_mutually_exclusive_group()
+    sel.add_argument("--ops", help="comma-separated op_db names (name or name.variant)")
+    sel.add_argument("--slice", choices=["ci", "all"], default="all")
+    p.add_argument("--samples", type=int, default=1, help="sample inputs per op and dtype (default 1)")
+    p.add_argument("--batch", type=int, default=16, help="cases per package; 1: one-op packages")
+    p.add_argument("--workers", type=int, default=2, help="compile processes (default 2)")
+    p.add_argument("--out", required=True, help="folder for results.json and table.md")
+    p.add_argument("--cache", default=str(REPO / "build" / "opinfo-cache"))
+    p.add_argument("--aotrt", default=os.environ.get("AOTRT_BIN", str(REPO / "build" / "aotrt")))
+    p.add_argument("--timeout", type=float, default=240, help="seconds per op's samples and per package (base)")
+    p.add_argument("--timeout-per-case", type=float, default=30, help="extra package seconds per case")
+    p.add_argument("--run-timeout", type=float, default=300, help="seconds per aotrt call")
+    p.add_argument("--table", help="also write the markdown table here (e.g. docs/opinfo/cpu-torch2.13.md)")
+    p.add_argument("--missing", help="write 'op dtype device missing-symbols' lines here")
+    p.add_argument("--no-oracle", dest="oracle", action="store_false",
+                   help="do not run wrong cases through torch's own AOTI loader")
+    args = p.parse_args(argv)
+    args.argv = argv
+    if not Path(args.aotrt).is_file():
+        raise SystemExit(f"aotrt binary not found at {args.aotrt} (build it, or pass --aotrt)")
+    sweep = Sweep(args)
+    rc = sweep.run()
+    from tests.opinfo import report
+
+    print(report.counts_text(sweep.meta(round(time.time() - sweep.started, 1)), list(sweep.results.values())))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
