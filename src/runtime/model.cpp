@@ -487,10 +487,10 @@ bool load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg, bool allow_
   }
   if (!in_so && allow_none) return false;
   AOTRT_CHECK(in_so, kPackage, "package ", path, ": model '", m.info.model_name,
-              "' holds no weights (", needed, " bytes of constants; exported with "
-              "package_constants_in_so=False) and the package has no *_weights.blob in ",
-              pkg.layout.model_dir, ": give them as a safetensors file (aotrt run --weights FILE, "
-              "LoadOptions::weights), by the names `aotrt info` lists");
+              "' needs a weights blob (", needed, " bytes of constants, exported with "
+              "package_constants_in_so=False) but the package has no *_weights.blob in ",
+              pkg.layout.model_dir, "; give the weights as a safetensors file (aotrt run "
+              "--weights FILE, LoadOptions::weights), by the names `aotrt info` lists");
   return true;
 }
 

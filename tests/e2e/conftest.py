@@ -51,6 +51,15 @@ def aotrt_bin() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def unit_tests(aotrt_bin) -> Path:
+    """build/aotrt_unit_tests (beside the CLI), or AOTRT_UNIT_TESTS: the C++ cases on real packages."""
+    path = Path(os.environ.get("AOTRT_UNIT_TESTS", aotrt_bin.parent / "aotrt_unit_tests"))
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(f"aotrt_unit_tests not found at {path}; build it or set AOTRT_UNIT_TESTS", pytrace=False)
+    return path
+
+
 def _requested_models(session) -> list[str]:
     """Zoo models the collected tests use, so `-k mm` doesn't export the whole zoo."""
     wanted = []
