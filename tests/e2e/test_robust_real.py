@@ -238,7 +238,7 @@ def test_real_bad_packages(name, exported, aotrt_bin, tmp_path, fresh_tmpdir):
                     [f"has {blob_size + 64} bytes but the model .so was exported with a {blob_size}-byte blob"], inputs)
     _expect_refused(aotrt_bin, _rewrite(pkg, tmp_path / "noblob.pt2",
                                         lambda m, d: [] if m.endswith(".blob") else [(m, d)]), fresh_tmpdir,
-                    f"{name}: weights blob missing", ["holds no weights"], inputs)
+                    f"{name}: weights blob missing", ["needs a weights blob"], inputs)
 
     raw = pkg.read_bytes()
     cut = tmp_path / "cut.pt2"

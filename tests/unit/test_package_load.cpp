@@ -208,7 +208,7 @@ TEST(PackageLoad, RefusesMissingOrShortWeightsBlob) {
   const std::string so = read_file(AOTRT_TEST_MODEL_SO);
   const std::string none = dir.path() + "/noblob.pt2";
   write_zip(none, package_items(so, nullptr));
-  expect_contains(load_error(none), "holds no weights (64 bytes of constants");
+  expect_contains(load_error(none), "needs a weights blob (64 bytes of constants");
   const std::string short_blob = test_model_blob().substr(0, 32);
   const std::string shortpkg = dir.path() + "/short.pt2";
   write_zip(shortpkg, package_items(so, &short_blob));

@@ -296,7 +296,7 @@ TEST_F(RobustPackages, WeightsBlobOfTheWrongSize) {
   const std::string so = stand_in_so();
   const std::string blob = test_model_blob();
   refuse("weights blob missing", zip_package(work_, "noblob.pt2", package_items(so)),
-         {"holds no weights (64 bytes of constants"});
+         {"needs a weights blob (64 bytes of constants"});
   const std::string short_blob = blob.substr(0, 60);
   refuse("weights blob truncated",
          zip_package(work_, "short.pt2", package_items(so, &short_blob)),
