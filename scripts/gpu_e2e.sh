@@ -70,9 +70,7 @@ fi
 # shellcheck source=gpu_env.sh
 source scripts/gpu_env.sh
 echo "CUDA wheels: ${CUDA_WHEELS_ROOT:-no nvidia-* wheels with cuBLAS found (CMake uses the CUDA toolkit)}"
-CMAKE_ARGS=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAOTRT_CUDA=ON)
-[ -n "$NVCC" ] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
-[ -n "$CUDA_WHEELS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUDA_WHEELS_ROOT="$CUDA_WHEELS_ROOT")
+aotrt_gpu_cmake_args "$BUILD_DIR"
 echo "build:  cmake ${CMAKE_ARGS[*]} && ninja -C $BUILD_DIR -j$(nproc)$([ "$SKIP_BUILD" = 1 ] && echo ' (skipped)')"
 echo "unit:   $BUILD_DIR/aotrt_unit_tests$([ "$SKIP_UNIT" = 1 ] && echo ' (skipped)')"
 echo "models (export order, $JOBS processes):"

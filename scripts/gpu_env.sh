@@ -9,6 +9,8 @@
 #   NVCC                     nvcc on PATH, else /usr/local/cuda/bin/nvcc, else empty
 #   aotrt_gpu_runtime_env    unpacks .debs/ when it holds Debian packages (scripts/device_env.sh)
 #                            and puts WHEEL_LIBS on LD_LIBRARY_PATH
+#   aotrt_gpu_cmake_args DIR [ARG...]  sets CMAKE_ARGS to the configure of a CUDA build in DIR
+#                            (the one every GPU script uses), plus ARGs
 # `nvidia` is a namespace package (no __file__), so the wheels are searched through its __path__.
 WHEEL_ROOTS=$(python3 -c '
 import glob, os
@@ -37,4 +39,13 @@ aotrt_gpu_runtime_env() {
     source scripts/device_env.sh
   fi
   export LD_LIBRARY_PATH="$WHEEL_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
+aotrt_gpu_cmake_args() {
+  local dir=$1
+  shift
+  CMAKE_ARGS=(-S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAOTRT_CUDA=ON "$@")
+  [ -n "$NVCC" ] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
+  [ -n "$CUDA_WHEELS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUDA_WHEELS_ROOT="$CUDA_WHEELS_ROOT")
+  return 0
 }

@@ -30,9 +30,7 @@ mkdir -p "$LOG_DIR"
 # shellcheck source=gpu_env.sh
 source scripts/gpu_env.sh
 aotrt_gpu_runtime_env
-CMAKE_ARGS=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAOTRT_CUDA=ON)
-[ -n "$NVCC" ] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
-[ -n "$CUDA_WHEELS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUDA_WHEELS_ROOT="$CUDA_WHEELS_ROOT")
+aotrt_gpu_cmake_args "$BUILD_DIR"
 if [ "$SKIP_BUILD" = 0 ]; then
   echo "== build: cmake ${CMAKE_ARGS[*]}"
   T=$(date +%s)

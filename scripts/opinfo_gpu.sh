@@ -41,10 +41,7 @@ fi
 source scripts/gpu_env.sh
 aotrt_gpu_runtime_env
 if [ "$SKIP_BUILD" = 0 ]; then
-  CMAKE_ARGS=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAOTRT_CUDA=ON)
-  [ -n "$NVCC" ] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
-  [ -n "$CUBLAS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUBLAS_ROOT="$CUBLAS_ROOT")
-  [ -n "$CUDNN_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUDNN_ROOT="$CUDNN_ROOT")
+  aotrt_gpu_cmake_args "$BUILD_DIR"
   T=$(date +%s)
   if ! { cmake "${CMAKE_ARGS[@]}" && ninja -C "$BUILD_DIR" -j"$(nproc)" aotrt_cli; } >"$LOG_DIR/build.log" 2>&1; then
     tail -n 40 "$LOG_DIR/build.log"; echo "opinfo_gpu: build failed" >&2; exit 1

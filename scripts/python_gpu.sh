@@ -26,8 +26,7 @@ if ! python3 -c "import nanobind, scikit_build_core" 2>/dev/null; then
 fi
 CONFIG=(-C build-dir="$BUILD_DIR/wheel" -C cmake.define.AOTRT_CUDA=ON)
 [ -n "$NVCC" ] && CONFIG+=(-C cmake.define.CMAKE_CUDA_COMPILER="$NVCC")
-[ -n "$CUBLAS_ROOT" ] && CONFIG+=(-C cmake.define.AOTRT_CUBLAS_ROOT="$CUBLAS_ROOT")
-[ -n "$CUDNN_ROOT" ] && CONFIG+=(-C cmake.define.AOTRT_CUDNN_ROOT="$CUDNN_ROOT")
+[ -n "$CUDA_WHEELS_ROOT" ] && CONFIG+=(-C cmake.define.AOTRT_CUDA_WHEELS_ROOT="$CUDA_WHEELS_ROOT")
 echo "== pip install . ${CONFIG[*]}"
 CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) python3 -m pip install -q --no-build-isolation --no-deps \
   --force-reinstall "${CONFIG[@]}" . 2>&1 | tee "$LOG_DIR/python_gpu_build.log"

@@ -40,10 +40,7 @@ status=0
 source scripts/gpu_env.sh
 aotrt_gpu_runtime_env
 if [ "$SKIP_BUILD" = 0 ]; then
-  CMAKE_ARGS=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAOTRT_CUDA=ON -DAOTRT_TRITON=ON)
-  [ -n "$NVCC" ] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
-  [ -n "$CUBLAS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUBLAS_ROOT="$CUBLAS_ROOT")
-  [ -n "$CUDNN_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUDNN_ROOT="$CUDNN_ROOT")
+  aotrt_gpu_cmake_args "$BUILD_DIR" -DAOTRT_TRITON=ON
   cmake "${CMAKE_ARGS[@]}" >"$LOG_DIR/triton_build.log" 2>&1 &&
     cmake --build "$BUILD_DIR" -j"$(nproc)" --target aotrt_cli triton_aotrt >>"$LOG_DIR/triton_build.log" 2>&1 ||
     { echo "triton_gpu: build failed, see $LOG_DIR/triton_build.log" >&2; tail -30 "$LOG_DIR/triton_build.log" >&2; exit 1; }
