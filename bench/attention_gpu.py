@@ -11,7 +11,7 @@ Correctness of each package is checked against eager (bf16 tolerance: 2e-2 of th
 output's largest value, bf16's 8-bit mantissa over a 1024-long softmax sum).
 
 Usage: python3 bench/attention_gpu.py --aotrt build-gpu/aotrt [--part sdpa|llama|all]
-       [--jobs 8] [--iters 50] [--rounds 3] --out DIR
+       [--jobs 8] [--iters 50] [--rounds 3] [--lengths 128,1024,...] --out DIR
 Writes DIR/attention.md and DIR/attention.json. Needs a CUDA torch (and transformers
 for the llama part).
 """
@@ -34,9 +34,9 @@ SDPA_HEAD_DIMS = [64, 128]
 LINK_OPTS = {"aot_inductor.link_libtorch": False}
 
 
-def sdpa_cases():
+def sdpa_cases(lengths=SDPA_LENGTHS):
     for d in SDPA_HEAD_DIMS:
-        for L in SDPA_LENGTHS:
+        for L in lengths:
             for causal in (True, False):
                 batch = 4 if L <= 1024 else 1
                 yield {"name": f"sdpa_b{batch}_h16_L{L}_d{d}_{'causal' if causal else 'full'}",
@@ -161,12 +161,15 @@ def main():
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--lengths", default=",".join(map(str, SDPA_LENGTHS)),
+                    help="sequence lengths of the sdpa part (comma-separated)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     out = Path(a.out)
     work = out / "attention_pkgs"
     parts = ["sdpa", "llama"] if a.part == "all" else [a.part]
-    cases = [("sdpa", c) for c in sdpa_cases()] if "sdpa" in parts else []
+    lengths = [int(x) for x in a.lengths.split(",")]
+    cases = [("sdpa", c) for c in sdpa_cases(lengths)] if "sdpa" in parts else []
     if "llama" in parts:
         cases.append(("llama", {"name": "llama_bf16_h1024_l8_s1024"}))
 
