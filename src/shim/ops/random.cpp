@@ -40,95 +40,104 @@ RandomDraw randint(int64_t low, int64_t high, const char* fn) {
                     .range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low)};
 }
 
+// A factory's result: `size` of `dtype` on this entry's device, drawn.
+std::unique_ptr<TensorImpl> factory(const OpArgs& args, const int64_t* size, int64_t size_len,
+                                    const int32_t* dtype, const int32_t* layout,
+                                    int32_t device_index, AtenGeneratorHandle* generator,
+                                    const RandomDraw& draw) {
+  check_generator(generator, args.fn);
+  return ops::random_tensor(args.ints(size, size_len, "size"), args.optional_dtype(dtype, "dtype"),
+                            args.factory_device(layout, device_index), draw, args.fn);
+}
+
+// A *_like's result: self's sizes and layout, drawn.
+std::unique_ptr<TensorImpl> like(const OpArgs& args, AtenTensorHandle self, const int32_t* dtype,
+                                 const int32_t* memory_format, AtenGeneratorHandle* generator,
+                                 const RandomDraw& draw) {
+  check_generator(generator, args.fn);
+  const TensorImpl& s = args.tensor(self, "self");
+  check_like_format(s, memory_format, args.fn);
+  return ops::random_like(s, args.optional_dtype(dtype, "dtype"), draw, args.fn);
+}
+
 }  // namespace
 
-AOTRT_OP(rand, (const int64_t* size, int64_t size_len_, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+AOTRT_OP(rand,
+         (const int64_t* size, int64_t size_len_,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, AtenTensorHandle* ret0),
-         give(ret0, ops::random_tensor(args.ints(size, size_len_, "size"),
-                                       args.optional_dtype(dtype, "dtype"),
-                                       args.factory_device(layout, device_index_),
-                                       uniform(0, 1), fn)))
+         give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
+                             nullptr, uniform(0, 1))))
 
 AOTRT_OP(rand_generator,
          (const int64_t* size, int64_t size_len_, AtenGeneratorHandle* generator,
           int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, AtenTensorHandle* ret0),
-         check_generator(generator, fn);
-         give(ret0, ops::random_tensor(args.ints(size, size_len_, "size"),
-                                       args.optional_dtype(dtype, "dtype"),
-                                       args.factory_device(layout, device_index_),
-                                       uniform(0, 1), fn)))
+         give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
+                             generator, uniform(0, 1))))
 
-AOTRT_OP(randn, (const int64_t* size, int64_t size_len_, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+AOTRT_OP(randn,
+         (const int64_t* size, int64_t size_len_,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, AtenTensorHandle* ret0),
-         give(ret0, ops::random_tensor(args.ints(size, size_len_, "size"),
-                                       args.optional_dtype(dtype, "dtype"),
-                                       args.factory_device(layout, device_index_),
-                                       normal(0, 1), fn)))
+         give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
+                             nullptr, normal(0, 1))))
 
 AOTRT_OP(randn_generator,
          (const int64_t* size, int64_t size_len_, AtenGeneratorHandle* generator,
           int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, AtenTensorHandle* ret0),
-         check_generator(generator, fn);
-         give(ret0, ops::random_tensor(args.ints(size, size_len_, "size"),
-                                       args.optional_dtype(dtype, "dtype"),
-                                       args.factory_device(layout, device_index_),
-                                       normal(0, 1), fn)))
+         give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
+                             generator, normal(0, 1))))
 
-AOTRT_OP(rand_like, (AtenTensorHandle self, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+AOTRT_OP(rand_like,
+         (AtenTensorHandle self,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, int32_t* memory_format, AtenTensorHandle* ret0),
-         const TensorImpl& s = args.tensor(self, "self"); check_like_format(s, memory_format, fn);
-         give(ret0, ops::random_like(s, args.optional_dtype(dtype, "dtype"), uniform(0, 1), fn)))
+         give(ret0, like(args, self, dtype, memory_format, nullptr, uniform(0, 1))))
 
 AOTRT_OP(rand_like_generator,
-         (AtenTensorHandle self, AtenGeneratorHandle* generator, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+         (AtenTensorHandle self, AtenGeneratorHandle* generator,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, int32_t* memory_format,
           AtenTensorHandle* ret0),
-         check_generator(generator, fn);
-         const TensorImpl& s = args.tensor(self, "self"); check_like_format(s, memory_format, fn);
-         give(ret0, ops::random_like(s, args.optional_dtype(dtype, "dtype"), uniform(0, 1), fn)))
+         give(ret0, like(args, self, dtype, memory_format, generator, uniform(0, 1))))
 
-AOTRT_OP(randn_like, (AtenTensorHandle self, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+AOTRT_OP(randn_like,
+         (AtenTensorHandle self,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, int32_t* memory_format, AtenTensorHandle* ret0),
-         const TensorImpl& s = args.tensor(self, "self"); check_like_format(s, memory_format, fn);
-         give(ret0, ops::random_like(s, args.optional_dtype(dtype, "dtype"), normal(0, 1), fn)))
+         give(ret0, like(args, self, dtype, memory_format, nullptr, normal(0, 1))))
 
 AOTRT_OP(randn_like_generator,
-         (AtenTensorHandle self, AtenGeneratorHandle* generator, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+         (AtenTensorHandle self, AtenGeneratorHandle* generator,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, int32_t* memory_format,
           AtenTensorHandle* ret0),
-         check_generator(generator, fn);
-         const TensorImpl& s = args.tensor(self, "self"); check_like_format(s, memory_format, fn);
-         give(ret0, ops::random_like(s, args.optional_dtype(dtype, "dtype"), normal(0, 1), fn)))
+         give(ret0, like(args, self, dtype, memory_format, generator, normal(0, 1))))
 
 AOTRT_OP(randint,
-         (int64_t high, const int64_t* size, int64_t size_len_, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+         (int64_t high, const int64_t* size, int64_t size_len_,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory,
           AtenTensorHandle* ret0),
-         give(ret0, ops::random_tensor(args.ints(size, size_len_, "size"),
-                                       args.optional_dtype(dtype, "dtype"),
-                                       args.factory_device(layout, device_index_),
-                                       randint(0, high, fn), fn)))
+         give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
+                             nullptr, randint(0, high, fn))))
 
 AOTRT_OP(randint_generator,
          (int64_t high, const int64_t* size, int64_t size_len_, AtenGeneratorHandle* generator,
           int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, AtenTensorHandle* ret0),
-         check_generator(generator, fn);
-         give(ret0, ops::random_tensor(args.ints(size, size_len_, "size"),
-                                       args.optional_dtype(dtype, "dtype"),
-                                       args.factory_device(layout, device_index_),
-                                       randint(0, high, fn), fn)))
+         give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
+                             generator, randint(0, high, fn))))
 
 AOTRT_OP(randint_low,
-         (int64_t low, int64_t high, const int64_t* size, int64_t size_len_, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+         (int64_t low, int64_t high, const int64_t* size, int64_t size_len_,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory,
           AtenTensorHandle* ret0),
-         give(ret0, ops::random_tensor(args.ints(size, size_len_, "size"),
-                                       args.optional_dtype(dtype, "dtype"),
-                                       args.factory_device(layout, device_index_),
-                                       randint(low, high, fn), fn)))
+         give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
+                             nullptr, randint(low, high, fn))))
 
 // Inductor seeds its own random kernels with this one (one int64 seed per
 // random op of the graph, drawn in [INT64_MIN, INT64_MAX)).
@@ -142,21 +151,21 @@ AOTRT_OP(randint_low_out,
                      "resize outputs");
          ops::fill_random(o, randint(low, high, fn), fn))
 
-AOTRT_OP(randint_like, (AtenTensorHandle self, int64_t high, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+AOTRT_OP(randint_like,
+         (AtenTensorHandle self, int64_t high,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, int32_t* memory_format, AtenTensorHandle* ret0),
-         const TensorImpl& s = args.tensor(self, "self"); check_like_format(s, memory_format, fn);
-         give(ret0, ops::random_like(s, args.optional_dtype(dtype, "dtype"),
-                                     randint(0, high, fn), fn)))
+         give(ret0, like(args, self, dtype, memory_format, nullptr, randint(0, high, fn))))
 
 AOTRT_OP(randint_like_low_dtype,
-         (AtenTensorHandle self, int64_t low, int64_t high, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+         (AtenTensorHandle self, int64_t low, int64_t high,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, int32_t* memory_format,
           AtenTensorHandle* ret0),
-         const TensorImpl& s = args.tensor(self, "self"); check_like_format(s, memory_format, fn);
-         give(ret0, ops::random_like(s, args.optional_dtype(dtype, "dtype"),
-                                     randint(low, high, fn), fn)))
+         give(ret0, like(args, self, dtype, memory_format, nullptr, randint(low, high, fn))))
 
-AOTRT_OP(randperm, (int64_t n, int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+AOTRT_OP(randperm, (int64_t n,
+          int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
           int32_t* pin_memory, AtenTensorHandle* ret0),
          give(ret0, ops::randperm(n, args.optional_dtype(dtype, "dtype"),
                                   args.factory_device(layout, device_index_), fn)))
