@@ -7,6 +7,7 @@
 #include "core/copy.h"
 #include "core/error.h"
 #include "core/view.h"
+#include "ops/dims.h"
 #include "ops/dispatch.h"
 
 namespace aotrt::ops {
@@ -20,7 +21,7 @@ void check_operand(const TensorImpl& t, const char* name, const char* fn) {
               "; aotrt serves distances of float32 and float64 tensors");
 }
 
-// A dense copy of t broadcast to sizes (t itself when it already is one).
+// A dense copy of t broadcast to sizes.
 std::unique_ptr<TensorImpl> dense(const TensorImpl& t, const Sizes& sizes, const char* fn) {
   auto out = empty_strided(sizes, contiguous_strides(sizes), t.dtype(), t.device(), fn);
   copy_tensor(*out, t, fn);
@@ -46,18 +47,9 @@ std::unique_ptr<TensorImpl> cdist(const TensorImpl& x1, const TensorImpl& x2, do
               mode);
   const int64_t P = x1.sizes()[x1.dim() - 2], R = x2.sizes()[x2.dim() - 2];
   const int64_t M = x1.sizes().back();
-  // Broadcast batch dims (infer_size).
   const Sizes b1(x1.sizes().begin(), x1.sizes().end() - 2);
   const Sizes b2(x2.sizes().begin(), x2.sizes().end() - 2);
-  const size_t nb = std::max(b1.size(), b2.size());
-  Sizes batch(nb);
-  for (size_t i = 0; i < nb; ++i) {
-    const int64_t a = i < nb - b1.size() ? 1 : b1[i - (nb - b1.size())];
-    const int64_t b = i < nb - b2.size() ? 1 : b2[i - (nb - b2.size())];
-    AOTRT_CHECK(a == b || a == 1 || b == 1, kInvalidArgument, fn, ": the batch dims of x1 and ",
-                "x2 do not broadcast (", a, " and ", b, ")");
-    batch[i] = a == 1 ? b : a;
-  }
+  const Sizes batch = broadcast_shapes(b1, b2, fn);
   Sizes out_sizes = batch;
   out_sizes.push_back(P);
   out_sizes.push_back(R);
