@@ -38,6 +38,12 @@ PREFIX = {"cpu": "aoti_torch_cpu_", "cuda": "aoti_torch_cuda_", "aten": "aoti_to
 NOT_SERVED = [
     (r"_backward$|_backward_|_dense_backward|_per_sample_weights_backward",
      "backward-only: inductor emits it for training graphs, not for inference"),
+    # Served on the CPU by ops-more's families; only their CUDA entries reach this list.
+    (r"^(triangular_solve|cholesky_solve|cholesky_inverse|geqrf|ormqr|_fft_r2c|_fft_c2c|"
+     r"_cdist_forward|_pdist_forward|hann_window|_int_mm_out|_weight_int8pack_mm|"
+     r"rand\w*|randn\w*|randint\w*|randperm|bernoulli_\w*|uniform|normal_functional|exponential|"
+     r"native_dropout)$",
+     "CPU only so far: the CUDA kernel table of its family (src/ops/<family>.h) is ops-cuda's"),
     (r"^(resize_|resize_as_|set__source_Tensor)$",
      "in-place storage changes of a handle: not written yet (ops-cpu did not reach them this session)"),
     (r"^(add_\w+|mul_\w+|pow_\w+|abs|angle|polar|gcd|amax|subtract_Tensor)$",
@@ -230,7 +236,22 @@ def render(versions: dict[str, dict[str, dict[str, dict]]], rows: dict[str, dict
                    "Device-generic ops of torch's own `c/shim.h` that generated code may call:", "",
                    "| function | where |", "|---|---|"]
         tables += [f"| `{n}` | `{rows[n]['file']}` |" for n in generic] + [""]
-    return "\n".join(lines + summary + [""] + tables)
+    return "\n".join(lines + summary + [""] + tables + proxy_section())
+
+
+def proxy_section() -> list[str]:
+    """The ops aotrt serves through its proxy executor (ops without a C shim; Note [Proxy
+    executor]), from the AOTRT_PROXY_OP rows of src/shim/ops/*.cpp."""
+    out = ["## Ops without a C shim (proxy executor)", "",
+           "Inductor calls these through `aoti_torch_proxy_executor_call_function`; a package",
+           "naming any other is refused at load time, naming it.", "",
+           "| op | devices | where |", "|---|---|---|"]
+    found = []
+    for f in sorted((REPO / "src/shim/ops").glob("*.cpp")):
+        for m in re.finditer(r'AOTRT_PROXY_OP\(\s*"([^"]+)",\s*\{[^}]*\},\s*([^,]+),', f.read_text()):
+            devices = " + ".join(d for d, k in (("cpu", "Cpu"), ("cuda", "Cuda")) if k in m.group(2))
+            found.append(f"| `{m.group(1)}` | {devices} | `{f.relative_to(REPO)}` |")
+    return out + sorted(found) + [""]
 
 
 def main() -> int:

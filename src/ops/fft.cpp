@@ -107,7 +107,9 @@ TensorPtr fft_c2c(const TensorImpl& self, std::span<const int64_t> dim, int64_t 
   const double scale = norm_scale(normalization, sizes, dims, fn);
   TensorPtr out = empty_strided(sizes, exec_fft_strides(self.strides(), sizes, dims),
                                 self.dtype(), self.device(), fn);
-  if (out->numel() > 0) kernel(&FftKernels::c2c, self.device(), fn)(*out, self, dims, forward, scale);
+  if (out->numel() > 0) {
+    kernel(&FftKernels::c2c, self.device(), fn)(*out, self, dims, forward, scale);
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "aotrt/aotrt.h"
 #include "core/view.h"
+#include "ops/dims.h"
 #include "ops/dispatch.h"
 
 namespace aotrt::ops {
@@ -81,20 +82,6 @@ void check_same(const TensorImpl& a, const TensorImpl& b, const char* an, const 
               a.device().str(), " and '", bn, "' on ", b.device().str());
 }
 
-// ATen's broadcast of two batch shapes (infer_size).
-Sizes broadcast(const Sizes& a, const Sizes& b, const char* fn) {
-  const size_t n = std::max(a.size(), b.size());
-  Sizes out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    AOTRT_CHECK(x == y || x == 1 || y == 1, kInvalidArgument, fn, ": the batch dimensions ",
-                "of the two inputs do not broadcast (", x, " and ", y, " at dimension ", i, ")");
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
 Sizes with_matrix(Sizes batch, int64_t m, int64_t n) {
   batch.push_back(m);
   batch.push_back(n);
@@ -125,7 +112,7 @@ std::tuple<TensorPtr, TensorPtr> triangular_solve(const TensorImpl& b, const Ten
   AOTRT_CHECK(rows(a) == rows(b), kInvalidArgument, fn, ": incompatible matrix sizes for ",
               "triangular_solve: A is ", rows(a), " by ", cols(a), " and self is ", rows(b),
               " by ", cols(b));
-  const Sizes batch = broadcast(batch_of(b), batch_of(a), fn);
+  const Sizes batch = broadcast_shapes(batch_of(b), batch_of(a), fn);
   TensorPtr x = column_major_copy(b, with_matrix(batch, rows(b), cols(b)), fn);
   TensorPtr coeff = column_major_copy(a, with_matrix(batch, rows(a), cols(a)), fn);
   if (x->numel() > 0 && coeff->numel() > 0) {
@@ -144,7 +131,7 @@ TensorPtr solve_triangular(const TensorImpl& a, const TensorImpl& b, bool upper,
   AOTRT_CHECK((left ? rows(b) : cols(b)) == n, kInvalidArgument, fn, ": incompatible shapes ",
               "of A and B for the equation ", left ? "AX = B" : "XA = B", " (A is ", n, " by ",
               n, ", B is ", rows(b), " by ", cols(b), ")");
-  const Sizes batch = broadcast(batch_of(b), batch_of(a), fn);
+  const Sizes batch = broadcast_shapes(batch_of(b), batch_of(a), fn);
   TensorPtr x = column_major_copy(b, with_matrix(batch, rows(b), cols(b)), fn);
   TensorPtr coeff = column_major_copy(a, with_matrix(batch, n, n), fn);
   if (x->numel() > 0) {
@@ -162,7 +149,7 @@ TensorPtr cholesky_solve(const TensorImpl& b, const TensorImpl& factor, bool upp
   AOTRT_CHECK(rows(factor) == rows(b), kInvalidArgument, fn, ": incompatible matrix sizes: ",
               "input2 is ", rows(factor), " by ", cols(factor), " and self is ", rows(b), " by ",
               cols(b));
-  const Sizes batch = broadcast(batch_of(b), batch_of(factor), fn);
+  const Sizes batch = broadcast_shapes(batch_of(b), batch_of(factor), fn);
   TensorPtr x = column_major_copy(b, with_matrix(batch, rows(b), cols(b)), fn);
   TensorPtr f = column_major_copy(factor, with_matrix(batch, rows(factor), cols(factor)), fn);
   if (x->numel() > 0) linalg_kernel(&LinalgKernels::cholesky_solve, b, fn)(*x, *f, upper);
@@ -279,7 +266,7 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr, TensorPtr> solve_ex(const TensorImpl
   AOTRT_CHECK(b_rows == n, kInvalidArgument, fn, ": incompatible shapes of A and B for the ",
               "equation ", left ? "AX = B" : "XA = B", " (A is ", n, " by ", n, ")");
   const int64_t k = vector ? 1 : (left ? cols(b) : rows(b));
-  const Sizes batch = broadcast(b_batch, a_batch, fn);
+  const Sizes batch = broadcast_shapes(b_batch, a_batch, fn);
 
   // Factor A as it is (LU, pivots and info have A's batch, as ATen's), then
   // solve with factors broadcast to the common batch.

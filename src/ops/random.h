@@ -43,7 +43,8 @@ struct RandomDraw {
   double a = 0, b = 1;           // uniform [a, b); normal mean a, std b; exponential lambda a
   int64_t low = 0;               // randint
   uint64_t range = 1;            // randint: high - low
-  const TensorImpl* p = nullptr; // bernoulli: dense float64 probabilities, out's sizes; or null and a
+  // bernoulli: dense float64 probabilities of out's sizes, or null for `a`.
+  const TensorImpl* p = nullptr;
 };
 
 // See Note [Op dispatch] in ops/dispatch.h. `out` is dense (contiguous) of

@@ -122,3 +122,25 @@ def shims(pkg: Path) -> list[str]:
         out = subprocess.run(["nm", "-D", "--undefined-only", path], capture_output=True,
                              text=True).stdout
     return sorted({l.split()[-1] for l in out.splitlines() if "aoti_torch_cpu_" in l})
+
+
+def eager_outputs(case: Case) -> list[torch.Tensor]:
+    out = case.fn(*case.inputs)
+    return [out] if isinstance(out, torch.Tensor) else list(out)
+
+
+def assert_matches(name: str, got: Sequence[np.ndarray], want: Sequence[torch.Tensor],
+                   tolerance: Callable[[torch.dtype], float]) -> None:
+    """Same count, shapes and dtypes; integer outputs equal; floating and complex ones within
+    tolerance(dtype) of eager relative to the largest magnitude of eager's output (1 when
+    that is smaller)."""
+    assert len(got) == len(want), f"{name}: {len(got)} outputs, eager has {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == tuple(w.shape), f"{name} output {i}: shape {g.shape} vs {tuple(w.shape)}"
+        assert g.dtype == w.numpy().dtype, f"{name} output {i}: dtype {g.dtype} vs {w.dtype}"
+        if not (w.dtype.is_floating_point or w.dtype.is_complex):
+            np.testing.assert_array_equal(g, w.numpy())
+            continue
+        scale = max(float(w.abs().max()), 1.0) if w.numel() else 1.0
+        err = float(np.abs(g - w.numpy()).max()) / scale if w.numel() else 0.0
+        assert err <= tolerance(w.dtype), f"{name} output {i}: relative error {err:.3g}"

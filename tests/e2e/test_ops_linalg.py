@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import torch
 
-from one_op import Case, cache_dir, export_all, extern_targets, outputs, run_aotrt, shims
+from one_op import (Case, assert_matches, cache_dir, eager_outputs, export_all, extern_targets,
+                    outputs, run_aotrt, shims)
 
 torch.manual_seed(0)
 
@@ -171,18 +172,7 @@ def test_matches_eager(aotrt_bin, packages, tmp_path, case, path, names):
         assert n in used, f"{case.name}: expected the package to use {n}, it uses {used}"
     proc = run_aotrt(aotrt_bin, pkg, case.inputs, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    got = outputs(tmp_path)
-    want = case.fn(*case.inputs)
-    want = [want] if isinstance(want, torch.Tensor) else list(want)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.shape == tuple(w.shape)
-        if not w.dtype.is_floating_point:
-            np.testing.assert_array_equal(g, w.numpy())
-            continue
-        scale = max(float(w.abs().max()), 1.0)
-        err = float(np.abs(g - w.numpy()).max()) / scale
-        assert err <= _tolerance(w.dtype), f"{case.name}: relative error {err:.3g}"
+    assert_matches(case.name, outputs(tmp_path), eager_outputs(case), _tolerance)
 
 
 def test_singular_inverse_is_refused_with_atens_message(aotrt_bin, packages, tmp_path):
