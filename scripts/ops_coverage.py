@@ -30,22 +30,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "ops" / "coverage.md"
 HEADERS = ("c_shim_cpu.h", "c_shim_cuda.h", "c_shim_aten.h")
-PREFIX = {"cpu": "aoti_torch_cpu_", "cuda": "aoti_torch_cuda_", "aten": "aoti_torch_aten_"}
+PREFIX = {"cpu": "aoti_torch_cpu_", "cuda": "aoti_torch_cuda_", "aten": "aoti_torch_aten_",
+          "generic": "aoti_torch_"}
 
 # Why a shim is not served: the first matching pattern (on the name after the device
 # prefix) wins. Keep the reasons true: who is on it, or why it never will be.
 NOT_SERVED = [
     (r"_backward$|_backward_|_dense_backward|_per_sample_weights_backward",
      "backward-only: inductor emits it for training graphs, not for inference"),
-    (r"^(cumsum|cumprod|logcumsumexp|cummax|cummin)$", "scan family: ops-cpu / ops-cuda, in progress"),
-    (r"^(sort|sort_stable|topk|kthvalue|median|nanmedian|mode)$", "sort family: ops-cpu / ops-cuda, in progress"),
-    (r"^(index_Tensor|index_put|masked_select|masked_scatter|nonzero|nonzero_static|scatter_\w+|"
-     r"index_reduce|repeat_interleave_Tensor|searchsorted_\w+|bucketize_Tensor|histc|index_put_out)$",
-     "indexing family: ops-cpu / ops-cuda, in progress"),
-    (r"^(narrow|permute|reshape|squeeze_dim|slice_Tensor|view_dtype|view_as_real|view_as_complex|pad|"
-     r"cat|fill__Scalar|resize_|resize_as_|add_\w+|mul_\w+|pow_\w+|abs|angle|polar|gcd|amax|full|"
-     r"new_empty|new_zeros|subtract_Tensor|set__source_Tensor)$",
-     "shape/pointwise family: ops-cpu / ops-cuda, in progress"),
+    (r"^(resize_|resize_as_|set__source_Tensor)$",
+     "in-place storage changes of a handle: not written yet (ops-cpu did not reach them this session)"),
+    (r"^(add_\w+|mul_\w+|pow_\w+|abs|angle|polar|gcd|amax|subtract_Tensor)$",
+     "pointwise family (inductor emits these for complex dtypes): not written yet (ops-cpu did not reach it "
+     "this session)"),
     (r"^(rand\w*|randn\w*|randint\w*|randperm|bernoulli_\w*|uniform|normal_functional|exponential|"
      r"native_dropout)$", "RNG family: ops-more, in progress"),
     (r"pool|upsample|grid_sampler", "pooling/resampling family: ops-more, in progress"),
@@ -87,6 +84,16 @@ def parse_header(path: Path) -> dict[str, dict]:
     return out
 
 
+def parse_c_shim(path: Path) -> dict[str, dict]:
+    """name -> {params, since}: the functions of torch's c/shim.h (declarations span lines)."""
+    text = re.sub(r"//[^\n]*", "", path.read_text())
+    out = {}
+    for m in re.finditer(r"AOTI_TORCH_EXPORT\s+AOTITorchError\s+(\w+)\s*\(", text):
+        params, _ = balanced(text, m.end() - 1)
+        out[m.group(1)] = {"params": norm(params), "since": None}
+    return out
+
+
 def read_names_file(path: Path) -> dict[str, dict[str, dict]]:
     """header -> name -> {params, since} from a docs/ops/torch-VERSION-shims.txt."""
     out: dict[str, dict[str, dict]] = {}
@@ -120,7 +127,7 @@ def balanced(text: str, start: int) -> tuple[str, int]:
 def parse_rows(shim_dir: Path) -> dict[str, dict]:
     """Full entry-point name -> {params, file, alias_of}, from the op rows."""
     rows: dict[str, dict] = {}
-    pat = re.compile(r"^\s*AOTRT_OP(_CPU|_CUDA|_ATEN|_ALIAS|_ALIAS_CPU|_ALIAS_CUDA)?\(\s*(\w+)\s*,\s*(\w+\s*,\s*)?\(",
+    pat = re.compile(r"^\s*AOTRT_OP(_CPU|_CUDA|_ATEN|_GENERIC|_ALIAS|_ALIAS_CPU|_ALIAS_CUDA)?\(\s*(\w+)\s*,\s*(\w+\s*,\s*)?\(",
                      re.M)
     for f in sorted(shim_dir.glob("*.cpp")):
         text = f.read_text()
@@ -131,7 +138,8 @@ def parse_rows(shim_dir: Path) -> dict[str, dict]:
             if "ALIAS" in kind:
                 devices = {"_ALIAS": ["cpu", "cuda"], "_ALIAS_CPU": ["cpu"], "_ALIAS_CUDA": ["cuda"]}[kind]
             else:
-                devices = {"": ["cpu", "cuda"], "_CPU": ["cpu"], "_CUDA": ["cuda"], "_ATEN": ["aten"]}[kind]
+                devices = {"": ["cpu", "cuda"], "_CPU": ["cpu"], "_CUDA": ["cuda"], "_ATEN": ["aten"],
+                           "_GENERIC": ["generic"]}[kind]
             for d in devices:
                 full = PREFIX[d] + name
                 if full in rows:
@@ -139,6 +147,26 @@ def parse_rows(shim_dir: Path) -> dict[str, dict]:
                 rows[full] = {"params": norm(params), "file": f.relative_to(REPO).as_posix(),
                               "alias_of": PREFIX[d] + target if target else None}
     return rows
+
+
+# Families that need no kernels of their own (views, broadcast copies): served on every device.
+KERNEL_FREE = {"views", "shape"}
+
+
+def cuda_kernel_families() -> set[str]:
+    """Families whose CUDA kernel file registers a table (Note [Op dispatch])."""
+    out = set()
+    for f in list((REPO / "src" / "cuda" / "ops").glob("*.cu")) + list((REPO / "src" / "cuda" / "ops").glob("*.cpp")):
+        if re.search(r"AOTRT_REGISTER_KERNELS\(\s*\w+\s*,\s*cuda\b", f.read_text()):
+            out.add(f.stem)
+    return out
+
+
+def has_kernels(name: str, row: dict, cuda_families: set[str]) -> bool:
+    if not name.startswith(PREFIX["cuda"]):
+        return True
+    family = Path(row["file"]).stem
+    return family in KERNEL_FREE or family in cuda_families
 
 
 def exported(lib: Path) -> set[str]:
@@ -154,7 +182,8 @@ def reason(short: str) -> str:
     return "not served yet: no family has claimed it"
 
 
-def render(versions: dict[str, dict[str, dict[str, dict]]], rows: dict[str, dict]) -> str:
+def render(versions: dict[str, dict[str, dict[str, dict]]], rows: dict[str, dict],
+           cuda_families: set[str]) -> str:
     """Summary per version and header; one table per header of the installed torch (the
     first version), with a column per other version: same signature, absent or differs."""
     lines = ["# C-shim coverage", "",
@@ -166,8 +195,10 @@ def render(versions: dict[str, dict[str, dict[str, dict]]], rows: dict[str, dict
     summary = ["| torch | header | functions | served |", "|---|---|---:|---:|"]
     for ver, headers in versions.items():
         for hname, funcs in headers.items():
-            served = [n for n in funcs if n in rows]
-            summary.append(f"| {ver} | {hname} | {len(funcs)} | {len(served)} |")
+            served = [n for n in funcs if n in rows and has_kernels(n, rows[n], cuda_families)]
+            entry_only = [n for n in funcs if n in rows and n not in served]
+            note = f" (+{len(entry_only)} entry points awaiting CUDA kernels)" if entry_only else ""
+            summary.append(f"| {ver} | {hname} | {len(funcs)} | {len(served)}{note} |")
     first, *others = versions
     tables = []
     for hname, funcs in versions[first].items():
@@ -180,7 +211,12 @@ def render(versions: dict[str, dict[str, dict[str, dict]]], rows: dict[str, dict
                 theirs = versions[v].get(hname, {}).get(n)
                 other += " |" + (" absent" if theirs is None else
                                  " same" if theirs["params"] == funcs[n]["params"] else " differs")
-            if n in rows:
+            if n in rows and not has_kernels(n, rows[n], cuda_families):
+                fam = Path(rows[n]["file"]).stem
+                t.append(f"| `{n}` | no{other} | entry point in `{rows[n]['file']}`; no CUDA kernels "
+                         f"registered for the {fam} family yet (`src/cuda/ops/{fam}.cu`: ops-cuda); "
+                         "refused with \"no CUDA kernel\" |")
+            elif n in rows:
                 r = rows[n]
                 where = f"`{r['file']}`" + (f" (alias of `{r['alias_of']}`)" if r["alias_of"] else "")
                 t.append(f"| `{n}` | yes{other} | {where} |")
@@ -188,6 +224,12 @@ def render(versions: dict[str, dict[str, dict[str, dict]]], rows: dict[str, dict
                 short = re.sub(r"^aoti_torch_(cpu|cuda|aten)_", "", n)
                 t.append(f"| `{n}` | no{other} | {reason(short)} |")
         tables += t + [""]
+    generic = sorted(n for n in rows if not any(n.startswith(PREFIX[d]) for d in ("cpu", "cuda", "aten")))
+    if generic:
+        tables += [f"## torch {first}: c/shim.h fallback ops", "",
+                   "Device-generic ops of torch's own `c/shim.h` that generated code may call:", "",
+                   "| function | where |", "|---|---|"]
+        tables += [f"| `{n}` | `{rows[n]['file']}` |" for n in generic] + [""]
     return "\n".join(lines + summary + [""] + tables)
 
 
@@ -221,6 +263,10 @@ def main() -> int:
         for funcs in headers.values():
             for n, f in funcs.items():
                 declared.setdefault(n, []).append((ver, f["params"]))
+    c_shim = parse_c_shim(torch_generated_dir().parent / "c" / "shim.h")
+    for n, f in c_shim.items():
+        if rows.get(n, {}).get("file") and not any(n.startswith(PREFIX[d]) for d in ("cpu", "cuda", "aten")):
+            declared.setdefault(n, []).append((installed + " c/shim.h", f["params"]))
     for n, r in sorted(rows.items()):
         if n not in declared:
             errors.append(f"{n} ({r['file']}) is in no torch header given")
@@ -244,7 +290,7 @@ def main() -> int:
         if s in declared and s not in rows:
             errors.append(f"{s} is exported but has no op row (entry points come from src/shim/ops)")
 
-    text = render(versions, rows)
+    text = render(versions, rows, cuda_kernel_families())
     if a.check:
         if not DOC.exists() or DOC.read_text() != text:
             errors.append(f"{DOC.relative_to(REPO)} is stale: run python3 scripts/ops_coverage.py --build {a.build}")
@@ -254,7 +300,7 @@ def main() -> int:
 
     for ver, headers in versions.items():
         for hname, funcs in headers.items():
-            missing = sorted(n for n in funcs if n not in rows)
+            missing = sorted(n for n in funcs if n not in rows or not has_kernels(n, rows[n], cuda_kernel_families()))
             short = [re.sub(r"^aoti_torch_(cpu|cuda|aten)_", "", n) for n in missing]
             print(f"torch {ver} {hname}: {len(funcs) - len(missing)}/{len(funcs)} served; missing: "
                   + (" ".join(short) if short else "none"))

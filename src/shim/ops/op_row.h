@@ -14,7 +14,8 @@
 // device-independent op (src/ops/<family>.h) and hands results out.
 // AOTRT_OP makes aoti_torch_cpu_<name> and aoti_torch_cuda_<name>;
 // AOTRT_OP_CPU / AOTRT_OP_CUDA one of them, for ops only one device has;
-// AOTRT_OP_ATEN the device-generic aoti_torch_aten_<name> of c_shim_aten.h.
+// AOTRT_OP_ATEN the device-generic aoti_torch_aten_<name> of c_shim_aten.h,
+// AOTRT_OP_GENERIC the aoti_torch_<name> ops of torch's c/shim.h.
 // Entry points of CUDA exist only in builds with CUDA (a CPU-only
 // libaotrt.so exports no aoti_torch_cuda_*: `aotrt info` would call them
 // provided). AOTRT_OP_ALIAS gives an entry point a second name (the name
@@ -52,6 +53,7 @@ inline void give(AtenTensorHandle* ret0, AtenTensorHandle* ret1, std::unique_ptr
 #define AOTRT_OP_DEVICE_cpu ::aotrt::DeviceType::CPU
 #define AOTRT_OP_DEVICE_cuda ::aotrt::DeviceType::CUDA
 #define AOTRT_OP_DEVICE_aten std::nullopt
+#define AOTRT_OP_DEVICE_generic std::nullopt
 
 #define AOTRT_OP_ENTRY(device, name, params, ...)                                     \
   extern "C" AOTRT_EXPORT AOTITorchError aoti_torch_##device##_##name params {        \
@@ -80,6 +82,16 @@ inline void give(AtenTensorHandle* ret0, AtenTensorHandle* ret1, std::unique_ptr
   AOTRT_OP_CUDA(name, params, __VA_ARGS__)
 // aoti_torch_aten_<name> (c_shim_aten.h): one entry for every device.
 #define AOTRT_OP_ATEN(name, params, ...) AOTRT_OP_ENTRY(aten, name, params, __VA_ARGS__)
+// aoti_torch_<name>: the device-generic fallback ops of torch's c/shim.h
+// (aoti_torch_index_put_out, aoti_torch_scatter_out, ...).
+#define AOTRT_OP_GENERIC(name, params, ...)                                           \
+  extern "C" AOTRT_EXPORT AOTITorchError aoti_torch_##name params {                   \
+    return ::aotrt::shim_boundary("aoti_torch_" #name, [&] {                          \
+      [[maybe_unused]] static constexpr const char* fn = "aoti_torch_" #name;         \
+      [[maybe_unused]] const ::aotrt::OpArgs args{fn, std::nullopt};                  \
+      __VA_ARGS__;                                                                    \
+    });                                                                               \
+  }
 #define AOTRT_OP_ALIAS(alias, name, params)  \
   AOTRT_OP_ALIAS_CPU(alias, name, params)    \
   AOTRT_OP_ALIAS_CUDA(alias, name, params)

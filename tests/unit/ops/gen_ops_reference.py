@@ -76,6 +76,7 @@ def cpp_values(t: torch.Tensor) -> str:
 
 
 def case(name, op, inputs, ints, outputs, floats=()):
+    ints = ["kNone" if i == "kNone" else i for i in ints]
     outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
     ins = ",\n      ".join(cpp_values(t) for t in inputs)
     os_ = ",\n      ".join(cpp_values(t) for t in outs)
@@ -205,7 +206,220 @@ def sort_cases():
     return out
 
 
-FAMILIES = {"scan": scan_cases, "sort": sort_cases}
+# --- views -----------------------------------------------------------------------------
+# ints: narrow: dim, start, length; slice_Tensor: dim, start|kNone, end|kNone, step; permute:
+# dims; squeeze_dim: dim; reshape: shape; view_dtype: dtype code. Output offsets are torch's,
+# in the input's buffer: equal offsets show aotrt's result is a view at the same place.
+def views_cases():
+    out = []
+    f32 = torch.float32
+
+    def add(name, op, x, ints, r):
+        out.append(case(name, op, [x], [NONE if i is None else i for i in ints], r))
+
+    x = view(pattern(24), f32, [2, 3, 4], [20, 6, 1], 3)
+    add("narrow_dim1", "narrow", x, [1, 1, 2], x.narrow(1, 1, 2))
+    add("narrow_negative_start", "narrow", x, [-1, -3, 2], x.narrow(-1, -3, 2))
+    add("narrow_empty", "narrow", x, [2, 4, 0], x.narrow(2, 4, 0))
+    add("slice_step", "slice_Tensor", x, [2, 1, None, 2], x[:, :, 1::2])
+    add("slice_negative_clamped", "slice_Tensor", x, [1, -10, 2, 1], x[:, -10:2])
+    add("slice_end_before_start", "slice_Tensor", x, [2, 3, 1, 1], x[:, :, 3:1])
+    add("slice_defaults", "slice_Tensor", x, [0, None, None, 1], x[:])
+    add("permute", "permute", x, [2, 0, 1], x.permute(2, 0, 1))
+    add("permute_negative", "permute", x, [-1, -2, -3], x.permute(-1, -2, -3))
+    y = view(pattern(6), f32, [2, 1, 3], [3, 3, 1], 2)
+    add("squeeze_size1", "squeeze_dim", y, [1], y.squeeze(1))
+    add("squeeze_not_size1", "squeeze_dim", y, [0], y.squeeze(0))
+    add("squeeze_0d", "squeeze_dim", view([2.0], f32, []), [0], view([2.0], f32, []).squeeze(0))
+    add("reshape_view", "reshape", x, [2, 3, 2, 2], x.reshape(2, 3, 2, 2))
+    add("reshape_infer_copy", "reshape", x, [-1, 4], x.reshape(-1, 4))
+    add("reshape_infer_view", "reshape", x, [2, 3, -1, 2], x.reshape(2, 3, -1, 2))
+    t = transposed(pattern(12), f32, [3, 4], 1)
+    add("reshape_copy_transposed", "reshape", t, [12], t.reshape(12))
+    add("reshape_view_transposed_split", "reshape", t, [3, 2, 2], t.reshape(3, 2, 2))
+    add("reshape_size1_dims", "reshape", t, [3, 1, 4, 1], t.reshape(3, 1, 4, 1))
+    z = view(pattern(8), f32, [2, 4], [6, 1], 2)
+    add("view_dtype_same_size", "view_dtype", z, [CODES[torch.int32]], z.view(torch.int32))
+    add("view_dtype_smaller", "view_dtype", z, [CODES[torch.int16]], z.view(torch.int16))
+    w = view(pattern(8), torch.int16, [2, 4], [6, 1], 2)
+    add("view_dtype_larger", "view_dtype", w, [CODES[torch.int32]], w.view(torch.int32))
+    add("view_dtype_f32_to_u8", "view_dtype", z, [CODES[torch.uint8]], z.view(torch.uint8))
+    return out
+
+
+# --- indexing --------------------------------------------------------------------------
+# index_Tensor: inputs self, index tensors; ints: per dim the input number of its index or
+# -1 for None. index_put: inputs self, values, index tensors; ints: accumulate, then the
+# mapping. nonzero_static: size, fill_value. scatter_src_out / scatter_reduce_two_out:
+# inputs self, index, src; ints: dim (then reduce: 0 sum 1 prod 2 mean 3 amax 4 amin,
+# include_self). scatter_value_out: inputs self, index; ints: dim; floats: value.
+# searchsorted_Tensor: inputs sorted, values[, sorter]; ints: out_int32, right, side (-1
+# None, 0 left, 1 right). searchsorted_Scalar: inputs sorted; floats: value. bucketize_Tensor:
+# inputs self, boundaries; ints: out_int32, right.
+REDUCES = ["sum", "prod", "mean", "amax", "amin"]
+
+
+def indexing_cases():
+    out = []
+    f32, i64 = torch.float32, torch.int64
+    nan = math.nan
+
+    def idx(vals, sizes, strides=None, offset=0, dtype=i64):
+        return view(vals, dtype, sizes, strides, offset)
+
+    x = view(pattern(24), f32, [2, 3, 4], [20, 6, 1], 3)
+    i0 = idx([1, 0, 1], [3])
+    i2 = idx([3, -1, 0], [3])
+    out.append(case("index_first_dim", "index_Tensor", [x, i0], [1], x[i0]))
+    out.append(case("index_adjacent_middle", "index_Tensor", [x, i2], [-1, -1, 1], x[:, :, i2]))
+    i1b = idx([0, 2, 1, 1], [2, 2])
+    out.append(case("index_two_adjacent_broadcast", "index_Tensor", [x, i1b, idx([3, 0], [2])], [-1, 1, 2],
+                    x[:, i1b, idx([3, 0], [2])]))
+    out.append(case("index_non_adjacent_goes_first", "index_Tensor", [x, idx([1, 0], [2]), idx([2, 3], [2])],
+                    [1, -1, 2], x[idx([1, 0], [2]), :, idx([2, 3], [2])]))
+    p = view(pattern(60), f32, [5, 3, 4], [1, 20, 5])  # permuted memory
+    ip = idx([0, 1], [1, 2])
+    out.append(case("index_permuted_self_layout", "index_Tensor", [p, ip], [-1, 1], p[:, ip]))
+    m = view([1, 0, 1], torch.bool, [3])
+    out.append(case("index_bool_mask", "index_Tensor", [x, m], [-1, 1], x[:, m]))
+    m2 = view([1, 0, 0, 1, 1, 0], torch.bool, [2, 3])
+    out.append(case("index_bool_mask_2d", "index_Tensor", [x, m2], [1], x[m2]))
+    out.append(case("index_int32_indices", "index_Tensor", [x, idx([2, 0], [2], dtype=torch.int32)], [-1, 1],
+                    x[:, idx([2, 0], [2], dtype=torch.int32)]))
+    xi = view(pattern(6), torch.int64, [6])
+    out.append(case("index_int64_self_strided_index", "index_Tensor", [xi, idx([5, 0, 2], [3], [2], 1)],
+                    [1], xi[idx([5, 0, 2], [3], [2], 1)]))
+
+    t = transposed(pattern(12), f32, [3, 4])
+    v = view([10, 20, 30, 40], f32, [4])
+    out.append(case("index_put_rows_keeps_strides", "index_put", [t, v, idx([2, 0], [2])], [0, 2],
+                    torch.index_put(t, (idx([2, 0], [2]),), v)))
+    out.append(case("index_put_accumulate_duplicates", "index_put", [t, view([1.5], f32, []), idx([1, 1, 1], [3]),
+                                                                      idx([0, 0, 3], [3])], [1, 2, 3],
+                    torch.index_put(t, (idx([1, 1, 1], [3]), idx([0, 0, 3], [3])), view([1.5], f32, []), True)))
+    out.append(case("index_put_duplicates_last_wins", "index_put", [t, view([7, 8], f32, [2]), idx([0, 0], [2]),
+                                                                     idx([1, 1], [2])], [0, 2, 3],
+                    torch.index_put(t, (idx([0, 0], [2]), idx([1, 1], [2])), view([7, 8], f32, [2]))))
+    mk = view([0, 1, 1], torch.bool, [3])
+    out.append(case("index_put_mask_scalar", "index_put", [t, view([-9], f32, []), mk], [0, 2],
+                    torch.index_put(t, (mk,), view([-9], f32, []))))
+
+    z = view([0, 1, 2, 0, 0, 3, nan, 0, -0.0], f32, [3, 3], [1, 3])
+    out.append(case("nonzero_2d_transposed_nan", "nonzero", [z], [], torch.nonzero(z)))
+    out.append(case("nonzero_bool_1d", "nonzero", [view([1, 0, 1, 1], torch.bool, [4])], [],
+                    torch.nonzero(view([1, 0, 1, 1], torch.bool, [4]))))
+    out.append(case("nonzero_none", "nonzero", [view([0, 0], f32, [2])], [], torch.nonzero(view([0, 0], f32, [2]))))
+    out.append(case("nonzero_0d", "nonzero", [view([5], f32, [])], [], torch.nonzero(view([5], f32, []))))
+    out.append(case("nonzero_static_pad", "nonzero_static", [z], [6, -1], torch.nonzero_static(z, size=6, fill_value=-1)))
+    out.append(case("nonzero_static_truncate", "nonzero_static", [z], [2, 0], torch.nonzero_static(z, size=2)))
+
+    sm = view([1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 1, 0], torch.bool, [4, 3], [1, 4])
+    out.append(case("masked_select_same_shape", "masked_select", [t.t(), sm], [], torch.masked_select(t.t(), sm)))
+    out.append(case("masked_select_broadcast_mask", "masked_select", [x, view([1, 0, 0, 1], torch.bool, [4])], [],
+                    torch.masked_select(x, view([1, 0, 0, 1], torch.bool, [4]))))
+
+    base = transposed(pattern(12, 1), f32, [3, 4])
+    ix = idx([0, 2, 1, 0, 1, 1], [2, 3])
+    src = view(pattern(8, 5, 0.5), f32, [2, 4])
+    out.append(case("scatter_src_dim0", "scatter_src_out", [base, ix, src], [0], base.scatter(0, ix, src)))
+    ix1 = idx([3, 0, 3, 1, 2, 2], [3, 2])
+    out.append(case("scatter_src_dim1_duplicates", "scatter_src_out", [base, ix1, view(pattern(6, 2), f32, [3, 2])], [1],
+                    base.scatter(1, ix1, view(pattern(6, 2), f32, [3, 2]))))
+    out.append(case("scatter_value", "scatter_value_out", [base, ix1], [1], base.scatter(1, ix1, 2.5), floats=[2.5]))
+    for r in range(5):
+        for inc in (1, 0):
+            out.append(case(f"scatter_reduce_{REDUCES[r]}_{'incl' if inc else 'excl'}", "scatter_reduce_two_out",
+                            [base, ix1, view(pattern(6, 2), f32, [3, 2])], [1, r, inc],
+                            base.scatter_reduce(1, ix1, view(pattern(6, 2), f32, [3, 2]), REDUCES[r], include_self=bool(inc))))
+    bi = view([1, 1, 1, 4], i64, [4])
+    for inc in (1, 0):
+        out.append(case(f"scatter_reduce_mean_int_floor_{inc}", "scatter_reduce_two_out",
+                        [bi, idx([0, 0, 2], [3]), view([5, 6, -7], i64, [3])], [0, 2, inc],
+                        bi.scatter_reduce(0, idx([0, 0, 2], [3]), view([5, 6, -7], i64, [3]), "mean", include_self=bool(inc))))
+    nb = view([1, 2, 3], f32, [3])
+    out.append(case("scatter_reduce_amax_nan", "scatter_reduce_two_out", [nb, idx([0, 0], [2]), view([nan, 5], f32, [2])],
+                    [0, 3, 1], nb.scatter_reduce(0, idx([0, 0], [2]), view([nan, 5], f32, [2]), "amax")))
+
+    srt = view([1, 3, 3, 5, 7], f32, [5])
+    vals = view([0, 3, 4, 7, 9, nan], f32, [2, 3])
+    for right in (0, 1):
+        out.append(case(f"searchsorted_right{right}", "searchsorted_Tensor", [srt, vals], [0, right, -1],
+                        torch.searchsorted(srt, vals, right=bool(right))))
+    out.append(case("searchsorted_side_right_int32", "searchsorted_Tensor", [srt, vals], [1, 0, 1],
+                    torch.searchsorted(srt, vals, out_int32=True, side="right")))
+    s2 = view([1, 4, 9, 2, 3, 8], f32, [2, 3])
+    v2 = view([4, 0, 8, 9], f32, [2, 2], [1, 2])
+    out.append(case("searchsorted_nd_lines", "searchsorted_Tensor", [s2, v2], [0, 0, -1], torch.searchsorted(s2, v2)))
+    uns = view([7, 1, 5, 3], f32, [4])
+    sorter = idx([1, 3, 2, 0], [4])
+    out.append(case("searchsorted_sorter", "searchsorted_Tensor", [uns, view([4, 8], f32, [2]), sorter], [0, 0, -1],
+                    torch.searchsorted(uns, view([4, 8], f32, [2]), sorter=sorter)))
+    out.append(case("searchsorted_int_boundaries_float_values", "searchsorted_Tensor",
+                    [view([1, 3, 5, 7], i64, [4]), view([3.5, 3], f32, [2])], [0, 0, -1],
+                    torch.searchsorted(view([1, 3, 5, 7], i64, [4]), view([3.5, 3], f32, [2]))))
+    out.append(case("searchsorted_scalar", "searchsorted_Scalar", [view([1, 3, 5, 7], i64, [4])], [0, 1, -1],
+                    torch.searchsorted(view([1, 3, 5, 7], i64, [4]), 3.0, right=True), floats=[3.0]))
+    bv = transposed(pattern(6, 0, 2), f32, [2, 3])
+    for right in (0, 1):
+        out.append(case(f"bucketize_right{right}", "bucketize_Tensor", [bv, view([-4, 0, 4], f32, [3])], [0, right],
+                        torch.bucketize(bv, view([-4, 0, 4], f32, [3]), right=bool(right))))
+    # masked_scatter: inputs self, mask, source. index_reduce: inputs self, index, source;
+    # ints: dim, reduce (1 prod 2 mean 3 amax 4 amin), include_self. repeat_interleave_Tensor:
+    # inputs repeats; ints: output_size or kNone. histc: input; ints: bins; floats: min, max.
+    ms = transposed(pattern(12), f32, [4, 3])
+    mm = view([1, 0, 1, 0], torch.bool, [4, 1])
+    out.append(case("masked_scatter_broadcast_mask", "masked_scatter", [ms, mm, view(pattern(10, 3), f32, [2, 5])], [],
+                    torch.masked_scatter(ms, mm, view(pattern(10, 3), f32, [2, 5]))))
+    for r in range(1, 5):
+        for inc in (1, 0):
+            out.append(case(f"index_reduce_{REDUCES[r]}_{'incl' if inc else 'excl'}", "index_reduce",
+                            [ms, idx([0, 0, 3], [3]), view(pattern(9, 4), f32, [3, 3])], [0, r, inc],
+                            ms.index_reduce(0, idx([0, 0, 3], [3]), view(pattern(9, 4), f32, [3, 3]), REDUCES[r],
+                                            include_self=bool(inc))))
+    out.append(case("index_reduce_mean_int_dim1", "index_reduce",
+                    [view([5, 6, -7, 4], i64, [1, 4]), idx([0, 0, 2], [3]), view([5, 6, -8], i64, [1, 3])], [1, 2, 1],
+                    view([5, 6, -7, 4], i64, [1, 4]).index_reduce(1, idx([0, 0, 2], [3]), view([5, 6, -8], i64, [1, 3]), "mean")))
+    out.append(case("repeat_interleave", "repeat_interleave_Tensor", [idx([2, 0, 3], [3])], [NONE],
+                    torch.repeat_interleave(idx([2, 0, 3], [3]))))
+    out.append(case("repeat_interleave_int32_output_size", "repeat_interleave_Tensor",
+                    [idx([1, 2], [2], dtype=torch.int32)], [3],
+                    torch.repeat_interleave(idx([1, 2], [2], dtype=torch.int32), output_size=3)))
+    hx = view([1, 2, 1, 4, nan, 5, -1, 3.99], f32, [2, 4], [1, 2])
+    out.append(case("histc_range", "histc", [hx], [4], torch.histc(hx, bins=4, min=0, max=4), floats=[0, 4]))
+    out.append(case("histc_data_range", "histc", [view([1, 2, 1, 7], f32, [4])], [3],
+                    torch.histc(view([1, 2, 1, 7], f32, [4]), bins=3), floats=[0, 0]))
+    out.append(case("histc_constant_input", "histc", [view([2, 2], torch.float64, [2])], [2],
+                    torch.histc(view([2, 2], torch.float64, [2]), bins=2), floats=[0, 0]))
+    return out
+
+
+# --- shape -----------------------------------------------------------------------------
+# fill__Scalar: input; floats: value; output: the input after the fill. cat: inputs; ints:
+# dim. pad: input; ints: the pad list; floats: value (empty: None); mode constant.
+def shape_cases():
+    out = []
+    f32 = torch.float32
+    x = view(pattern(12), f32, [3, 4], [1, 5], 2)
+    out.append(case("fill_strided_view", "fill__Scalar", [x], [], x.clone().fill_(2.5), floats=[2.5]))
+    xi = view(pattern(6), torch.int32, [6], [2], 1)
+    out.append(case("fill_int_truncates", "fill__Scalar", [xi], [], torch.full_like(xi, 3), floats=[3.7]))
+    a, b = view(pattern(6), f32, [2, 3]), transposed(pattern(4, 3), f32, [2, 2])
+    out.append(case("cat_dim1_mixed_layouts", "cat", [a, b], [1], torch.cat([a, b], 1)))
+    out.append(case("cat_dim0_negative", "cat", [a, view(pattern(3, 1), f32, [1, 3])], [-2], torch.cat([a, view(pattern(3, 1), f32, [1, 3])], -2)))
+    ai = view(pattern(3), torch.int32, [1, 3])
+    out.append(case("cat_promotes", "cat", [ai, a], [0], torch.cat([ai, a], 0)))
+    out.append(case("cat_skips_legacy_empty", "cat", [view([], f32, [0]), a], [0], torch.cat([view([], f32, [0]), a], 0)))
+    cl = lambda seed: view(pattern(24, seed), f32, [1, 2, 3, 4], [24, 1, 8, 2])
+    out.append(case("cat_channels_last", "cat", [cl(0), cl(5)], [1], torch.cat([cl(0), cl(5)], 1)))
+    p = view(pattern(6), f32, [2, 3], [1, 2])
+    out.append(case("pad_constant", "pad", [p], [1, 2, 0, 1], torch.nn.functional.pad(p, (1, 2, 0, 1), value=9.0), floats=[9.0]))
+    out.append(case("pad_negative_crops", "pad", [p], [-1, 1, 1, -1], torch.nn.functional.pad(p, (-1, 1, 1, -1))))
+    out.append(case("pad_last_dim_only", "pad", [p], [2, 0], torch.nn.functional.pad(p, (2, 0), value=-1.0), floats=[-1.0]))
+    return out
+
+
+FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
+            "shape": shape_cases}
 
 
 def main(names):
