@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "aotrt/aotrt.h"
 #include "cuda/cuda.h"
 #include "ops/ops_testing.h"
 
@@ -27,6 +28,13 @@ using TopkFn = AOTITorchError (*)(AtenTensorHandle, int64_t, int64_t, int32_t, i
                                   AtenTensorHandle*, AtenTensorHandle*);
 using KthFn = AOTITorchError (*)(AtenTensorHandle, int64_t, int64_t, int32_t, AtenTensorHandle*,
                                  AtenTensorHandle*);
+using IndexPutFn = AOTITorchError (*)(AtenTensorHandle, const AtenTensorHandle**, int64_t,
+                                      AtenTensorHandle, int32_t, AtenTensorHandle*);
+using UnaryFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle*);
+using RandFn = AOTITorchError (*)(const int64_t*, int64_t, int32_t*, int32_t*, int32_t*, int32_t,
+                                  int32_t*, AtenTensorHandle*);
+using RandpermFn = AOTITorchError (*)(int64_t, int32_t*, int32_t*, int32_t*, int32_t, int32_t*,
+                                      AtenTensorHandle*);
 
 Backend cuda_backend() {
   for (const Backend& b : built_backends()) {
@@ -251,6 +259,102 @@ TEST(CudaOpsContract, CumsumAndSortCaptureIntoAGraph) {
   std::vector<double> got = values_of(values.get());
   EXPECT_EQ(m.sizes, sizes);
   EXPECT_TRUE(same_values(got, want_sorted, 0)) << "sort in the graph";
+}
+
+// index_put without accumulate: where two values go to one place, CUDA keeps
+// one of them (which one is unspecified, Note [Indexing on CUDA]); with
+// accumulate, 200000 atomic adds of 1 into 10 places count exactly.
+TEST(CudaOpsIndexing, IndexPutDuplicates) {
+  REQUIRE_CUDA_DEVICE();
+  const Backend b = cuda_backend();
+  AOTRT_FIND_OP(index_put, IndexPutFn, b, "index_put");
+  Tensor t = make_tensor(b, Values{kF32, {3, 3}, {3, 1}, 0, std::vector<double>(9, 0.0)});
+  Tensor rows = make_tensor(b, Values{kI64, {2}, {1}, 0, {0, 0}});
+  Tensor cols = make_tensor(b, Values{kI64, {2}, {1}, 0, {1, 1}});
+  Tensor v = make_tensor(b, Values{kF32, {2}, {1}, 0, {7, 8}});
+  AtenTensorHandle rh = rows.get(), ch = cols.get();
+  const AtenTensorHandle* ix[] = {&rh, &ch};
+  Tensor out;
+  CALL_OK(index_put(t.get(), ix, 2, v.get(), 0, out.out()));
+  std::vector<double> got = values_of(out.get());
+  EXPECT_TRUE(got[1] == 7 || got[1] == 8) << "element (0, 1) is " << got[1];
+  got[1] = 0;
+  EXPECT_TRUE(same_values(got, std::vector<double>(9, 0.0), 0)) << "elements not indexed";
+
+  const int64_t n = 200000;
+  Values many{kI64, {n}, {1}, 0, {}};
+  for (int64_t i = 0; i < n; ++i) many.values.push_back(static_cast<double>((i * 7) % 10));
+  Tensor acc = make_tensor(b, Values{kF64, {10}, {1}, 0, std::vector<double>(10, 0.5)});
+  Tensor where = make_tensor(b, many);
+  Tensor one = make_tensor(b, Values{kF64, {}, {}, 0, {1.0}});
+  AtenTensorHandle wh = where.get();
+  const AtenTensorHandle* ix1[] = {&wh};
+  Tensor sum;
+  CALL_OK(index_put(acc.get(), ix1, 1, one.get(), 1, sum.out()));
+  expect_matches(sum.get(), Values{kF64, {10}, {1}, 0, std::vector<double>(10, n / 10 + 0.5)},
+                 "accumulated counts");
+}
+
+// nonzero over a large strided input: CUB's stream compaction keeps row-major
+// order; the count is read back (Note [Data-dependent sizes on CUDA]).
+TEST(CudaOpsIndexing, NonzeroOfALargeTransposedInput) {
+  REQUIRE_CUDA_DEVICE();
+  const Backend b = cuda_backend();
+  AOTRT_FIND_OP(nonzero, UnaryFn, b, "nonzero");
+  const int64_t R = 300, C = 1001;
+  Values v{kF32, {R, C}, {1, R}, 0, {}};
+  for (int64_t i = 0; i < R * C; ++i) v.values.push_back((i * 2654435761u) % 7 == 0 ? 1.0 : 0.0);
+  Tensor x = make_tensor(b, v);
+  Tensor out;
+  CALL_OK(nonzero(x.get(), out.out()));
+  std::vector<double> want_rows, want_cols;
+  for (int64_t i = 0; i < R * C; ++i) {
+    if (v.values[i] != 0) {
+      want_rows.push_back(static_cast<double>(i / C));
+      want_cols.push_back(static_cast<double>(i % C));
+    }
+  }
+  const int64_t k = static_cast<int64_t>(want_rows.size());
+  std::vector<double> want;
+  for (int64_t i = 0; i < k; ++i) {
+    want.push_back(want_rows[i]);
+    want.push_back(want_cols[i]);
+  }
+  expect_matches(out.get(), Values{kI64, {k, 2}, {1, k}, 0, want}, "nonzero");
+}
+
+// The random ops draw the same numbers on both devices for one seed (Note
+// [Random streams]): uniform and integer draws exactly, normal draws within
+// the last bits of the device's log / cos.
+TEST(CudaOpsRandom, SameStreamAsTheCpu) {
+  REQUIRE_CUDA_DEVICE();
+  const Backend cpu = built_backends()[0], gpu = cuda_backend();
+  const int64_t size[] = {4099};
+  for (const char* op : {"rand", "randn"}) {
+    for (int32_t dtype : {kF32, kF64}) {
+      std::vector<double> got[2];
+      for (int side = 0; side < 2; ++side) {
+        const Backend& b = side == 0 ? cpu : gpu;
+        AOTRT_FIND_OP(f, RandFn, b, op);
+        aotrt::manual_seed(1234);
+        Tensor t;
+        CALL_OK(f(size, 1, &dtype, nullptr, nullptr, b.is_cpu() ? -1 : 0, nullptr, t.out()));
+        got[side] = values_of(t.get());
+      }
+      const double tol = std::string(op) == "rand" ? 0.0 : (dtype == kF32 ? 1e-6 : 1e-12);
+      EXPECT_TRUE(same_values(got[1], got[0], tol)) << op << " dtype " << dtype;
+    }
+  }
+  std::vector<double> perm[2];
+  for (int side = 0; side < 2; ++side) {
+    const Backend& b = side == 0 ? cpu : gpu;
+    AOTRT_FIND_OP(f, RandpermFn, b, "randperm");
+    aotrt::manual_seed(99);
+    Tensor t;
+    CALL_OK(f(1000, nullptr, nullptr, nullptr, b.is_cpu() ? -1 : 0, nullptr, t.out()));
+    perm[side] = values_of(t.get());
+  }
+  EXPECT_TRUE(same_values(perm[1], perm[0], 0)) << "randperm";
 }
 
 }  // namespace
