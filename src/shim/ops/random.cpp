@@ -212,7 +212,8 @@ AOTRT_OP_CPU(native_dropout,
 
 // bernoulli.Tensor(Tensor self, Tensor p, *, Generator? generator=None): the
 // functional form has no C shim.
-AOTRT_PROXY_OP("aten::bernoulli.Tensor", {"self", "p", "generator"}, runtime::kProxyCpu,
+AOTRT_PROXY_OP("aten::bernoulli.Tensor", {"self", "p", "generator"},
+               runtime::kProxyCpu | runtime::kProxyCuda,
                [](runtime::ProxyCall& c) {
                  AOTRT_CHECK(!c.has_value("generator"), kUnsupported, c.what(),
                              ": argument 'generator' is not None; aotrt draws from its default "

@@ -42,7 +42,13 @@ TEST_P(OpsScan, MatchesTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Torch, OpsScan, ::testing::ValuesIn(all_backends(kScanCases)),
+// ATen's CUDA scans hold the running value in the result dtype (float32, float16),
+// its CPU scans in double / float: tests/unit/cuda/test_cuda_ops_scan.cpp has CUDA's
+// results for these inputs.
+INSTANTIATE_TEST_SUITE_P(Torch, OpsScan,
+                         ::testing::ValuesIn(all_backends(
+                             kScanCases, {"cumsum_f32_accumulates_in_double",
+                                          "cumsum_f16_saturates_at_max"})),
                          backend_case_name);
 
 // Enough lines for the parallel path: [300, 129] float64 small integers (exact sums)

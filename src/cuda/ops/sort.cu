@@ -1,0 +1,303 @@
+// CUDA kernels of the sort family (ops/sort.h): sort, topk, kthvalue,
+// median, nanmedian and mode, all on one primitive: every row's positions in
+// stable sorted order, from CUB's radix sort (Note [Segmented sort without
+// a host wait]) over the dense rows of Note [Rows along a dim].
+//
+// Note [Sort keys on CUDA]
+// ATen orders NaN above +inf (first when descending) and -0.0 equal to
+// +0.0 (stable order among them). A radix sort orders bit patterns: a NaN
+// with its sign bit set would sort below -inf, and -0.0 below +0.0. So the
+// keys CUB sorts are a canonical copy: every NaN made the positive quiet NaN
+// (above +inf), -0.0 made +0.0, bool as uint8. The values of the results are
+// then gathered from the input by the sorted positions, so they keep their
+// exact bits (NaN payloads, the sign of zero).
+// topk takes the first k positions of a full sort (largest: descending), so
+// its results are always in sorted order, which ATen's sorted=False allows.
+// kthvalue takes position k-1 of the ascending order; median position
+// (n - 1) / 2 unless the row holds a NaN (then its first NaN, as NaN sorts
+// last); nanmedian position (m - 1) / 2 of the m non-NaN values (NaN when
+// m is 0); mode walks each sorted row (one thread a row) for its first
+// longest run, as the CPU kernel does.
+#include "cuda/ops/common.cuh"
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include "ops/dispatch.h"
+#include "ops/sort.h"
+
+namespace aotrt::cuda {
+namespace {
+using namespace op_common;
+
+template <typename T>
+using key_t = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+
+template <typename T>
+__device__ __forceinline__ key_t<T> canonical_key(T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? 1 : 0;
+  } else if constexpr (is_float_v<T>) {
+    const auto a = to_acc(v);
+    using A = decltype(a);
+    if (a != a) return from_acc<T>(A(NAN));  // the positive quiet NaN
+    if (a == A(0)) return from_acc<T>(A(0));  // -0.0 -> +0.0
+    return v;
+  } else {
+    return v;
+  }
+}
+
+template <typename T>
+__global__ void make_keys(const T* rows, key_t<T>* keys, int64_t* order, int64_t n) {
+  AOTRT_GRID_STRIDE(i, n) {
+    keys[i] = canonical_key(rows[i]);
+    order[i] = i;
+  }
+}
+
+__global__ void row_of_each(const int64_t* order, int64_t* rows_of, int64_t n,
+                            IntDivider<uint64_t> length) {
+  AOTRT_GRID_STRIDE(i, n) { rows_of[i] = static_cast<int64_t>(length.div(static_cast<uint64_t>(order[i]))); }
+}
+
+__global__ void position_in_row(const int64_t* order, int64_t* positions, int64_t n,
+                                IntDivider<uint64_t> length) {
+  AOTRT_GRID_STRIDE(i, n) {
+    positions[i] = static_cast<int64_t>(length.divmod(static_cast<uint64_t>(order[i])).mod);
+  }
+}
+
+// Bits that hold every row number below `count`.
+int bits_for(int64_t count) {
+  int bits = 1;
+  while (bits < 63 && (int64_t{1} << bits) < count) ++bits;
+  return bits;
+}
+
+// Note [Segmented sort without a host wait]
+// CUB's DeviceSegmentedSort copies its partition of the segments to the host
+// and waits for it (above 500 segments), and DeviceSegmentedRadixSort sorts
+// each segment with one block (slow for a few long rows). Instead, as ATen
+// does for large inputs, two stable device-wide radix sorts: every element
+// by its key, carrying its linear index; then that order by row number
+// (only the bits the rows need). The second sort is stable, so each row's
+// elements stay in key order, ties in index order.
+//
+// positions[r, j]: the position in row r of its j-th element in stable
+// sorted order.
+template <typename T>
+void sorted_positions(const T* rows, int64_t count, int64_t length, bool descending,
+                      int64_t* positions, int device, cudaStream_t stream) {
+  using K = key_t<T>;
+  const int64_t n = count * length;
+  Temp<K> keys(device, n), sorted_keys(device, n);
+  Temp<int64_t> order(device, n), by_key(device, n);
+  make_keys<T><<<blocks_for(n), kThreads, 0, stream>>>(rows, keys.get(), order.get(), n);
+  AOTRT_CUDA_CHECK_LAUNCH();
+  cub_call(device, [&](void* temp, size_t& bytes) {
+    return descending ? cub::DeviceRadixSort::SortPairsDescending(
+                            temp, bytes, keys.get(), sorted_keys.get(), order.get(),
+                            by_key.get(), n, 0, static_cast<int>(sizeof(K) * 8), stream)
+                      : cub::DeviceRadixSort::SortPairs(temp, bytes, keys.get(), sorted_keys.get(),
+                                                        order.get(), by_key.get(), n, 0,
+                                                        static_cast<int>(sizeof(K) * 8), stream);
+  });
+  const IntDivider<uint64_t> len(static_cast<uint64_t>(length));
+  const int64_t* final_order = by_key.get();
+  if (count > 1) {
+    Temp<int64_t> row_keys(device, n), sorted_rows(device, n);
+    row_of_each<<<blocks_for(n), kThreads, 0, stream>>>(by_key.get(), row_keys.get(), n, len);
+    AOTRT_CUDA_CHECK_LAUNCH();
+    cub_call(device, [&](void* temp, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(temp, bytes, row_keys.get(), sorted_rows.get(),
+                                             by_key.get(), order.get(), n, 0, bits_for(count),
+                                             stream);
+    });
+    final_order = order.get();
+    position_in_row<<<blocks_for(n), kThreads, 0, stream>>>(final_order, positions, n, len);
+  } else {
+    position_in_row<<<blocks_for(n), kThreads, 0, stream>>>(final_order, positions, n, len);
+  }
+  AOTRT_CUDA_CHECK_LAUNCH();
+}
+
+// The first k sorted elements of every row: values[r, j] = rows[r, p] and
+// indices[r, j] = p for p = positions[r, j].
+template <typename T>
+__global__ void take_first(const T* rows, const int64_t* positions, int64_t length, int64_t n_out,
+                           IntDivider<uint64_t> k, T* values, int64_t* indices) {
+  AOTRT_GRID_STRIDE(i, n_out) {
+    const DivMod<uint64_t> rj = k.divmod(static_cast<uint64_t>(i));
+    const int64_t base = static_cast<int64_t>(rj.div) * length;
+    const int64_t p = positions[base + static_cast<int64_t>(rj.mod)];
+    values[i] = rows[base + p];
+    indices[i] = p;
+  }
+}
+
+// One element of every ascending-sorted row (Note [Sort keys on CUDA]):
+// rank `which`, or for a median the rank the row's NaN count gives.
+template <typename T>
+__global__ void pick_one(const T* rows, const int64_t* positions, int64_t count, int64_t length,
+                         int64_t which, bool median, bool ignore_nan, T* values,
+                         int64_t* indices) {
+  AOTRT_GRID_STRIDE(r, count) {
+    const T* row = rows + r * length;
+    const int64_t* pos = positions + r * length;
+    int64_t j = which;
+    if (median) {
+      int64_t lo = 0, hi = length;  // NaN sorts last: the first NaN by bisection
+      while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (is_nan(row[pos[mid]])) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      if (ignore_nan) {
+        j = lo == 0 ? 0 : (lo - 1) / 2;  // every element NaN: the first NaN
+      } else {
+        j = lo < length ? lo : (length - 1) / 2;  // the first NaN, else the lower median
+      }
+    }
+    values[r] = row[pos[j]];
+    indices[r] = pos[j];
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ bool same_value(T a, T b) {
+  return to_acc(a) == to_acc(b);  // NaN equals nothing, as in ATen's mode
+}
+
+// The most frequent value of every ascending-sorted row: the first longest
+// run of equal values (the smallest value among the most frequent), and
+// the last element of that run (its last occurrence, the sort being stable).
+// One thread walks one row.
+template <typename T>
+__global__ void mode_of_rows(const T* rows, const int64_t* positions, int64_t count,
+                             int64_t length, T* values, int64_t* indices) {
+  AOTRT_GRID_STRIDE(r, count) {
+    const T* row = rows + r * length;
+    const int64_t* pos = positions + r * length;
+    int64_t best = 0, best_len = 0;
+    for (int64_t i = 0; i < length;) {
+      int64_t j = i + 1;
+      while (j < length && same_value(row[pos[j]], row[pos[i]])) ++j;
+      if (j - i > best_len) {
+        best_len = j - i;
+        best = j - 1;
+      }
+      i = j;
+    }
+    values[r] = row[pos[best]];
+    indices[r] = pos[best];
+  }
+}
+
+struct Context {
+  int device;
+  DeviceGuard guard;
+  cudaStream_t stream;
+  explicit Context(const StridedView& v)
+      : device(device_of(v)), guard(device), stream(current_cuda_stream(device)) {}
+};
+
+// The rows of `self` along dim, dense, with their stable sorted positions.
+template <typename T>
+struct SortedRows {
+  Rows rows;
+  Temp<int64_t> positions;
+  SortedRows(const StridedView& self, int64_t dim, bool descending, const Context& c)
+      : rows(self, dim, self.dtype, c.stream, /*read=*/true), positions(c.device, rows.numel()) {
+    sorted_positions(rows.data<T>(), rows.count(), rows.length(), descending, positions.get(),
+                     c.device, c.stream);
+  }
+};
+
+// The first k of every sorted row into values/indices (views of self's sizes
+// with k along dim). `own`: values is also self (sort in place).
+template <typename T>
+void take_first_k(const SortedRows<T>& sorted, const StridedView& values,
+                  const StridedView& indices, int64_t dim, int64_t k, bool own,
+                  const Context& c) {
+  Rows out_values(values, dim, values.dtype, c.stream, /*read=*/false, own);
+  Rows out_indices(indices, dim, ScalarType::Int64, c.stream, /*read=*/false);
+  const int64_t n_out = sorted.rows.count() * k;
+  take_first<T><<<blocks_for(n_out), kThreads, 0, c.stream>>>(
+      sorted.rows.template data<T>(), sorted.positions.get(), sorted.rows.length(), n_out,
+      IntDivider<uint64_t>(static_cast<uint64_t>(k)), out_values.data<T>(),
+      out_indices.data<int64_t>());
+  AOTRT_CUDA_CHECK_LAUNCH();
+  out_values.write_back(c.stream);
+  out_indices.write_back(c.stream);
+}
+
+template <typename F>
+void visit_ordered(ScalarType t, const char* fn, F&& f) {
+  visit_dtype(t, fn, "self", std::forward<F>(f));
+}
+
+void sort(const StridedView& values, const StridedView& indices, int64_t dim, bool descending,
+          const char* fn) {
+  const Context c(values);
+  visit_ordered(values.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    const SortedRows<T> sorted(values, dim, descending, c);
+    take_first_k(sorted, values, indices, dim, sorted.rows.length(), /*own=*/true, c);
+  });
+}
+
+void topk(const StridedView& self, const StridedView& values, const StridedView& indices,
+          int64_t k, int64_t dim, bool largest, bool sorted_output, const char* fn) {
+  const Context c(self);
+  visit_ordered(self.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    const SortedRows<T> sorted(self, dim, /*descending=*/largest, c);
+    take_first_k(sorted, values, indices, dim, k, /*own=*/false, c);
+  });
+}
+
+void select(const StridedView& self, const StridedView& values, const StridedView& indices,
+            int64_t dim, int64_t which, bool median, bool ignore_nan, const char* fn) {
+  const Context c(self);
+  visit_ordered(self.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    const SortedRows<T> sorted(self, dim, /*descending=*/false, c);
+    Rows out_values(values, dim, values.dtype, c.stream, /*read=*/false);
+    Rows out_indices(indices, dim, ScalarType::Int64, c.stream, /*read=*/false);
+    const int64_t count = sorted.rows.count();
+    pick_one<T><<<blocks_for(count), kThreads, 0, c.stream>>>(
+        sorted.rows.template data<T>(), sorted.positions.get(), count, sorted.rows.length(),
+        which, median, ignore_nan, out_values.data<T>(), out_indices.data<int64_t>());
+    AOTRT_CUDA_CHECK_LAUNCH();
+    out_values.write_back(c.stream);
+    out_indices.write_back(c.stream);
+  });
+}
+
+void mode(const StridedView& self, const StridedView& values, const StridedView& indices,
+          int64_t dim, const char* fn) {
+  const Context c(self);
+  visit_ordered(self.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    const SortedRows<T> sorted(self, dim, /*descending=*/false, c);
+    Rows out_values(values, dim, values.dtype, c.stream, /*read=*/false);
+    Rows out_indices(indices, dim, ScalarType::Int64, c.stream, /*read=*/false);
+    const int64_t count = sorted.rows.count();
+    mode_of_rows<T><<<blocks_for(count), kThreads, 0, c.stream>>>(
+        sorted.rows.template data<T>(), sorted.positions.get(), count, sorted.rows.length(),
+        out_values.data<T>(), out_indices.data<int64_t>());
+    AOTRT_CUDA_CHECK_LAUNCH();
+    out_values.write_back(c.stream);
+    out_indices.write_back(c.stream);
+  });
+}
+
+constexpr ops::SortKernels kSort{.sort = sort, .topk = topk, .select = select, .mode = mode};
+using ops::SortKernels;
+AOTRT_REGISTER_KERNELS(SortKernels, cuda, kSort);
+
+}  // namespace
+}  // namespace aotrt::cuda
