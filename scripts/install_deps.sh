@@ -16,5 +16,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   ocl-icd-opencl-dev \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)
-python3 -m pip install -q "torch==2.13.0" numpy pytest
+python3 -m pip install -q "torch==2.13.0" numpy pytest hypothesis
 echo "install_deps: done"
