@@ -3,8 +3,8 @@
 # a 106 s export of 25 models with 8 processes overlapping a 52 s build and the unit tests):
 #   1. exports the whole zoo for cuda (CPU zoo models too) in the background, in parallel
 #      (python3 -m aotrt_tools.e2e export; eager references are computed there, TF32 off);
-#   2. meanwhile builds aotrt with -DAOTRT_CUDA=ON into build-gpu/, against the cuBLAS and
-#      cuDNN of the torch venv's nvidia-* wheels and the Debian packages in .debs/
+#   2. meanwhile builds aotrt with -DAOTRT_CUDA=ON into build-gpu/, against the CUDA math
+#      libraries of the torch venv's nvidia-* wheels and the Debian packages in .debs/
 #      (unpacked by scripts/device_env.sh);
 #   3. runs build-gpu/aotrt_unit_tests (the conformance suite included);
 #   4. runs every exported model through build-gpu/aotrt run, compares with eager and
@@ -66,15 +66,13 @@ if [ "$DRY_RUN" = 0 ] && ! python3 -c "import torch, sys; sys.exit(0 if torch.cu
   echo "gpu_e2e: python3's torch sees no CUDA device; this script is for the GPU machine" >&2
   exit 2
 fi
-# cuBLAS/cuDNN roots in the torch venv's nvidia-* wheels, nvcc (scripts/gpu_env.sh).
+# The torch venv's nvidia-* wheels (cuBLAS, cuDNN, cuFFT, cuRAND, cuSOLVER), nvcc (scripts/gpu_env.sh).
 # shellcheck source=gpu_env.sh
 source scripts/gpu_env.sh
-echo "cuBLAS root: ${CUBLAS_ROOT:-not found in the nvidia wheels (CMake uses the CUDA toolkit)}"
-echo "cuDNN root:  ${CUDNN_ROOT:-not found in the nvidia wheels}"
+echo "CUDA wheels: ${CUDA_WHEELS_ROOT:-no nvidia-* wheels with cuBLAS found (CMake uses the CUDA toolkit)}"
 CMAKE_ARGS=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAOTRT_CUDA=ON)
 [ -n "$NVCC" ] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
-[ -n "$CUBLAS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUBLAS_ROOT="$CUBLAS_ROOT")
-[ -n "$CUDNN_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUDNN_ROOT="$CUDNN_ROOT")
+[ -n "$CUDA_WHEELS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUDA_WHEELS_ROOT="$CUDA_WHEELS_ROOT")
 echo "build:  cmake ${CMAKE_ARGS[*]} && ninja -C $BUILD_DIR -j$(nproc)$([ "$SKIP_BUILD" = 1 ] && echo ' (skipped)')"
 echo "unit:   $BUILD_DIR/aotrt_unit_tests$([ "$SKIP_UNIT" = 1 ] && echo ' (skipped)')"
 echo "models (export order, $JOBS processes):"

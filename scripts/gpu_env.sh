@@ -1,9 +1,11 @@
-# Sourced by the GPU machine's scripts (gpu_e2e.sh, bench_gpu.sh): where cuBLAS, cuDNN and
-# nvcc are, and the environment aotrt is built and run in there.
-#   CUBLAS_ROOT, CUDNN_ROOT  roots in the wheels' layout (<root>/include, <root>/lib) found in the
-#                            torch venv's nvidia-* wheels, e.g. site-packages/nvidia/cu13 for
-#                            cuBLAS; empty when not found (CMake then uses the CUDA toolkit's)
-#   WHEEL_LIBS               their lib folders, ':'-separated
+# Sourced by the GPU machine's scripts (gpu_e2e.sh, bench_gpu.sh, gpu_ops_check.sh): where the
+# CUDA math libraries and nvcc are, and the environment aotrt is built and run in there.
+#   CUDA_WHEELS_ROOT         the folder holding the torch venv's nvidia-* wheels (its site-packages:
+#                            <root>/nvidia/*/{include,lib}, cuBLAS, cuFFT, cuRAND, cuSOLVER in
+#                            nvidia/cu13, cuDNN in nvidia/cudnn), for CMake's -DAOTRT_CUDA_WHEELS_ROOT
+#                            (the mechanism CI uses with scripts/install_deps.sh's folder); empty when
+#                            no cuBLAS is found there (CMake then uses the CUDA toolkit's libraries)
+#   WHEEL_LIBS               the lib folders of those wheels, ':'-separated
 #   NVCC                     nvcc on PATH, else /usr/local/cuda/bin/nvcc, else empty
 #   aotrt_gpu_runtime_env    unpacks .debs/ when it holds Debian packages (scripts/device_env.sh)
 #                            and puts WHEEL_LIBS on LD_LIBRARY_PATH
@@ -15,22 +17,17 @@ try:
     bases = list(nvidia.__path__)
 except ImportError:
     bases = []
-
-def root(lib_glob, header):
-    for base in bases:
-        for lib in sorted(glob.glob(os.path.join(base, "**", lib_glob), recursive=True)):
-            r = os.path.dirname(os.path.dirname(lib))
-            if os.path.isfile(os.path.join(r, "include", header)):
-                return r
-    return "-"
-
-print(root("libcublas.so*", "cublas_v2.h"), root("libcudnn.so*", "cudnn.h"))
+for base in bases:
+    if glob.glob(os.path.join(base, "*", "lib", "libcublas.so*")):
+        libs = sorted(d for d in glob.glob(os.path.join(base, "*", "lib")) if os.path.isdir(d))
+        print(os.path.dirname(base), ":".join(libs))
+        break
+else:
+    print("- -")
 ')
-read -r CUBLAS_ROOT CUDNN_ROOT <<<"$WHEEL_ROOTS"
-[ "$CUBLAS_ROOT" = "-" ] && CUBLAS_ROOT=""
-[ "$CUDNN_ROOT" = "-" ] && CUDNN_ROOT=""
-WHEEL_LIBS=""
-for _r in "$CUBLAS_ROOT" "$CUDNN_ROOT"; do [ -n "$_r" ] && WHEEL_LIBS="$WHEEL_LIBS${WHEEL_LIBS:+:}$_r/lib"; done
+read -r CUDA_WHEELS_ROOT WHEEL_LIBS <<<"$WHEEL_ROOTS"
+[ "$CUDA_WHEELS_ROOT" = "-" ] && CUDA_WHEELS_ROOT=""
+[ "$WHEEL_LIBS" = "-" ] && WHEEL_LIBS=""
 NVCC=$(command -v nvcc || true)
 [ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
 

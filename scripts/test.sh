@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: builds aotrt, runs the GoogleTest unit and conformance
+# Runs every test: builds aotrt, compiles and links the CUDA backend too
+# (build-cuda/: library, CLI, unit tests; run on a GPU machine by
+# scripts/gpu_ops_check.sh, as there is no GPU here), runs the GoogleTest unit and conformance
 # suites (ctest), the same suites under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the concurrency tests under ThreadSanitizer, a
 # short fuzzing run (replaying fuzz/corpus/), and the end-to-end tests (export
@@ -19,6 +21,13 @@ rm -f "$AOTRT_ROBUSTNESS_LOG"
 
 echo "== build"
 t=$(date +%s); scripts/build.sh; step build "$t"
+
+echo "== CUDA build (compiled and linked, not run: no GPU here)"
+# Against the CUDA math libraries that scripts/install_deps.sh unpacked.
+t=$(date +%s)
+AOTRT_BUILD_DIR=build-cuda scripts/build.sh -DAOTRT_CUDA=ON \
+  -DAOTRT_CUDA_WHEELS_ROOT="${AOTRT_CUDA_WHEELS:-/opt/aotrt-cuda-wheels}"
+step cuda-build "$t"
 
 echo "== unit and conformance tests"
 t=$(date +%s); ctest --test-dir build --output-on-failure -j"$(nproc)"; step ctest "$t"

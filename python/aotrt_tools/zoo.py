@@ -14,7 +14,9 @@ computes:
   transposed, grouped, dilated), the ops of a ResNet block and a transformer layer, and the
   Sleef functions of vectorized CPU kernels (see Note [CPU vectorization and Sleef] in
   export.py).
-The GPU zoo (devices=("cuda",)) holds real networks: torchvision's resnet18/resnet50/
+Hugging Face's GPT-2 and LLaMA decoders (transformers' modelling code, 2 layers, random
+weights) are CPU entries where transformers is installed. The GPU zoo (devices=("cuda",))
+holds real networks: torchvision's resnet18/resnet50/
 mobilenet_v3_small (registered only where torchvision is importable), a hand-written
 yolov8n with and without inductor's layout optimisation, yolo11's attention stage, and a
 GPT-2-small-style decoder in fp32 and bf16 (see gpu_models.py).
@@ -527,6 +529,49 @@ _SDPA_FALLBACK = calls_op_matching(r"_scaled_dot_product_\w*attention")
 def _gpt2():
     """GPT-2 small (12 layers, d 768, 12 heads, vocab 50257, tied head), causal SDPA, tokens (1,128) -> logits."""
     return gpu_models.GPT2(layers=GPT2_LAYERS), (torch.randint(0, 50257, (1, 128)),)
+
+
+# --------------------------------------------------------------------------------------
+# Hugging Face decoders (CPU): transformers' own modelling code, small configs, random weights
+# --------------------------------------------------------------------------------------
+
+
+class HFCausalLM(nn.Module):
+    """A transformers causal LM called the way it exports: logits only, no KV cache."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids, use_cache=False, return_dict=False)[0]
+
+
+# Both call aoti_torch_cpu_cumsum (the position ids / attention mask, which the decoders of
+# transformers 5 build with cumsum) besides mm/addmm and the CPU flash-attention fallback.
+_CUMSUM = calls_op_matching(r"^cumsum$")
+
+
+# fp32: logits up to ~1; aotrt vs eager measured 4.8e-7 (gpt2) and 2.4e-7 (llama) on this
+# machine, inside the CPU default.
+@register("hf_gpt2", devices=("cpu",), requires=("transformers",), checks=(_CUMSUM,))
+def _hf_gpt2():
+    """transformers GPT2LMHeadModel: 2 layers, d 64, 4 heads, vocab 256, tokens (2,16) -> logits."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_layer=2, n_embd=64, n_head=4, n_positions=64, vocab_size=256, bos_token_id=0,
+                        eos_token_id=0)
+    return HFCausalLM(GPT2LMHeadModel(config)), (torch.randint(0, 256, (2, 16)),)
+
+
+@register("hf_llama", devices=("cpu",), requires=("transformers",), checks=(_CUMSUM,))
+def _hf_llama():
+    """transformers LlamaForCausalLM: 2 layers, d 64, 4 heads / 2 KV heads (GQA), RoPE, vocab 256, tokens (2,16)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=256, max_position_embeddings=64)
+    return HFCausalLM(LlamaForCausalLM(config)), (torch.randint(0, 256, (2, 16)),)
 
 
 # --------------------------------------------------------------------------------------

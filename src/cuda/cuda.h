@@ -13,6 +13,12 @@ namespace aotrt::cuda {
 // True when aotrt was built with the CUDA backend.
 bool built();
 
+// Why a build without CUDA refuses every CUDA entry point (no_cuda.cpp, and
+// the op dispatch of ops/dispatch.h).
+inline constexpr const char* kNotBuiltMessage =
+    "this aotrt was built without CUDA (configure with -DAOTRT_CUDA=ON on a "
+    "machine with the CUDA toolkit)";
+
 // The caching allocator of one device.
 Allocator& allocator(int device_index);
 

@@ -6,9 +6,7 @@
 namespace aotrt::cuda {
 namespace {
 [[noreturn]] void not_built() {
-  AOTRT_FAIL(kUnsupported,
-             "this aotrt was built without CUDA (configure with -DAOTRT_CUDA=ON on a "
-             "machine with the CUDA toolkit)");
+  AOTRT_FAIL(kUnsupported, kNotBuiltMessage);
 }
 }  // namespace
 

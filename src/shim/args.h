@@ -1,15 +1,45 @@
 // Decoding of shim arguments shared by the fallback-op shims of every device:
 // int lists passed as (pointer, length), optional tensors passed as
-// AtenTensorHandle*, convolution parameters, and inference-only checks.
+// AtenTensorHandle*, convolution parameters.
+// OpArgs (below) is what every op row of src/shim/ops/ decodes with.
 #pragma once
 
+#include <optional>
+#include <ostream>
+#include <string>
 #include <span>
+#include <string_view>
+#include <vector>
 
 #include "core/conv_params.h"
 #include "core/error.h"
+#include "core/dtype.h"
 #include "core/handles.h"
+#include "core/tensor.h"
 
 namespace aotrt {
+
+// An argument of a shim, "fn: argument 'name'" in messages; the text is
+// composed only when a check fails, so decoding arguments allocates nothing.
+struct ArgName {
+  const char* fn;
+  const char* name;
+  friend std::ostream& operator<<(std::ostream& os, const ArgName& a) {
+    return os << a.fn << ": argument '" << a.name << "'";
+  }
+  std::string str() const { return detail::concat(*this); }
+};
+
+// handle_get / handle_get_defined (core/handles.h) for an ArgName.
+inline TensorImpl& handle_get(AtenTensorHandle h, const ArgName& what) {
+  if (TensorImpl* t = handle_lookup(h)) return *t;  // a handle is no TensorImpl* (Note [Handle values])
+  return handle_get(h, what.str().c_str());  // throws, naming the argument
+}
+inline TensorImpl& handle_get_defined(AtenTensorHandle h, const ArgName& what) {
+  TensorImpl& t = handle_get(h, what);
+  AOTRT_CHECK(t.defined(), kInvalidArgument, what, " is an undefined tensor");
+  return t;
+}
 
 // An int list passed as (pointer, length); null only when the length is 0.
 inline std::span<const int64_t> int_list(const int64_t* ptr, int64_t len, const char* fn,
@@ -46,10 +76,87 @@ inline ConvParams conv_params(const int64_t* stride, int64_t stride_len,
   return params;
 }
 
-// aotrt runs inference: attention dropout must be 0.
-inline void check_no_dropout(double dropout_p, const char* fn) {
-  AOTRT_CHECK(dropout_p == 0.0, kUnsupported, fn, ": dropout_p ", dropout_p,
-              " is not served; aotrt runs inference, where attention dropout is 0");
-}
+// The decoder of one fallback-op entry point (see Note [Op rows] in
+// shim/ops/op_row.h): `fn` is the entry's full name and `device` the device
+// it serves (none for the device-generic aoti_torch_aten_* entries). Each getter takes the parameter as the C signature of torch's
+// generated headers passes it, and its name for messages ("fn: argument
+// 'name' ..."). Tensors come back borrowed from their handles.
+struct OpArgs {
+  const char* fn;
+  std::optional<DeviceType> device;
+
+  // A defined tensor on this entry's device (ATen's kernels of one device
+  // refuse another's tensors too).
+  const TensorImpl& tensor(AtenTensorHandle h, const char* name) const {
+    const TensorImpl& t = handle_get_defined(h, ArgName{fn, name});
+    check_device(t, name);
+    return t;
+  }
+  // A defined tensor on any device (a CPU 0-d tensor that CUDA ops accept).
+  const TensorImpl& tensor_any_device(AtenTensorHandle h, const char* name) const {
+    return handle_get_defined(h, ArgName{fn, name});
+  }
+  // Tensor?: null, a null handle or an undefined tensor mean None.
+  const TensorImpl* optional_tensor(AtenTensorHandle* h, const char* name) const {
+    if (h == nullptr || *h == nullptr) return nullptr;
+    const TensorImpl& t = handle_get(*h, ArgName{fn, name});
+    if (!t.defined()) return nullptr;
+    check_device(t, name);
+    return &t;
+  }
+  // Tensor[] as (array of handles, length).
+  std::vector<const TensorImpl*> tensor_list(const AtenTensorHandle* hs, int64_t len,
+                                             const char* name) const {
+    AOTRT_CHECK(len >= 0 && (hs != nullptr || len == 0), kInvalidArgument, ArgName{fn, name},
+                " has length ", len, hs == nullptr ? " and is null" : "");
+    std::vector<const TensorImpl*> out;
+    out.reserve(static_cast<size_t>(len));
+    for (int64_t i = 0; i < len; ++i) out.push_back(&tensor(hs[i], name));
+    return out;
+  }
+  // Tensor?[] as (array of AtenTensorHandle*, length): entries may be None.
+  std::vector<const TensorImpl*> optional_tensor_list(const AtenTensorHandle** hs, int64_t len,
+                                                      const char* name) const {
+    AOTRT_CHECK(len >= 0 && (hs != nullptr || len == 0), kInvalidArgument, ArgName{fn, name},
+                " has length ", len, hs == nullptr ? " and is null" : "");
+    std::vector<const TensorImpl*> out;
+    out.reserve(static_cast<size_t>(len));
+    for (int64_t i = 0; i < len; ++i) {
+      out.push_back(optional_tensor(const_cast<AtenTensorHandle*>(hs[i]), name));
+    }
+    return out;
+  }
+  std::span<const int64_t> ints(const int64_t* ptr, int64_t len, const char* name) const {
+    AOTRT_CHECK(len >= 0 && (ptr != nullptr || len == 0), kInvalidArgument, ArgName{fn, name},
+                " has length ", len, ptr == nullptr ? " and is null" : "");
+    return {ptr, static_cast<size_t>(len)};
+  }
+  // ScalarType? as int32_t*: null means None.
+  std::optional<ScalarType> optional_dtype(const int32_t* code, const char* name) const {
+    if (code == nullptr) return std::nullopt;
+    AOTRT_CHECK(is_valid_dtype(*code), kInvalidArgument, ArgName{fn, name}, " is dtype code ",
+                *code, ", which is no dtype");
+    return static_cast<ScalarType>(*code);
+  }
+  // int? / float? / bool? as a pointer: null means None.
+  template <typename T>
+  static std::optional<T> optional(const T* p) {
+    return p == nullptr ? std::nullopt : std::optional<T>(*p);
+  }
+  // str? as const char**: null means None.
+  std::optional<std::string_view> optional_string(const char** p, const char* name) const {
+    if (p == nullptr) return std::nullopt;
+    AOTRT_CHECK(*p != nullptr, kInvalidArgument, ArgName{fn, name}, " points at a null string");
+    return std::string_view(*p);
+  }
+
+ private:
+  void check_device(const TensorImpl& t, const char* name) const {
+    if (!device) return;
+    AOTRT_CHECK(t.device().type == *device, kInvalidArgument, ArgName{fn, name}, " is on ",
+                t.device().str(),
+                device == DeviceType::CPU ? ", not on the CPU" : ", not on a CUDA device");
+  }
+};
 
 }  // namespace aotrt

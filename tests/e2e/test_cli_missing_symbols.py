@@ -1,9 +1,9 @@
 """`aotrt info` and `aotrt run` on a real package that needs a shim aotrt lacks.
 
-torch.sort has no inductor lowering on the CPU: the generated code calls the
-fallback `aoti_torch_cpu_sort_stable`, which aotrt does not provide. `info`
-must name it as MISSING (and still describe the package); `run` must refuse
-before loading the .so, naming it.
+The package is the first of CANDIDATES whose generated code calls a fallback
+`aoti_torch_cpu_*` that libaotrt.so does not export (as ops get served, the
+next candidate takes over). `info` must name it as MISSING (and still describe
+the package); `run` must refuse before loading the .so, naming it.
 """
 
 from __future__ import annotations
@@ -22,35 +22,54 @@ sys.path.insert(0, str(REPO / "python"))
 from aotrt_tools import export  # noqa: E402
 
 
-class SortModel(torch.nn.Module):
+class Op(torch.nn.Module):
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
     def forward(self, x):
-        return torch.sort(x, dim=-1, stable=True).values * 2
+        return self.f(x) * 2
 
 
-@pytest.fixture(scope="module")
-def sort_package(tmp_path_factory) -> tuple[Path, Path]:
-    out = tmp_path_factory.mktemp("missing")
-    x = torch.randn(4, 16)
-    pkg = out / "sort.pt2"
-    export.export_package(SortModel(), (x,), pkg)
-    np.save(out / "x.npy", x.numpy())
-    return pkg, out / "x.npy"
+CANDIDATES = {
+    "histogram": lambda x: torch.histogram(x.reshape(-1), bins=5).hist,
+    "embedding_bag": lambda x: torch.nn.functional.embedding_bag(torch.tensor([0, 2, 1, 3]), x, torch.tensor([0, 2])),
+}
 
 
-def _missing_in_package(pkg: Path) -> list[str]:
+def _imported_ops(pkg: Path) -> set[str]:
     # What the .so really imports, read by our own ELF check's twin: nm.
     import zipfile, tempfile
     with zipfile.ZipFile(pkg) as z, tempfile.TemporaryDirectory() as d:
         so = [n for n in z.namelist() if n.endswith(".so")][0]
         path = z.extract(so, d)
         out = subprocess.run(["nm", "-D", "--undefined-only", path], capture_output=True, text=True).stdout
-    return sorted({l.split()[-1] for l in out.splitlines() if "aoti_torch_cpu_sort" in l})
+    return {l.split()[-1] for l in out.splitlines() if "aoti_torch_cpu_" in l}
 
 
-def test_info_names_missing_symbol(aotrt_bin, sort_package):
-    pkg, _ = sort_package
-    wanted = _missing_in_package(pkg)
-    assert wanted, "the export no longer calls a sort fallback; pick another op aotrt lacks"
+def _served(aotrt_bin: Path) -> set[str]:
+    lib = aotrt_bin.parent / "libaotrt.so"
+    out = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True).stdout
+    return {l.split()[-1] for l in out.splitlines() if l.strip()}
+
+
+@pytest.fixture(scope="module")
+def missing_package(tmp_path_factory, aotrt_bin) -> tuple[Path, Path, list[str]]:
+    out = tmp_path_factory.mktemp("missing")
+    x = torch.randn(4, 16)
+    np.save(out / "x.npy", x.numpy())
+    served = _served(aotrt_bin)
+    for name, f in CANDIDATES.items():
+        pkg = out / f"{name}.pt2"
+        export.export_package(Op(f), (x,), pkg)
+        missing = sorted(_imported_ops(pkg) - served)
+        if missing:
+            return pkg, out / "x.npy", missing
+    pytest.fail("every candidate's shims are served now; add a candidate that needs a shim aotrt lacks")
+
+
+def test_info_names_missing_symbol(aotrt_bin, missing_package):
+    pkg, _, wanted = missing_package
     proc = subprocess.run([str(aotrt_bin), "info", str(pkg)], capture_output=True, text=True, timeout=120)
     text = proc.stdout + proc.stderr
     for name in wanted:
@@ -59,9 +78,8 @@ def test_info_names_missing_symbol(aotrt_bin, sort_package):
     assert any(l.strip().startswith("aoti_torch_") and "provided" in l for l in text.splitlines())
 
 
-def test_run_refuses_naming_missing_symbol(aotrt_bin, sort_package, tmp_path):
-    pkg, x = sort_package
-    wanted = _missing_in_package(pkg)
+def test_run_refuses_naming_missing_symbol(aotrt_bin, missing_package, tmp_path):
+    pkg, x, wanted = missing_package
     proc = subprocess.run(
         [str(aotrt_bin), "run", str(pkg), "--input", str(x), "--output-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=120,

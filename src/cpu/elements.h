@@ -1,0 +1,122 @@
+// Elements of every dtype on the CPU: the C++ type of a dtype (visit_dtype),
+// widening a stored element to a computable value (load) and converting a
+// value to a stored element with ATen's CPU rules (convert_value), shared by
+// the strided copy (cpu/copy.cpp) and the op kernels (cpu/ops/).
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "core/dtype.h"
+
+namespace aotrt::cpu {
+
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
+
+template <typename T>
+constexpr bool is_complex_v = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
+
+// Widen a stored element to a computable value.
+template <typename S>
+auto load(const S& s) {
+  if constexpr (std::is_same_v<S, Half>) {
+    return half_to_float(s.bits);
+  } else if constexpr (std::is_same_v<S, BFloat16>) {
+    return bfloat16_to_float(s.bits);
+  } else {
+    return s;
+  }
+}
+
+// Note [Float to integer conversion]
+// C++ leaves converting a NaN or out-of-range float to an integer undefined;
+// ATen's CPU result is what x86-64 compilers emit for static_cast, and aotrt
+// gives the same without undefined behaviour:
+//  - int64: truncate; NaN or outside [-2^63, 2^63) gives INT64_MIN;
+//  - int32 and everything narrower (int16, int8, uint16, uint8): through
+//    int32, whose NaN or out-of-range value is INT32_MIN, then the low bits
+//    (so 300.7 -> uint8 44, NaN -> uint8 0);
+//  - uint32: through int64, then the low 32 bits;
+//  - uint64: below 2^63 through int64; from 2^63 on, v - 2^63 through int64
+//    with the top bit flipped (so 1e19 is exact, inf gives 0).
+// CUDA saturates instead; the CUDA backend has its own rule.
+inline int64_t float_to_int64(double v) {
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+    return std::numeric_limits<int64_t>::min();
+  }
+  return static_cast<int64_t>(v);
+}
+
+inline int32_t float_to_int32(double v) {
+  // Truncation keeps (-2^31 - 1, 2^31) inside int32.
+  if (!(v > -2147483649.0 && v < 2147483648.0)) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(v);
+}
+
+template <typename I>
+I float_to_int(double v) {
+  if constexpr (std::is_same_v<I, uint64_t>) {
+    if (!(v >= 9223372036854775808.0)) return static_cast<uint64_t>(float_to_int64(v));
+    return static_cast<uint64_t>(float_to_int64(v - 9223372036854775808.0)) ^ (uint64_t{1} << 63);
+  } else if constexpr (sizeof(I) == 8 || std::is_same_v<I, uint32_t>) {
+    return static_cast<I>(float_to_int64(v));
+  } else {
+    return static_cast<I>(float_to_int32(v));
+  }
+}
+
+template <typename D, typename V>
+D convert_value(V v) {
+  if constexpr (std::is_same_v<D, bool>) {
+    if constexpr (is_complex_v<V>) {
+      return v.real() != 0 || v.imag() != 0;
+    } else {
+      return v != V(0);
+    }
+  } else if constexpr (is_complex_v<V>) {
+    if constexpr (is_complex_v<D>) {
+      return D(static_cast<typename D::value_type>(v.real()),
+               static_cast<typename D::value_type>(v.imag()));
+    } else {
+      return convert_value<D>(v.real());  // ATen drops the imaginary part
+    }
+  } else if constexpr (std::is_same_v<D, Half>) {
+    return Half{float_to_half(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<D, BFloat16>) {
+    return BFloat16{float_to_bfloat16(static_cast<float>(v))};
+  } else if constexpr (is_complex_v<D>) {
+    return D(static_cast<typename D::value_type>(v), 0);
+  } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<V>) {
+    return float_to_int<D>(static_cast<double>(v));
+  } else {
+    return static_cast<D>(v);
+  }
+}
+
+// Calls f(T{}) with the C++ type of a dtype aotrt converts; false otherwise.
+template <typename F>
+bool visit_dtype(ScalarType t, F&& f) {
+  switch (t) {
+    case ScalarType::UInt8: f(uint8_t{}); return true;
+    case ScalarType::Int8: f(int8_t{}); return true;
+    case ScalarType::Int16: f(int16_t{}); return true;
+    case ScalarType::Int32: f(int32_t{}); return true;
+    case ScalarType::Int64: f(int64_t{}); return true;
+    case ScalarType::UInt16: f(uint16_t{}); return true;
+    case ScalarType::UInt32: f(uint32_t{}); return true;
+    case ScalarType::UInt64: f(uint64_t{}); return true;
+    case ScalarType::Float16: f(Half{}); return true;
+    case ScalarType::BFloat16: f(BFloat16{}); return true;
+    case ScalarType::Float32: f(float{}); return true;
+    case ScalarType::Float64: f(double{}); return true;
+    case ScalarType::Bool: f(bool{}); return true;
+    case ScalarType::Complex64: f(c64{}); return true;
+    case ScalarType::Complex128: f(c128{}); return true;
+    default: return false;  // float8 and complex32: same-dtype copies only
+  }
+}
+
+}  // namespace aotrt::cpu

@@ -1,0 +1,103 @@
+// Indexing: index.Tensor, index_put (and aoti_torch_index_put_out), nonzero,
+// nonzero_static, masked_select, scatter (src, value, reduce; and
+// aoti_torch_scatter_out / _reduce_out), searchsorted, bucketize.
+//
+// Note [Indexing semantics]
+// ATen's rules, checked against torch 2.13 eager:
+// - index.Tensor: None entries keep a dim; bool/uint8 masks stand for the
+//   indices of their true elements (nonzero) over as many dims; index tensors
+//   (int64/int32) broadcast together; negative indices wrap, others out of
+//   range are refused naming the dim. The indexed dims are replaced by the
+//   broadcast shape in place when they are adjacent, else it goes in front.
+//   The result is laid out as ATen's TensorIterator lays it out (Note
+//   [Iterator output layout] in ops/dims.h), so it follows self's dim order.
+// - index_put: self.clone() (same strides), then the indexed elements get
+//   values (broadcast), added when accumulate; without accumulate a
+//   repeated index keeps the last value written, as ATen's CPU kernel does.
+// - nonzero: int64 [n, ndim] with strides (1, n) (column-major), in row-major
+//   order of the elements; nonzero_static pads with fill_value or truncates.
+//   The size depends on the data: on CUDA the count is read back to the host
+//   (one sync), which is what ATen does too.
+// - masked_select: self and mask broadcast; the selected elements in
+//   row-major order, 1-d. scatter: self.clone() (same strides), then for each
+//   element of index, out[... index ...] = src (value), or reduced: sum,
+//   prod, mean (integer mean rounds down), amax, amin (NaN propagates);
+//   include_self=false leaves self out of the reduction at scattered places.
+// - searchsorted / bucketize: int64 (int32 with out_int32) positions, left or
+//   right side (side overrides right), an optional sorter; boundaries 1-d or
+//   matching the leading dims of the values.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace aotrt::ops {
+
+enum class IndexMode { kGather, kAssign, kSum, kProd, kMean, kMax, kMin };
+
+// One element-wise pass over `shape` (shared by every view below): with
+//   off(e) = sum_k wrap(indices[k][e], index_sizes[k]) * index_strides[k]
+// kGather: dst[e] = src[e + off(e)]; the other modes write or reduce
+// src[e] into dst[e + off(e)]. dst and src have one dtype. For kMean,
+// `counts` (int64, dst's layout) starts at 1 where self is included, else 0,
+// and the kernel divides at the end. Scattering modes visit elements in
+// row-major order (the last write wins).
+struct IndexedArgs {
+  // Holds strides the views below point at (a deque: its elements never move).
+  std::span<const int64_t> keep(std::vector<int64_t> strides) {
+    return kept_.emplace_back(std::move(strides));
+  }
+  std::vector<int64_t> shape;
+  StridedView dst, src;
+  std::vector<StridedView> indices;  // int64 or int32, of `shape`
+  std::vector<int64_t> index_sizes, index_strides, index_dims;
+  std::optional<StridedView> counts;  // kMean
+ private:
+  std::deque<std::vector<int64_t>> kept_;
+};
+
+// See Note [Op dispatch] in ops/dispatch.h.
+struct IndexingKernels {
+  void (*indexed)(IndexMode mode, const IndexedArgs& a, const char* fn);
+  // Elements of self that are not zero (a host value: on CUDA, a sync).
+  int64_t (*count_nonzero)(const StridedView& self, const char* fn);
+  // out: int64 [rows, ndim] (rows <= count); the first `rows` nonzero
+  // elements' indices, row-major order.
+  void (*nonzero)(const StridedView& self, const StridedView& out, const char* fn);
+  // out[e] = the position of values[e] in its sorted line of `sorted` (the
+  // line of e's leading dims, or the only one when sorted is 1-d), through
+  // `sorter` when given; out int64 or int32.
+  void (*search)(const StridedView& sorted, const StridedView& values, const StridedView& out,
+                 const StridedView* sorter, bool right, const char* fn);
+};
+
+std::unique_ptr<TensorImpl> index(const TensorImpl& self,
+                                  const std::vector<const TensorImpl*>& indices, const char* fn);
+std::unique_ptr<TensorImpl> index_put(const TensorImpl& self,
+                                      const std::vector<const TensorImpl*>& indices,
+                                      const TensorImpl& values, bool accumulate, const char* fn);
+std::unique_ptr<TensorImpl> nonzero(const TensorImpl& self, const char* fn);
+std::unique_ptr<TensorImpl> nonzero_static(const TensorImpl& self, int64_t size,
+                                           int64_t fill_value, const char* fn);
+std::unique_ptr<TensorImpl> masked_select(const TensorImpl& self, const TensorImpl& mask,
+                                          const char* fn);
+// src or value (exactly one); reduce empty for plain scatter.
+std::unique_ptr<TensorImpl> scatter(const TensorImpl& self, int64_t dim, const TensorImpl& index,
+                                    const TensorImpl* src, double value,
+                                    std::string_view reduce, bool include_self, const char* fn);
+std::unique_ptr<TensorImpl> searchsorted(const TensorImpl& sorted, const TensorImpl& values,
+                                         bool out_int32, bool right,
+                                         std::optional<std::string_view> side,
+                                         const TensorImpl* sorter, const char* fn);
+// A 0-d tensor of `value` in sorted's device and a dtype ATen gives a Python scalar.
+std::unique_ptr<TensorImpl> scalar_tensor(double value, ScalarType dtype, Device device,
+                                          const char* fn);
+
+}  // namespace aotrt::ops

@@ -1,0 +1,242 @@
+#include "ops/views.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/copy.h"
+#include "core/error.h"
+#include "core/view.h"
+#include "ops/dims.h"
+
+namespace aotrt::ops {
+namespace {
+
+using Dims = std::vector<int64_t>;
+Dims to_vector(std::span<const int64_t> s) { return {s.begin(), s.end()}; }
+
+std::unique_ptr<TensorImpl> view_of(const TensorImpl& self, const Dims& sizes, const Dims& strides,
+                                    int64_t offset, ScalarType dtype, const char* fn) {
+  return make_tensor(self.storage(), sizes, strides, offset, dtype, fn);
+}
+
+int64_t wrap_nonzero_dim(const TensorImpl& self, int64_t dim, const char* op, const char* fn) {
+  AOTRT_CHECK(self.dim() > 0, kInvalidArgument, fn, ": ", op,
+              "() cannot be applied to a 0-dim tensor.");
+  return wrap_dim(dim, self.dim(), fn);
+}
+
+// Strides for `shape` over the memory of (sizes, strides), or none when no
+// view can express it: each run of old dims that are contiguous with one
+// another (stride[i] == stride[i+1] * size[i+1]) must map onto whole new dims.
+std::optional<Dims> view_strides(std::span<const int64_t> sizes, std::span<const int64_t> strides,
+                                 const Dims& shape) {
+  Dims out(shape.size());
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  if (numel == 0) return contiguous_strides(shape);
+  int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
+  int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= sizes[d];
+    // A chunk ends where the next outer dim is not contiguous with this one.
+    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        out[view_d] = view_numel * chunk_base_stride;
+        view_numel *= shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = strides[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+// ATen's infer_size: one -1 takes what the others leave.
+Dims infer_shape(std::span<const int64_t> shape, int64_t numel, const char* fn) {
+  Dims out = to_vector(shape);
+  int64_t known = 1;
+  int64_t infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      AOTRT_CHECK(infer < 0, kInvalidArgument, fn, ": only one dimension can be inferred");
+      infer = static_cast<int64_t>(i);
+    } else {
+      AOTRT_CHECK(out[i] >= 0, kInvalidArgument, fn, ": invalid shape dimension ", out[i]);
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    AOTRT_CHECK(known != 0 && numel % known == 0, kInvalidArgument, fn, ": shape is invalid for input of size ",
+                numel);
+    out[infer] = numel / known;
+    known *= out[infer];
+  }
+  AOTRT_CHECK(known == numel, kInvalidArgument, fn, ": shape is invalid for input of size ", numel);
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<TensorImpl> narrow(const TensorImpl& self, int64_t dim, int64_t start,
+                                   int64_t length, const char* fn) {
+  const int64_t d = wrap_nonzero_dim(self, dim, "narrow", fn);
+  const int64_t size = self.sizes()[d];
+  AOTRT_CHECK(start >= -size && start <= size, kInvalidArgument, fn, ": start out of range (expected to be in range of [",
+              -size, ", ", size, "], but got ", start, ")");
+  if (start < 0) start += size;
+  AOTRT_CHECK(length >= 0 && start <= size - length, kInvalidArgument, fn, ": start (", start,
+              ") + length (", length, ") exceeds dimension size (", size, ").");
+  Dims sizes = to_vector(self.sizes());
+  sizes[d] = length;
+  return view_of(self, sizes, to_vector(self.strides()),
+                 self.storage_offset() + start * self.strides()[d], self.dtype(), fn);
+}
+
+std::unique_ptr<TensorImpl> slice(const TensorImpl& self, int64_t dim,
+                                  std::optional<int64_t> start_opt, std::optional<int64_t> end_opt,
+                                  int64_t step, const char* fn) {
+  const int64_t d = wrap_nonzero_dim(self, dim, "slice", fn);
+  AOTRT_CHECK(step > 0, kInvalidArgument, fn, ": slice step must be positive, got ", step);
+  const int64_t size = self.sizes()[d];
+  auto clamp = [&](int64_t v) {
+    if (v < 0) v += size;
+    return std::clamp<int64_t>(v, 0, size);
+  };
+  const int64_t start = clamp(start_opt.value_or(0));
+  const int64_t end = std::max(start, clamp(end_opt.value_or(std::numeric_limits<int64_t>::max())));
+  Dims sizes = to_vector(self.sizes()), strides = to_vector(self.strides());
+  sizes[d] = (end - start + step - 1) / step;
+  const int64_t offset = self.storage_offset() + start * strides[d];
+  strides[d] *= step;
+  return view_of(self, sizes, strides, offset, self.dtype(), fn);
+}
+
+std::unique_ptr<TensorImpl> permute(const TensorImpl& self, std::span<const int64_t> dims,
+                                    const char* fn) {
+  const int64_t n = self.dim();
+  AOTRT_CHECK(static_cast<int64_t>(dims.size()) == n, kInvalidArgument, fn,
+              ": number of dims don't match in permute (input has ", n, ", dims has ",
+              dims.size(), ")");
+  Dims sizes(n), strides(n);
+  std::vector<bool> seen(n, false);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t d = wrap_dim(dims[i], n, fn);
+    AOTRT_CHECK(!seen[d], kInvalidArgument, fn, ": repeated dim ", dims[i], " in permute");
+    seen[d] = true;
+    sizes[i] = self.sizes()[d];
+    strides[i] = self.strides()[d];
+  }
+  return view_of(self, sizes, strides, self.storage_offset(), self.dtype(), fn);
+}
+
+std::unique_ptr<TensorImpl> squeeze_dim(const TensorImpl& self, int64_t dim, const char* fn) {
+  const int64_t d = wrap_dim(dim, self.dim(), fn);
+  Dims sizes = to_vector(self.sizes()), strides = to_vector(self.strides());
+  if (self.dim() > 0 && sizes[d] == 1) {
+    sizes.erase(sizes.begin() + d);
+    strides.erase(strides.begin() + d);
+  }
+  return view_of(self, sizes, strides, self.storage_offset(), self.dtype(), fn);
+}
+
+std::unique_ptr<TensorImpl> reshape(const TensorImpl& self, std::span<const int64_t> shape,
+                                    const char* fn) {
+  const Dims sizes = infer_shape(shape, self.numel(), fn);
+  if (auto strides = view_strides(self.sizes(), self.strides(), sizes)) {
+    return view_of(self, sizes, *strides, self.storage_offset(), self.dtype(), fn);
+  }
+  auto packed = empty_strided(self.sizes(), contiguous_strides(self.sizes()), self.dtype(),
+                              self.device(), fn);
+  copy_tensor(*packed, self, fn);
+  return make_tensor(packed->storage(), sizes, contiguous_strides(sizes), 0, self.dtype(), fn);
+}
+
+std::unique_ptr<TensorImpl> view_dtype(const TensorImpl& self, ScalarType dtype, const char* fn) {
+  const int64_t from = static_cast<int64_t>(self.itemsize());
+  const int64_t to = static_cast<int64_t>(element_size(dtype));
+  Dims sizes = to_vector(self.sizes()), strides = to_vector(self.strides());
+  if (from == to) return view_of(self, sizes, strides, self.storage_offset(), dtype, fn);
+  AOTRT_CHECK(self.dim() > 0, kInvalidArgument, fn, ": self.dim() cannot be 0 to view ",
+              dtype_name(self.dtype()), " as ", dtype_name(dtype), " (different element sizes)");
+  const int64_t last = self.dim() - 1;
+  AOTRT_CHECK(strides[last] == 1, kInvalidArgument, fn,
+              ": self.stride(-1) must be 1 to view ", dtype_name(self.dtype()), " as ",
+              dtype_name(dtype), " (different element sizes), but got ", strides[last]);
+  int64_t offset = self.storage_offset();
+  if (from > to) {
+    const int64_t r = from / to;
+    for (int64_t i = 0; i < last; ++i) strides[i] *= r;
+    sizes[last] *= r;
+    offset *= r;
+  } else {
+    const int64_t r = to / from;
+    AOTRT_CHECK(sizes[last] % r == 0, kInvalidArgument, fn, ": self.size(-1) must be divisible by ", r,
+                " to view ", dtype_name(self.dtype()), " as ", dtype_name(dtype),
+                " (different element sizes), but got ", sizes[last]);
+    AOTRT_CHECK(offset % r == 0, kInvalidArgument, fn, ": self.storage_offset() must be divisible by ", r,
+                " to view ", dtype_name(self.dtype()), " as ", dtype_name(dtype), ", but got ", offset);
+    for (int64_t i = 0; i < last; ++i) {
+      AOTRT_CHECK(strides[i] % r == 0, kInvalidArgument, fn, ": self.stride(", i,
+                  ") must be divisible by ", r, " to view ", dtype_name(self.dtype()), " as ",
+                  dtype_name(dtype), " (different element sizes), but got ", strides[i]);
+      strides[i] /= r;
+    }
+    sizes[last] /= r;
+    offset /= r;
+  }
+  return view_of(self, sizes, strides, offset, dtype, fn);
+}
+
+std::unique_ptr<TensorImpl> view_as_real(const TensorImpl& self, const char* fn) {
+  ScalarType real;
+  switch (self.dtype()) {
+    case ScalarType::Complex32: real = ScalarType::Float16; break;
+    case ScalarType::Complex64: real = ScalarType::Float32; break;
+    case ScalarType::Complex128: real = ScalarType::Float64; break;
+    default:
+      AOTRT_FAIL(kInvalidArgument, fn, ": view_as_real is only supported for complex tensors, not ",
+                 dtype_name(self.dtype()));
+  }
+  Dims sizes = to_vector(self.sizes()), strides = to_vector(self.strides());
+  for (int64_t& s : strides) s *= 2;
+  sizes.push_back(2);
+  strides.push_back(1);
+  return view_of(self, sizes, strides, self.storage_offset() * 2, real, fn);
+}
+
+std::unique_ptr<TensorImpl> view_as_complex(const TensorImpl& self, const char* fn) {
+  ScalarType complex;
+  switch (self.dtype()) {
+    case ScalarType::Float16: complex = ScalarType::Complex32; break;
+    case ScalarType::Float32: complex = ScalarType::Complex64; break;
+    case ScalarType::Float64: complex = ScalarType::Complex128; break;
+    default:
+      AOTRT_FAIL(kInvalidArgument, fn,
+                 ": view_as_complex is only supported for half, float and double tensors, but got ",
+                 dtype_name(self.dtype()));
+  }
+  AOTRT_CHECK(self.dim() > 0 && self.sizes().back() == 2, kInvalidArgument, fn,
+              ": Tensor must have a last dimension of size 2");
+  AOTRT_CHECK(self.strides().back() == 1, kInvalidArgument, fn,
+              ": Tensor must have a last dimension with stride 1");
+  Dims sizes = to_vector(self.sizes()), strides = to_vector(self.strides());
+  sizes.pop_back();
+  strides.pop_back();
+  for (int64_t& s : strides) {
+    AOTRT_CHECK(s % 2 == 0, kInvalidArgument, fn, ": Tensor must have a stride divisible by 2 for all but last dimension");
+    s /= 2;
+  }
+  AOTRT_CHECK(self.storage_offset() % 2 == 0, kInvalidArgument, fn,
+              ": Tensor must have a storage_offset divisible by 2");
+  return view_of(self, sizes, strides, self.storage_offset() / 2, complex, fn);
+}
+
+}  // namespace aotrt::ops

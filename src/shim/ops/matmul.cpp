@@ -1,0 +1,27 @@
+// Entry points of the matmul family (ops/matmul.h), both devices. Handles
+// are borrowed; the result is written into `out`. See Note [Op rows].
+#include "ops/matmul.h"
+#include "shim/ops/op_row.h"
+
+using namespace aotrt;
+
+AOTRT_OP(mm_out, (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2),
+         ops::mm_out(args.tensor(out, "out"), args.tensor(self, "self"),
+                     args.tensor(mat2, "mat2"), fn))
+
+AOTRT_OP(addmm_out,
+         (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
+          AtenTensorHandle mat2, double beta, double alpha),
+         ops::addmm_out(args.tensor(out, "out"), args.tensor(self, "self"),
+                        args.tensor(mat1, "mat1"), args.tensor(mat2, "mat2"), beta, alpha, fn))
+
+AOTRT_OP(bmm_out, (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2),
+         ops::bmm_out(args.tensor(out, "out"), args.tensor(self, "self"),
+                      args.tensor(mat2, "mat2"), fn))
+
+AOTRT_OP(baddbmm_out,
+         (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle batch1,
+          AtenTensorHandle batch2, double beta, double alpha),
+         ops::baddbmm_out(args.tensor(out, "out"), args.tensor(self, "self"),
+                          args.tensor(batch1, "batch1"), args.tensor(batch2, "batch2"), beta,
+                          alpha, fn))

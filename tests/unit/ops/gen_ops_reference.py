@@ -1,0 +1,408 @@
+"""Writes the torch eager reference cases of the op-family tests.
+
+Each case calls one ATen op in torch eager on inputs seen through the views the C++
+test builds (sizes, strides, storage offset), and records every output's dtype, sizes,
+strides and values. The C++ tests (tests/unit/ops/test_ops_<family>.cpp) include
+tests/unit/ops/reference_<family>.inc and need no torch. Run after changing a case:
+
+    python3 tests/unit/ops/gen_ops_reference.py            # every family
+    python3 tests/unit/ops/gen_ops_reference.py scan sort  # some
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+
+DTYPES = {torch.uint8: "kU8", torch.int8: "kI8", torch.int16: "kI16", torch.int32: "kI32",
+          torch.int64: "kI64", torch.float16: "kF16", torch.float32: "kF32", torch.float64: "kF64",
+          torch.bool: "kBool", torch.bfloat16: "kBF16", torch.complex64: "kC64"}
+CODES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
+         torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15}
+
+
+def small(i: int) -> float:
+    return float((i * 7 + 3) % 11 - 5)
+
+
+def contiguous_strides(sizes):
+    strides, step = [], 1
+    for s in reversed(sizes):
+        strides.insert(0, step)
+        step *= max(s, 1)
+    return strides
+
+
+def view(values, dtype, sizes, strides=None, offset=0):
+    """values (row-major over sizes) in a view with these strides and offset."""
+    strides = contiguous_strides(sizes) if strides is None else strides
+    extent = offset + (1 + sum((s - 1) * t for s, t in zip(sizes, strides)) if all(sizes) else 0)
+    buf = torch.full((extent + 1,), -77, dtype=dtype)
+    v = torch.as_strided(buf, sizes, strides, offset)
+    if v.numel():
+        v.copy_(torch.tensor(values, dtype=torch.float64).reshape(sizes))
+    return v
+
+
+def transposed(values, dtype, sizes, offset=0):
+    """A 2-d view of `sizes` whose memory is column-major."""
+    return view(values, dtype, sizes, [1, sizes[0]], offset)
+
+
+def pattern(n, start=0, scale=1.0):
+    return [small(i + start) * scale for i in range(n)]
+
+
+def cpp_num(x: float) -> str:
+    if math.isnan(x):
+        return "kNaN"
+    if math.isinf(x):
+        return "kInf" if x > 0 else "-kInf"
+    if float(x).is_integer() and abs(x) < 2**53:
+        return str(int(x))
+    return repr(float(x))
+
+
+def cpp_values(t: torch.Tensor) -> str:
+    vals = t.detach().to(torch.float64).reshape(-1).tolist() if t.numel() else []
+    j = lambda v: "{" + ", ".join(str(x) for x in v) + "}"
+    return (f"Values{{{DTYPES[t.dtype]}, {j(list(t.shape))}, {j(list(t.stride()))}, {t.storage_offset()}, "
+            f"{{{', '.join(cpp_num(x) for x in vals)}}}}}")
+
+
+def case(name, op, inputs, ints, outputs, floats=()):
+    ints = ["kNone" if i == "kNone" else i for i in ints]
+    outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    ins = ",\n      ".join(cpp_values(t) for t in inputs)
+    os_ = ",\n      ".join(cpp_values(t) for t in outs)
+    return (f'  {{"{name}", "{op}",\n     {{{ins}}},\n     {{{", ".join(str(i) for i in ints)}}},\n'
+            f'     {{{", ".join(cpp_num(f) for f in floats)}}},\n     {{{os_}}}}},\n')
+
+
+NONE = "kNone"
+
+
+# --- scan ------------------------------------------------------------------------------
+# ints: dim, then the dtype code or kNone (cumsum, cumprod).
+def scan_cases():
+    out = []
+    f32, i32 = torch.float32, torch.int32
+
+    def cum(name, op, x, dim, dtype=None):
+        fn = getattr(torch, op)
+        if op in ("cumsum", "cumprod"):
+            r = fn(x, dim, dtype=dtype)
+            ints = [dim, CODES[dtype] if dtype is not None else NONE]
+        else:
+            r = fn(x, dim)
+            ints = [dim]
+        if isinstance(r, tuple):
+            r = tuple(r)
+        out.append(case(name, op, [x], ints, r))
+
+    cum("cumsum_f32_rows", "cumsum", view(pattern(12), f32, [3, 4]), 1)
+    cum("cumsum_f32_transposed_offset_dim0", "cumsum", transposed(pattern(12, 5, 0.25), f32, [3, 4], 2), 0)
+    cum("cumsum_f32_gapped_negative_dim", "cumsum", view(pattern(24, 1), f32, [2, 3, 4], [40, 12, 3], 5), -2)
+    cum("cumsum_int32_promotes_to_int64", "cumsum", transposed(pattern(6), i32, [2, 3]), 1)
+    cum("cumsum_bool_promotes_to_int64", "cumsum", view([1, 0, 1, 1, 0, 1], torch.bool, [6]), 0)
+    cum("cumsum_uint8_promotes_to_int64", "cumsum", view([200, 100, 50], torch.uint8, [3]), 0)
+    cum("cumsum_int32_dtype_float64", "cumsum", view(pattern(6), i32, [6]), 0, torch.float64)
+    cum("cumsum_f16_dtype_f32", "cumsum", view(pattern(6, 0, 0.5), torch.float16, [2, 3]), 1, torch.float32)
+    cum("cumsum_f32_accumulates_in_double", "cumsum", view([1e8, 1, 1, -1e8], f32, [4]), 0)
+    cum("cumsum_f16_saturates_at_max", "cumsum", view([65504, 10, -65504], torch.float16, [3]), 0)
+    cum("cumsum_bf16", "cumsum", view(pattern(8, 2, 0.125), torch.bfloat16, [8]), 0)
+    cum("cumsum_int64_wraps", "cumsum", view([2**62, 2**62, 2**62], torch.int64, [3]), 0)
+    cum("cumsum_int8_dtype_int8_wraps", "cumsum", view([100, 100, 100], torch.int8, [3]), 0, torch.int8)
+    cum("cumsum_nan_inf", "cumsum", view([1, math.inf, -math.inf, 2, math.nan, 3], f32, [6]), 0)
+    cum("cumsum_0d", "cumsum", view([3.5], f32, []), -1)
+    cum("cumsum_empty", "cumsum", view([], f32, [0, 3]), 0)
+    cum("cumsum_size1_dim", "cumsum", view(pattern(4), f32, [4, 1]), 1)
+    cum("cumprod_f32", "cumprod", transposed(pattern(12, 3, 0.5), f32, [3, 4]), 1)
+    cum("cumprod_int32_promotes", "cumprod", view(pattern(6, 1), i32, [6]), 0)
+    cum("cumprod_f64_dtype_f32", "cumprod", view(pattern(6, 1, 0.5), torch.float64, [6]), 0, torch.float32)
+    cum("logcumsumexp_f32", "logcumsumexp", transposed(pattern(12, 0, 0.7), f32, [3, 4]), 1)
+    cum("logcumsumexp_inf_nan", "logcumsumexp",
+        view([-math.inf, -math.inf, 1, math.inf, 2, math.nan, 3], f32, [7]), 0)
+    cum("logcumsumexp_neg_inf_then_finite", "logcumsumexp", view([-math.inf, -1.5, math.inf, math.inf], f32, [4]), 0)
+    cum("logcumsumexp_f64", "logcumsumexp", view(pattern(5, 2, 3.0), torch.float64, [5]), 0)
+    cum("logcumsumexp_bf16", "logcumsumexp", view(pattern(6, 2, 0.5), torch.bfloat16, [6]), 0)
+    cum("logcumsumexp_0d", "logcumsumexp", view([2.0], f32, []), 0)
+    cum("cummax_ties_take_last", "cummax", view([1, 3, 3, 2, 3], f32, [5]), 0)
+    cum("cummin_ties_take_last", "cummin", view([1, 0, 0, 2, 0], f32, [5]), 0)
+    cum("cummax_nan", "cummax", view([1, math.nan, 3, math.nan, 5], f32, [5]), 0)
+    cum("cummin_nan", "cummin", view([1, math.nan, 3, math.nan, 0], f32, [5]), 0)
+    cum("cummax_int64_transposed", "cummax", transposed(pattern(12, 4), torch.int64, [3, 4], 1), 1)
+    cum("cummin_f32_dim0_gapped", "cummin", view(pattern(12, 2), f32, [4, 3], [8, 2], 1), 0)
+    cum("cummax_bool", "cummax", view([1, 0, 1], torch.bool, [3]), 0)
+    cum("cummax_f16", "cummax", view(pattern(6, 3, 0.25), torch.float16, [6]), 0)
+    cum("cummax_0d", "cummax", view([4.0], f32, []), 0)
+    cum("cummin_empty", "cummin", view([], f32, [2, 0]), 1)
+    return out
+
+
+# --- sort ------------------------------------------------------------------------------
+# ints: sort/sort_stable: dim, descending; topk: k, dim, largest, sorted; kthvalue: k, dim,
+# keepdim; mode: dim, keepdim; median/nanmedian: none. Cases whose index among equal values
+# ATen leaves unspecified are named *_ties_*: the C++ test checks self[index] == value there.
+def sort_cases():
+    out = []
+    f32 = torch.float32
+    nan, inf = math.nan, math.inf
+    mixed = [3, nan, 1, 3, -0.0, 0.0, nan, -1, inf, -inf]
+
+    def add(name, op, x, ints):
+        if op in ("sort", "sort_stable"):
+            r = torch.sort(x, dim=ints[0], descending=bool(ints[1]), stable=True)
+        elif op == "topk":
+            r = torch.topk(x, ints[0], dim=ints[1], largest=bool(ints[2]), sorted=bool(ints[3]))
+        elif op == "kthvalue":
+            r = torch.kthvalue(x, ints[0], dim=ints[1], keepdim=bool(ints[2]))
+        elif op == "mode":
+            r = torch.mode(x, dim=ints[0], keepdim=bool(ints[1]))
+        else:
+            r = getattr(torch, op)(x)
+        out.append(case(name, op, [x], ints, tuple(r) if isinstance(r, tuple) else r))
+
+    add("sort_nan_signed_zero_stable", "sort", view(mixed, f32, [10]), [0, 0])
+    add("sort_descending_nan_first_stable", "sort_stable", view(mixed, f32, [10]), [0, 1])
+    add("sort_transposed_keeps_strides", "sort", transposed(pattern(12, 1), f32, [3, 4]), [1, 0])
+    add("sort_dim0_permuted_3d", "sort_stable",
+        view(pattern(24, 2), f32, [4, 2, 3], [1, 12, 4]), [0, 1])
+    add("sort_gapped_view_dense_strides", "sort", view(pattern(12, 3), f32, [3, 4], [10, 2], 1), [-1, 0])
+    add("sort_int64_ties", "sort_stable", view([3, 1, 2, 1, 3, 0], torch.int64, [6]), [0, 0])
+    add("sort_int8_descending", "sort", view([3, -1, 2, 100, -128], torch.int8, [5]), [0, 1])
+    add("sort_bool", "sort_stable", view([1, 0, 1, 0], torch.bool, [4]), [0, 0])
+    add("sort_f16", "sort", view(pattern(7, 1, 0.5), torch.float16, [7]), [0, 0])
+    add("sort_bf16_descending", "sort", view(pattern(7, 4, 0.25), torch.bfloat16, [7]), [0, 1])
+    add("sort_0d", "sort", view([5.0], f32, []), [0, 0])
+    add("sort_empty", "sort", view([], f32, [0, 4]), [1, 0])
+    add("topk_largest_nan_first", "topk", view(mixed, f32, [10]), [3, 0, 1, 1])
+    add("topk_smallest", "topk", view(mixed, f32, [10]), [4, 0, 0, 1])
+    add("topk_ties_partial_sort_path", "topk", view([1, 2, 2, 2, 1] * 30, f32, [150]), [2, 0, 1, 1])
+    add("topk_ties_nth_element_path", "topk", view([1, 2, 2, 2, 1, 0, 2], f32, [7]), [2, 0, 1, 1])
+    add("topk_unsorted", "topk", view(pattern(9, 2), f32, [9]), [4, 0, 1, 0])
+    add("topk_dim0_transposed", "topk", transposed(pattern(12, 6), f32, [4, 3]), [2, 0, 1, 1])
+    add("topk_k0", "topk", view(pattern(4), f32, [2, 2]), [0, 1, 1, 1])
+    add("topk_int32_all", "topk", view(pattern(5, 1), torch.int32, [5]), [5, 0, 0, 1])
+    add("kthvalue_ties_dim1", "kthvalue", view([1, 2, 2, nan, 1, 3, 0, 5], f32, [2, 4]), [2, 1, 0])
+    add("kthvalue_keepdim_transposed", "kthvalue", transposed(pattern(12, 2), f32, [3, 4]), [1, 0, 1])
+    add("kthvalue_nan_is_last", "kthvalue", view([1, nan, 3], f32, [3]), [3, 0, 0])
+    add("kthvalue_0d", "kthvalue", view([2.5], f32, []), [1, 0, 0])
+    add("mode_ties_smallest_value", "mode", view([1, 2, 2, 3, 1, 3], f32, [6]), [0, 0])
+    add("mode_ties_rows_keepdim", "mode", view([4, 4, 1, 1, 1, 2, 7, 7, 7, 7, 0, 0], torch.int64, [3, 4]), [1, 1])
+    add("mode_dim0", "mode", view(pattern(12, 1), f32, [4, 3], [1, 4]), [0, 0])
+    add("median_lower", "median", view([1, 2, 2, 3, 1, 1], f32, [6]), [])
+    add("median_2d_gapped", "median", view(pattern(6, 3), f32, [2, 3], [5, 2], 1), [])
+    add("median_nan", "median", view([1, nan, 3], f32, [3]), [])
+    add("median_int64", "median", view([7, -2, 9, 4], torch.int64, [4]), [])
+    add("median_empty", "median", view([], f32, [0]), [])
+    add("nanmedian_ignores_nan", "nanmedian", view([1, nan, 3, 2, nan], f32, [5]), [])
+    add("nanmedian_all_nan", "nanmedian", view([nan, nan], f32, [2]), [])
+    return out
+
+
+# --- views -----------------------------------------------------------------------------
+# ints: narrow: dim, start, length; slice_Tensor: dim, start|kNone, end|kNone, step; permute:
+# dims; squeeze_dim: dim; reshape: shape; view_dtype: dtype code. Output offsets are torch's,
+# in the input's buffer: equal offsets show aotrt's result is a view at the same place.
+def views_cases():
+    out = []
+    f32 = torch.float32
+
+    def add(name, op, x, ints, r):
+        out.append(case(name, op, [x], [NONE if i is None else i for i in ints], r))
+
+    x = view(pattern(24), f32, [2, 3, 4], [20, 6, 1], 3)
+    add("narrow_dim1", "narrow", x, [1, 1, 2], x.narrow(1, 1, 2))
+    add("narrow_negative_start", "narrow", x, [-1, -3, 2], x.narrow(-1, -3, 2))
+    add("narrow_empty", "narrow", x, [2, 4, 0], x.narrow(2, 4, 0))
+    add("slice_step", "slice_Tensor", x, [2, 1, None, 2], x[:, :, 1::2])
+    add("slice_negative_clamped", "slice_Tensor", x, [1, -10, 2, 1], x[:, -10:2])
+    add("slice_end_before_start", "slice_Tensor", x, [2, 3, 1, 1], x[:, :, 3:1])
+    add("slice_defaults", "slice_Tensor", x, [0, None, None, 1], x[:])
+    add("permute", "permute", x, [2, 0, 1], x.permute(2, 0, 1))
+    add("permute_negative", "permute", x, [-1, -2, -3], x.permute(-1, -2, -3))
+    y = view(pattern(6), f32, [2, 1, 3], [3, 3, 1], 2)
+    add("squeeze_size1", "squeeze_dim", y, [1], y.squeeze(1))
+    add("squeeze_not_size1", "squeeze_dim", y, [0], y.squeeze(0))
+    add("squeeze_0d", "squeeze_dim", view([2.0], f32, []), [0], view([2.0], f32, []).squeeze(0))
+    add("reshape_view", "reshape", x, [2, 3, 2, 2], x.reshape(2, 3, 2, 2))
+    add("reshape_infer_copy", "reshape", x, [-1, 4], x.reshape(-1, 4))
+    add("reshape_infer_view", "reshape", x, [2, 3, -1, 2], x.reshape(2, 3, -1, 2))
+    t = transposed(pattern(12), f32, [3, 4], 1)
+    add("reshape_copy_transposed", "reshape", t, [12], t.reshape(12))
+    add("reshape_view_transposed_split", "reshape", t, [3, 2, 2], t.reshape(3, 2, 2))
+    add("reshape_size1_dims", "reshape", t, [3, 1, 4, 1], t.reshape(3, 1, 4, 1))
+    z = view(pattern(8), f32, [2, 4], [6, 1], 2)
+    add("view_dtype_same_size", "view_dtype", z, [CODES[torch.int32]], z.view(torch.int32))
+    add("view_dtype_smaller", "view_dtype", z, [CODES[torch.int16]], z.view(torch.int16))
+    w = view(pattern(8), torch.int16, [2, 4], [6, 1], 2)
+    add("view_dtype_larger", "view_dtype", w, [CODES[torch.int32]], w.view(torch.int32))
+    add("view_dtype_f32_to_u8", "view_dtype", z, [CODES[torch.uint8]], z.view(torch.uint8))
+    return out
+
+
+# --- indexing --------------------------------------------------------------------------
+# index_Tensor: inputs self, index tensors; ints: per dim the input number of its index or
+# -1 for None. index_put: inputs self, values, index tensors; ints: accumulate, then the
+# mapping. nonzero_static: size, fill_value. scatter_src_out / scatter_reduce_two_out:
+# inputs self, index, src; ints: dim (then reduce: 0 sum 1 prod 2 mean 3 amax 4 amin,
+# include_self). scatter_value_out: inputs self, index; ints: dim; floats: value.
+# searchsorted_Tensor: inputs sorted, values[, sorter]; ints: out_int32, right, side (-1
+# None, 0 left, 1 right). searchsorted_Scalar: inputs sorted; floats: value. bucketize_Tensor:
+# inputs self, boundaries; ints: out_int32, right.
+REDUCES = ["sum", "prod", "mean", "amax", "amin"]
+
+
+def indexing_cases():
+    out = []
+    f32, i64 = torch.float32, torch.int64
+    nan = math.nan
+
+    def idx(vals, sizes, strides=None, offset=0, dtype=i64):
+        return view(vals, dtype, sizes, strides, offset)
+
+    x = view(pattern(24), f32, [2, 3, 4], [20, 6, 1], 3)
+    i0 = idx([1, 0, 1], [3])
+    i2 = idx([3, -1, 0], [3])
+    out.append(case("index_first_dim", "index_Tensor", [x, i0], [1], x[i0]))
+    out.append(case("index_adjacent_middle", "index_Tensor", [x, i2], [-1, -1, 1], x[:, :, i2]))
+    i1b = idx([0, 2, 1, 1], [2, 2])
+    out.append(case("index_two_adjacent_broadcast", "index_Tensor", [x, i1b, idx([3, 0], [2])], [-1, 1, 2],
+                    x[:, i1b, idx([3, 0], [2])]))
+    out.append(case("index_non_adjacent_goes_first", "index_Tensor", [x, idx([1, 0], [2]), idx([2, 3], [2])],
+                    [1, -1, 2], x[idx([1, 0], [2]), :, idx([2, 3], [2])]))
+    p = view(pattern(60), f32, [5, 3, 4], [1, 20, 5])  # permuted memory
+    ip = idx([0, 1], [1, 2])
+    out.append(case("index_permuted_self_layout", "index_Tensor", [p, ip], [-1, 1], p[:, ip]))
+    m = view([1, 0, 1], torch.bool, [3])
+    out.append(case("index_bool_mask", "index_Tensor", [x, m], [-1, 1], x[:, m]))
+    m2 = view([1, 0, 0, 1, 1, 0], torch.bool, [2, 3])
+    out.append(case("index_bool_mask_2d", "index_Tensor", [x, m2], [1], x[m2]))
+    out.append(case("index_int32_indices", "index_Tensor", [x, idx([2, 0], [2], dtype=torch.int32)], [-1, 1],
+                    x[:, idx([2, 0], [2], dtype=torch.int32)]))
+    xi = view(pattern(6), torch.int64, [6])
+    out.append(case("index_int64_self_strided_index", "index_Tensor", [xi, idx([5, 0, 2], [3], [2], 1)],
+                    [1], xi[idx([5, 0, 2], [3], [2], 1)]))
+
+    t = transposed(pattern(12), f32, [3, 4])
+    v = view([10, 20, 30, 40], f32, [4])
+    out.append(case("index_put_rows_keeps_strides", "index_put", [t, v, idx([2, 0], [2])], [0, 2],
+                    torch.index_put(t, (idx([2, 0], [2]),), v)))
+    out.append(case("index_put_accumulate_duplicates", "index_put", [t, view([1.5], f32, []), idx([1, 1, 1], [3]),
+                                                                      idx([0, 0, 3], [3])], [1, 2, 3],
+                    torch.index_put(t, (idx([1, 1, 1], [3]), idx([0, 0, 3], [3])), view([1.5], f32, []), True)))
+    out.append(case("index_put_duplicates_last_wins", "index_put", [t, view([7, 8], f32, [2]), idx([0, 0], [2]),
+                                                                     idx([1, 1], [2])], [0, 2, 3],
+                    torch.index_put(t, (idx([0, 0], [2]), idx([1, 1], [2])), view([7, 8], f32, [2]))))
+    mk = view([0, 1, 1], torch.bool, [3])
+    out.append(case("index_put_mask_scalar", "index_put", [t, view([-9], f32, []), mk], [0, 2],
+                    torch.index_put(t, (mk,), view([-9], f32, []))))
+
+    z = view([0, 1, 2, 0, 0, 3, nan, 0, -0.0], f32, [3, 3], [1, 3])
+    out.append(case("nonzero_2d_transposed_nan", "nonzero", [z], [], torch.nonzero(z)))
+    out.append(case("nonzero_bool_1d", "nonzero", [view([1, 0, 1, 1], torch.bool, [4])], [],
+                    torch.nonzero(view([1, 0, 1, 1], torch.bool, [4]))))
+    out.append(case("nonzero_none", "nonzero", [view([0, 0], f32, [2])], [], torch.nonzero(view([0, 0], f32, [2]))))
+    out.append(case("nonzero_0d", "nonzero", [view([5], f32, [])], [], torch.nonzero(view([5], f32, []))))
+    out.append(case("nonzero_static_pad", "nonzero_static", [z], [6, -1], torch.nonzero_static(z, size=6, fill_value=-1)))
+    out.append(case("nonzero_static_truncate", "nonzero_static", [z], [2, 0], torch.nonzero_static(z, size=2)))
+
+    sm = view([1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 1, 0], torch.bool, [4, 3], [1, 4])
+    out.append(case("masked_select_same_shape", "masked_select", [t.t(), sm], [], torch.masked_select(t.t(), sm)))
+    out.append(case("masked_select_broadcast_mask", "masked_select", [x, view([1, 0, 0, 1], torch.bool, [4])], [],
+                    torch.masked_select(x, view([1, 0, 0, 1], torch.bool, [4]))))
+
+    base = transposed(pattern(12, 1), f32, [3, 4])
+    ix = idx([0, 2, 1, 0, 1, 1], [2, 3])
+    src = view(pattern(8, 5, 0.5), f32, [2, 4])
+    out.append(case("scatter_src_dim0", "scatter_src_out", [base, ix, src], [0], base.scatter(0, ix, src)))
+    ix1 = idx([3, 0, 3, 1, 2, 2], [3, 2])
+    out.append(case("scatter_src_dim1_duplicates", "scatter_src_out", [base, ix1, view(pattern(6, 2), f32, [3, 2])], [1],
+                    base.scatter(1, ix1, view(pattern(6, 2), f32, [3, 2]))))
+    out.append(case("scatter_value", "scatter_value_out", [base, ix1], [1], base.scatter(1, ix1, 2.5), floats=[2.5]))
+    for r in range(5):
+        for inc in (1, 0):
+            out.append(case(f"scatter_reduce_{REDUCES[r]}_{'incl' if inc else 'excl'}", "scatter_reduce_two_out",
+                            [base, ix1, view(pattern(6, 2), f32, [3, 2])], [1, r, inc],
+                            base.scatter_reduce(1, ix1, view(pattern(6, 2), f32, [3, 2]), REDUCES[r], include_self=bool(inc))))
+    bi = view([1, 1, 1, 4], i64, [4])
+    for inc in (1, 0):
+        out.append(case(f"scatter_reduce_mean_int_floor_{inc}", "scatter_reduce_two_out",
+                        [bi, idx([0, 0, 2], [3]), view([5, 6, -7], i64, [3])], [0, 2, inc],
+                        bi.scatter_reduce(0, idx([0, 0, 2], [3]), view([5, 6, -7], i64, [3]), "mean", include_self=bool(inc))))
+    nb = view([1, 2, 3], f32, [3])
+    out.append(case("scatter_reduce_amax_nan", "scatter_reduce_two_out", [nb, idx([0, 0], [2]), view([nan, 5], f32, [2])],
+                    [0, 3, 1], nb.scatter_reduce(0, idx([0, 0], [2]), view([nan, 5], f32, [2]), "amax")))
+
+    srt = view([1, 3, 3, 5, 7], f32, [5])
+    vals = view([0, 3, 4, 7, 9, nan], f32, [2, 3])
+    for right in (0, 1):
+        out.append(case(f"searchsorted_right{right}", "searchsorted_Tensor", [srt, vals], [0, right, -1],
+                        torch.searchsorted(srt, vals, right=bool(right))))
+    out.append(case("searchsorted_side_right_int32", "searchsorted_Tensor", [srt, vals], [1, 0, 1],
+                    torch.searchsorted(srt, vals, out_int32=True, side="right")))
+    s2 = view([1, 4, 9, 2, 3, 8], f32, [2, 3])
+    v2 = view([4, 0, 8, 9], f32, [2, 2], [1, 2])
+    out.append(case("searchsorted_nd_lines", "searchsorted_Tensor", [s2, v2], [0, 0, -1], torch.searchsorted(s2, v2)))
+    uns = view([7, 1, 5, 3], f32, [4])
+    sorter = idx([1, 3, 2, 0], [4])
+    out.append(case("searchsorted_sorter", "searchsorted_Tensor", [uns, view([4, 8], f32, [2]), sorter], [0, 0, -1],
+                    torch.searchsorted(uns, view([4, 8], f32, [2]), sorter=sorter)))
+    out.append(case("searchsorted_int_boundaries_float_values", "searchsorted_Tensor",
+                    [view([1, 3, 5, 7], i64, [4]), view([3.5, 3], f32, [2])], [0, 0, -1],
+                    torch.searchsorted(view([1, 3, 5, 7], i64, [4]), view([3.5, 3], f32, [2]))))
+    out.append(case("searchsorted_scalar", "searchsorted_Scalar", [view([1, 3, 5, 7], i64, [4])], [0, 1, -1],
+                    torch.searchsorted(view([1, 3, 5, 7], i64, [4]), 3.0, right=True), floats=[3.0]))
+    bv = transposed(pattern(6, 0, 2), f32, [2, 3])
+    for right in (0, 1):
+        out.append(case(f"bucketize_right{right}", "bucketize_Tensor", [bv, view([-4, 0, 4], f32, [3])], [0, right],
+                        torch.bucketize(bv, view([-4, 0, 4], f32, [3]), right=bool(right))))
+    return out
+
+
+# --- shape -----------------------------------------------------------------------------
+# fill__Scalar: input; floats: value; output: the input after the fill. cat: inputs; ints:
+# dim. pad: input; ints: the pad list; floats: value (empty: None); mode constant.
+def shape_cases():
+    out = []
+    f32 = torch.float32
+    x = view(pattern(12), f32, [3, 4], [1, 5], 2)
+    out.append(case("fill_strided_view", "fill__Scalar", [x], [], x.clone().fill_(2.5), floats=[2.5]))
+    xi = view(pattern(6), torch.int32, [6], [2], 1)
+    out.append(case("fill_int_truncates", "fill__Scalar", [xi], [], torch.full_like(xi, 3), floats=[3.7]))
+    a, b = view(pattern(6), f32, [2, 3]), transposed(pattern(4, 3), f32, [2, 2])
+    out.append(case("cat_dim1_mixed_layouts", "cat", [a, b], [1], torch.cat([a, b], 1)))
+    out.append(case("cat_dim0_negative", "cat", [a, view(pattern(3, 1), f32, [1, 3])], [-2], torch.cat([a, view(pattern(3, 1), f32, [1, 3])], -2)))
+    ai = view(pattern(3), torch.int32, [1, 3])
+    out.append(case("cat_promotes", "cat", [ai, a], [0], torch.cat([ai, a], 0)))
+    out.append(case("cat_skips_legacy_empty", "cat", [view([], f32, [0]), a], [0], torch.cat([view([], f32, [0]), a], 0)))
+    cl = lambda seed: view(pattern(24, seed), f32, [1, 2, 3, 4], [24, 1, 8, 2])
+    out.append(case("cat_channels_last", "cat", [cl(0), cl(5)], [1], torch.cat([cl(0), cl(5)], 1)))
+    p = view(pattern(6), f32, [2, 3], [1, 2])
+    out.append(case("pad_constant", "pad", [p], [1, 2, 0, 1], torch.nn.functional.pad(p, (1, 2, 0, 1), value=9.0), floats=[9.0]))
+    out.append(case("pad_negative_crops", "pad", [p], [-1, 1, 1, -1], torch.nn.functional.pad(p, (-1, 1, 1, -1))))
+    out.append(case("pad_last_dim_only", "pad", [p], [2, 0], torch.nn.functional.pad(p, (2, 0), value=-1.0), floats=[-1.0]))
+    return out
+
+
+FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
+            "shape": shape_cases}
+
+
+def main(names):
+    for name in names or FAMILIES:
+        text = (f"// Generated by tests/unit/ops/gen_ops_reference.py from torch {torch.__version__} eager: "
+                "do not edit.\n// OpCase{name, op, inputs, ints, floats, outputs}; see ops_testing.h.\n"
+                f"const std::vector<OpCase> k{name.capitalize()}Cases = {{\n" + "".join(FAMILIES[name]()) + "};\n")
+        (HERE / f"reference_{name}.inc").write_text(text)
+        print(f"wrote reference_{name}.inc")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,126 @@
+// The views (narrow, slice_Tensor, permute, squeeze_dim, reshape, view_dtype, view_as_real,
+// view_as_complex, aten narrow) through the C ABI on every built backend, against torch
+// eager (reference_views.inc; Note [View semantics]). A view must be one of its input's
+// memory: the same storage offset torch gives in the input's buffer, at the address that
+// offset names, and holding a count on the storage after the input handle is gone.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ops_testing.h"
+
+namespace aotrt::test {
+namespace {
+
+#include "reference_views.inc"
+
+using Narrow = AOTITorchError (*)(AtenTensorHandle, int64_t, int64_t, int64_t, AtenTensorHandle*);
+using Slice = AOTITorchError (*)(AtenTensorHandle, int64_t, int64_t*, int64_t*, int64_t,
+                                 AtenTensorHandle*);
+using IntList = AOTITorchError (*)(AtenTensorHandle, const int64_t*, int64_t, AtenTensorHandle*);
+using OneInt = AOTITorchError (*)(AtenTensorHandle, int64_t, AtenTensorHandle*);
+using Dtype = AOTITorchError (*)(AtenTensorHandle, int32_t, AtenTensorHandle*);
+using Unary = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle*);
+
+char* data_of(AtenTensorHandle h) {
+  void* p = nullptr;
+  EXPECT_EQ(aoti_torch_get_data_ptr(h, &p), AOTI_TORCH_SUCCESS);
+  return static_cast<char*>(p);
+}
+
+class OpsViews : public ::testing::TestWithParam<BackendCase> {};
+
+TEST_P(OpsViews, MatchesTorchAndStaysAView) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  const std::string op = c.op;
+  Tensor x = make_tensor(b, c.inputs[0]);
+  Tensor out;
+  AOTITorchError rc;
+  if (op == "narrow") {
+    AOTRT_FIND_OP(f, Narrow, b, op);
+    rc = f(x.get(), c.ints[0], c.ints[1], c.ints[2], out.out());
+  } else if (op == "slice_Tensor") {
+    AOTRT_FIND_OP(f, Slice, b, op);
+    int64_t start = c.ints[1], end = c.ints[2];
+    rc = f(x.get(), c.ints[0], start == kNone ? nullptr : &start, end == kNone ? nullptr : &end,
+           c.ints[3], out.out());
+  } else if (op == "permute" || op == "reshape") {
+    AOTRT_FIND_OP(f, IntList, b, op);
+    rc = f(x.get(), c.ints.data(), static_cast<int64_t>(c.ints.size()), out.out());
+  } else if (op == "squeeze_dim") {
+    AOTRT_FIND_OP(f, OneInt, b, op);
+    rc = f(x.get(), c.ints[0], out.out());
+  } else {
+    AOTRT_FIND_OP(f, Dtype, b, op);
+    rc = f(x.get(), static_cast<int32_t>(c.ints[0]), out.out());
+  }
+  ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  const Values& want = c.outputs[0];
+  expect_matches(out.get(), want, c.name);
+  const bool copy = std::string(c.name).find("_copy") != std::string::npos;
+  const Meta m = meta(out.get());
+  if (!copy) {
+    EXPECT_EQ(m.offset, want.offset) << "not the view torch makes";
+    if (numel_of(want.sizes) > 0) {
+      const Meta in = meta(x.get());
+      EXPECT_EQ(data_of(out.get()) - data_of(x.get()),
+                static_cast<std::ptrdiff_t>(m.offset * m.itemsize) -
+                    static_cast<std::ptrdiff_t>(in.offset * in.itemsize));
+    }
+  }
+  // The result keeps its memory alive without the input.
+  const std::vector<double> before = values_of(out.get());
+  x.reset();
+  EXPECT_TRUE(same_values(values_of(out.get()), before, 0));
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsViews, ::testing::ValuesIn(all_backends(kViewsCases)),
+                         backend_case_name);
+
+TEST(OpsViewsComplex, ViewAsComplexThenRealIsTheSameMemory) {
+  for (const Backend& b : built_backends()) {
+    AOTRT_FIND_OP(as_complex, Unary, b, "view_as_complex");
+    AOTRT_FIND_OP(as_real, Unary, b, "view_as_real");
+    // A [3, 2] float view at offset 2 with row stride 4: complex [3], stride 2, offset 1.
+    Tensor x = make_tensor(b, Values{kF32, {3, 2}, {4, 1}, 2, {1, 2, 3, 4, 5, 6}});
+    Tensor z, r;
+    ASSERT_EQ(as_complex(x.get(), z.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    Meta mz = meta(z.get());
+    EXPECT_EQ(mz.dtype, kC64);
+    EXPECT_EQ(mz.sizes, (Dims{3}));
+    EXPECT_EQ(mz.strides, (Dims{2}));
+    EXPECT_EQ(mz.offset, 1);
+    EXPECT_EQ(data_of(z.get()), data_of(x.get()));
+    ASSERT_EQ(as_real(z.get(), r.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    expect_matches(r.get(), Values{kF32, {3, 2}, {4, 1}, 2, {1, 2, 3, 4, 5, 6}}, "round trip");
+    EXPECT_EQ(meta(r.get()).offset, 2);
+    // Refusals name the rule.
+    Tensor odd = make_tensor(b, Values{kF32, {3, 2}, {3, 1}, 0, {1, 2, 3, 4, 5, 6}});
+    EXPECT_EQ(as_complex(odd.get(), z.out()), AOTI_TORCH_FAILURE);
+    EXPECT_NE(std::string(aotrt_last_error()).find("stride divisible by 2"), std::string::npos);
+    EXPECT_EQ(as_real(x.get(), r.out()), AOTI_TORCH_FAILURE);
+    EXPECT_NE(std::string(aotrt_last_error()).find("only supported for complex"), std::string::npos);
+  }
+}
+
+TEST(OpsViewsRefusals, NameTheFunctionAndArgument) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(narrow, Narrow, b, "narrow");
+  AOTRT_FIND_OP(reshape, IntList, b, "reshape");
+  AOTRT_FIND_OP(view_dtype, Dtype, b, "view_dtype");
+  Tensor x = make_tensor(b, Values{kF32, {2, 3}, {1, 2}, 0, {1, 2, 3, 4, 5, 6}});
+  Tensor out;
+  EXPECT_EQ(narrow(x.get(), 1, 2, 2, out.out()), AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("aoti_torch_cpu_narrow: start (2) + length (2) exceeds"),
+            std::string::npos) << aotrt_last_error();
+  const int64_t bad[] = {4, 2};
+  EXPECT_EQ(reshape(x.get(), bad, 2, out.out()), AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("invalid for input of size 6"), std::string::npos);
+  EXPECT_EQ(view_dtype(x.get(), kI16, out.out()), AOTI_TORCH_FAILURE);  // stride(-1) is 2
+  EXPECT_NE(std::string(aotrt_last_error()).find("stride(-1) must be 1"), std::string::npos);
+  EXPECT_EQ(out.get(), nullptr);
+}
+
+}  // namespace
+}  // namespace aotrt::test
