@@ -28,12 +28,13 @@ hypothesis = pytest.importorskip("hypothesis", reason="scripts/install_deps.sh i
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from aotrt_tools.robust_log import record  # noqa: E402
 from aotrt_tools.shim_harness import ShimHarness  # noqa: E402
 
 DEVICES = [d.strip() for d in os.environ.get("AOTRT_DIFF_DEVICES", "cpu").split(",") if d.strip()]
 EXAMPLES = int(os.environ.get("AOTRT_DIFF_EXAMPLES", "60"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +54,23 @@ def device(request) -> str:
 
 def served(shims: ShimHarness, device: str, ops: list[str]) -> list[str]:
     prefix = "aoti_torch_cuda_" if device.startswith("cuda") else "aoti_torch_cpu_"
-    names = [op for op in ops if shims.has(prefix + op)]
+    # Served by libaotrt.so, and declared by this torch's headers (the signature to call it by).
+    names = [op for op in ops if shims.has(prefix + op) and prefix + op in shims.ops]
     if not names:
-        pytest.skip(f"libaotrt.so serves none of {ops} on {device}")
+        pytest.skip(f"libaotrt.so serves none of {ops} on {device} (or this torch does not declare them)")
     return names
+
+
+def check(family: str, shims: ShimHarness, device: str, body) -> None:
+    """Runs body(shims, device, data) on hypothesis's examples; records the case when all passed."""
+    @SETTINGS
+    @given(data=st.data())
+    def run(data):
+        body(shims, device, data)
+
+    run()
+    record("differential", f"{family} ({device}): random shapes, layouts, dtypes, NaN/inf/ties",
+           "matches eager", f"up to {EXAMPLES} examples per run (hypothesis), tolerances in tests/e2e/test_diff_ops.py")
 
 
 def shim(device: str, op: str) -> str:
@@ -163,9 +177,7 @@ MATMUL = ["mm_out", "addmm_out", "bmm_out", "baddbmm_out"]
 TOL = {torch.float32: 2e-6, torch.float64: 1e-13}
 
 
-@SETTINGS
-@given(data=st.data())
-def test_matmul_family(shims, device, data):
+def _matmul_family(shims, device, data):
     """mm / addmm / bmm / baddbmm (_out) against eager, any operand layouts, out strided and
     prefilled with NaN, beta 0 (self not read: NaN in it does not propagate) and alpha any
     (alpha 0: see below).
@@ -207,10 +219,12 @@ def test_matmul_family(shims, device, data):
     assert_same(out, want, 0.0, tol, f"{op} {a_shape}x{b_shape}")
 
 
+def test_matmul_family(shims, device):
+    check('matrix products (mm, addmm, bmm, baddbmm _out)', shims, device, _matmul_family)
+
+
 # --- Convolution --------------------------------------------------------------------------------
-@SETTINGS
-@given(data=st.data())
-def test_convolution(shims, device, data):
+def _convolution(shims, device, data):
     """aoti_torch_<dev>_convolution against torch.convolution: 1-d and 2-d, transposed or not,
     groups, stride, padding, dilation, output padding, bias or none, any input and weight layout
     (channels-last among them), batch 0 among the shapes. Values finite (a convolution's
@@ -253,6 +267,10 @@ def test_convolution(shims, device, data):
                 f"convolution x{list(x.shape)} w{w_shape}", strides=True)
 
 
+def test_convolution(shims, device):
+    check('convolution (1-d, 2-d, transposed, groups)', shims, device, _convolution)
+
+
 def test_convolution_float64_is_refused(shims):
     """The one documented refusal of the family on the CPU: a clear error, no crash."""
     served(shims, "cpu", ["convolution"])
@@ -263,9 +281,7 @@ def test_convolution_float64_is_refused(shims):
 
 
 # --- Attention ----------------------------------------------------------------------------------
-@SETTINGS
-@given(data=st.data())
-def test_sdpa_flash_for_cpu(shims, device, data):
+def _sdpa_flash_for_cpu(shims, device, data):
     """_scaled_dot_product_flash_attention_for_cpu against eager's (CPU only: it is a CPU op):
     causal or not, an additive float mask or none, a given scale or the default, any q/k/v
     layout (eager's own kernel is given dense copies, see below; output strides compared when
@@ -297,3 +313,209 @@ def test_sdpa_flash_for_cpu(shims, device, data):
     rtol, atol = (1e-4, 1e-5) if dtype == torch.float32 else (1e-10, 1e-12)
     assert_same(got, want, rtol, atol * scale_of(v), f"sdpa q{[B, H, L, E]} k{[B, H, S, E]}", strides=same_layout)
     assert_same(got_lse, want_lse, rtol, atol * 10, "sdpa logsumexp", strides=True)
+
+
+def test_sdpa_flash_for_cpu(shims, device):
+    check('CPU flash attention', shims, device, _sdpa_flash_for_cpu)
+
+
+# --- Scans --------------------------------------------------------------------------------------
+SCANS = ["cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"]
+
+
+@st.composite
+def shape_and_dim(draw, max_rank=3, max_size=5):
+    shape = draw(st.lists(st.integers(0, max_size), max_size=max_rank))
+    r = max(len(shape), 1)
+    return shape, draw(st.integers(-r, r - 1))
+
+
+def _scan_family(shims, device, data):
+    """cumsum / cumprod (with and without a dtype) / logcumsumexp / cummax / cummin along any dim
+    (negative too) of any layout, 0-d and empty tensors among them, NaN/inf/ties in the values.
+    Values: rtol 1e-5 (fp32; 1e-12 fp64), atol 1e-5 * n * max|x|^n-ish bounded by the values
+    themselves; indices of cummax/cummin exact (ATen's tie rule: the last of equal values)."""
+    op = data.draw(st.sampled_from(served(shims, device, SCANS)))
+    shape, dim = data.draw(shape_and_dim())
+    floats = [torch.float32, torch.float64]
+    dtype = data.draw(st.sampled_from(floats if op == "logcumsumexp" else floats + [torch.int32, torch.int64]))
+    low, high = (-2.0, 2.0) if op == "cumprod" else (-4.0, 4.0)
+    x = data.draw(tensors(shape, dtype, device, low=low, high=high))
+    args, ref_kw = [], {}
+    if op in ("cumsum", "cumprod"):
+        out_dtype = data.draw(st.sampled_from([None, torch.float64, torch.int64] if dtype.is_floating_point is False
+                                              else [None, torch.float64]))
+        args = [shims.codes[out_dtype] if out_dtype is not None else None]
+        ref_kw = {"dtype": out_dtype}
+    rc, res = shims.call(shim(device, op), x, dim, *args, device=device)
+    assert rc == 0, f"{op} refused: {shims.last_error()}"
+    got = [shims.take(h, device) for h in res]
+    want = getattr(torch, op)(x, dim, **ref_kw)
+    want = [want] if isinstance(want, torch.Tensor) else [want.values, want.indices]
+    n = max(x.shape[dim] if x.dim() else 1, 1)
+    rtol = 1e-5 if torch.float32 in (x.dtype, got[0].dtype) else 1e-12
+    assert_same(got[0], want[0], rtol, rtol * n * scale_of(x), f"{op} {shape} dim {dim}")
+    if len(want) > 1:
+        assert torch.equal(got[1].cpu(), want[1].cpu()), f"{op} indices:\n got {got[1]}\n eager {want[1]}\n x {x}"
+
+
+def test_scan_family(shims, device):
+    check('scans (cumsum, cumprod, logcumsumexp, cummax, cummin)', shims, device, _scan_family)
+
+
+# --- Sorting and selection ----------------------------------------------------------------------
+SORTS = ["sort", "sort_stable", "topk", "kthvalue", "mode", "median", "nanmedian"]
+
+
+def _sort_family(shims, device, data):
+    """sort (stable or not, either direction), topk (largest or not, sorted or not), kthvalue,
+    mode, median, nanmedian, with ties and NaN. Values exact. Indices exact where ATen defines
+    them (stable sort); elsewhere, ties may be broken either way, so the indices must pick the
+    returned values out of the input (x.gather(dim, idx) == values)."""
+    op = data.draw(st.sampled_from(served(shims, device, SORTS)))
+    shape, dim = data.draw(shape_and_dim(max_size=6))
+    dtype = data.draw(st.sampled_from([torch.float32, torch.float64, torch.int32, torch.int64]))
+    x = data.draw(tensors(shape, dtype, device, low=-3.0, high=3.0))
+    size = x.shape[dim] if x.dim() else 1
+    kw = {}
+    if op == "sort":
+        desc = data.draw(st.booleans())
+        args, want = [dim, int(desc)], torch.sort(x, dim, descending=desc)
+    elif op == "sort_stable":
+        desc, stable = data.draw(st.booleans()), data.draw(st.sampled_from([None, 0, 1]))
+        args, want = [stable, dim, int(desc)], torch.sort(x, dim=dim, descending=desc, stable=bool(stable))
+        kw["exact_indices"] = bool(stable)
+    elif op == "topk":
+        k, largest, srt = data.draw(st.integers(0, size)), data.draw(st.booleans()), data.draw(st.booleans())
+        args, want = [k, dim, int(largest), int(srt)], torch.topk(x, k, dim, largest, srt)
+        kw["unordered"] = not srt
+    elif op in ("kthvalue", "mode"):
+        hypothesis.assume(size > 0)
+        keep = data.draw(st.booleans())
+        if op == "kthvalue":
+            k = data.draw(st.integers(1, size))
+            args, want = [k, dim, int(keep)], torch.kthvalue(x, k, dim, keep)
+        else:
+            args, want = [dim, int(keep)], torch.mode(x, dim, keep)
+        kw["keepdim"] = keep
+    else:
+        hypothesis.assume(x.numel() > 0)
+        args, want = [], getattr(torch, op)(x)
+    rc, res = shims.call(shim(device, op), x, *args, device=device)
+    assert rc == 0, f"{op} refused: {shims.last_error()}"
+    got = [shims.take(h, device) for h in res]
+    want = [want] if isinstance(want, torch.Tensor) else [want.values, want.indices]
+    what = f"{op} {list(x.shape)} dim {dim} {args}"
+    if kw.get("unordered"):  # topk(sorted=False): the same multiset per row, in any order
+        got[0], order = got[0].sort(dim)
+        got[1] = got[1].gather(dim, order)
+        want[0] = want[0].sort(dim).values
+    assert_same(got[0], want[0], 0.0, 0.0, what)
+    if len(want) > 1:
+        idx = got[1].to(torch.int64)
+        assert idx.dtype == want[1].dtype or got[1].dtype == want[1].dtype, f"{what}: index dtype {got[1].dtype}"
+        if kw.get("exact_indices"):
+            assert torch.equal(got[1].cpu(), want[1].cpu()), f"{what}: indices {got[1]} eager {want[1]}"
+        elif x.numel() and idx.numel():
+            src = x if x.dim() else x.view(1)
+            ii = idx if x.dim() else idx.view(1)
+            if op in ("kthvalue", "mode") and not kw["keepdim"] and x.dim():
+                ii = ii.unsqueeze(dim)
+            picked = src.gather(dim if x.dim() else 0, ii)
+            vals = got[0] if x.dim() else got[0].view(1)
+            if op in ("kthvalue", "mode") and not kw["keepdim"] and x.dim():
+                vals = vals.unsqueeze(dim)
+            assert_same(picked, vals, 0.0, 0.0, f"{what}: x.gather(indices) is not the values")
+
+
+def test_sort_family(shims, device):
+    check('sorting (sort, topk, kthvalue, mode, median, nanmedian)', shims, device, _sort_family)
+
+
+# --- Indexing -----------------------------------------------------------------------------------
+def _indexing_family(shims, device, data):
+    """index.Tensor (int64 indices, negative ones too, or a bool mask, on any subset of dims),
+    nonzero, masked_select (broadcast mask), bucketize and searchsorted (left/right, int32 or
+    int64 out, a sorter), scatter_reduce (sum/prod/mean/amax/amin, with or without self, duplicate
+    indices). Exact, except sums and means of duplicates: rtol 1e-5 (fp32)."""
+    ops = ["index_Tensor", "nonzero", "masked_select", "bucketize_Tensor", "searchsorted_Tensor",
+           "scatter_reduce_two_out"]
+    op = data.draw(st.sampled_from(served(shims, device, ops)))
+    dtype = data.draw(st.sampled_from([torch.float32, torch.float64, torch.int64]))
+    shape = data.draw(st.lists(st.integers(0, 5), min_size=1, max_size=3))
+    x = data.draw(tensors(shape, dtype, device, low=-3.0, high=3.0))
+    g = torch.Generator().manual_seed(data.draw(st.integers(0, 2**31 - 1)))
+    what = f"{op} {shape} {dtype}"
+    if op == "index_Tensor":
+        if data.draw(st.booleans()):
+            mask = (torch.rand(shape, generator=g) > 0.5).to(device)
+            indices = [mask]
+        else:
+            ishape = data.draw(st.lists(st.integers(0, 3), max_size=2))
+            dims = data.draw(st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)))
+            hypothesis.assume(any(dims))
+            indices = [torch.randint(-n, n, ishape, generator=g).to(device) if use and n > 0 else None
+                       for use, n in zip(dims, shape)]
+            hypothesis.assume(any(i is not None for i in indices))
+            while indices and indices[-1] is None:
+                indices.pop()
+        want = torch.ops.aten.index.Tensor(x, indices)  # (Python's x[...] reads None as a new dim)
+        rc, (h,) = shims.call(shim(device, op), x, indices, device=device)
+        assert rc == 0, f"{what} refused: {shims.last_error()}"
+        assert_same(shims.take(h, device), want, 0.0, 0.0, what)
+    elif op == "nonzero":
+        rc, (h,) = shims.call(shim(device, op), x, device=device)
+        assert rc == 0, f"{what} refused: {shims.last_error()}"
+        assert_same(shims.take(h, device), torch.nonzero(x), 0.0, 0.0, what)
+    elif op == "masked_select":
+        mshape = data.draw(st.sampled_from([shape, shape[-1:], [1] * len(shape)]))
+        mask = (torch.rand(mshape, generator=g) > 0.5).to(device)
+        rc, (h,) = shims.call(shim(device, op), x, mask, device=device)
+        assert rc == 0, f"{what} refused: {shims.last_error()}"
+        assert_same(shims.take(h, device), torch.masked_select(x, mask), 0.0, 0.0, what)
+    elif op in ("bucketize_Tensor", "searchsorted_Tensor"):
+        n = data.draw(st.integers(0, 6))
+        bounds = torch.sort(torch.randint(-3, 4, (n,), generator=g).to(dtype)).values.to(device)
+        out_int32, right = data.draw(st.booleans()), data.draw(st.booleans())
+        if op == "bucketize_Tensor":
+            want = torch.bucketize(x, bounds, out_int32=out_int32, right=right)
+            rc, (h,) = shims.call(shim(device, op), x, bounds, int(out_int32), int(right), device=device)
+        else:
+            rows = shape[:-1]
+            seq = torch.sort(torch.randint(-3, 4, rows + [n], generator=g).to(dtype), dim=-1).values.to(device)
+            seq = data.draw(st.sampled_from([seq, bounds]))
+            side = data.draw(st.sampled_from([None, "left", "right"]))
+            right = side == "right" if side is not None else right
+            sorter = None
+            if data.draw(st.booleans()) and seq.numel():
+                perm = torch.stack([torch.randperm(seq.shape[-1], generator=g) for _ in range(max(seq[..., 0].numel(), 1))])
+                perm = perm.view(list(seq.shape[:-1]) + [seq.shape[-1]]).to(device)
+                sorter, seq = perm, torch.empty_like(seq).scatter_(-1, perm, seq)
+            try:
+                want = torch.searchsorted(seq, x, out_int32=out_int32, right=right, side=side, sorter=sorter)
+            except RuntimeError:
+                hypothesis.assume(False)  # eager refuses these shapes too
+            rc, (h,) = shims.call(shim(device, op), seq, x, int(out_int32), int(right), side, sorter, device=device)
+        assert rc == 0, f"{what} refused: {shims.last_error()}"
+        assert_same(shims.take(h, device), want, 0.0, 0.0, what)
+    else:  # scatter_reduce.two_out
+        dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+        ishape = [data.draw(st.integers(0, s)) for s in shape]
+        n = shape[dim]
+        hypothesis.assume(n > 0 or math.prod(ishape) == 0)
+        index = torch.randint(0, max(n, 1), ishape, generator=g).to(device)
+        src = data.draw(tensors(ishape, dtype, device, low=-3.0, high=3.0))
+        reduce = data.draw(st.sampled_from(["sum", "prod", "mean", "amax", "amin"]))
+        include_self = data.draw(st.booleans())
+        out = out_like(shape, dtype, device, data.draw(st.sampled_from(OUT_LAYOUTS)))
+        want = torch.scatter_reduce(x, dim, index, src, reduce, include_self=include_self)
+        rc, _ = shims.call(shim(device, op), out, x, dim, index, src, reduce, int(include_self), device=device)
+        assert rc == 0, f"{what} refused: {shims.last_error()}"
+        exact = reduce in ("amax", "amin") or not dtype.is_floating_point
+        tol = 0.0 if exact else 1e-5 if dtype == torch.float32 else 1e-12
+        assert_same(out, want, tol, tol * scale_of(x, src) ** 2 * 8, f"{what} {reduce} dim {dim}")
+
+
+
+def test_indexing_family(shims, device):
+    check('indexing (index, nonzero, masked_select, bucketize, searchsorted, scatter_reduce)', shims, device, _indexing_family)
