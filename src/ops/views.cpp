@@ -70,14 +70,14 @@ Dims infer_shape(std::span<const int64_t> shape, int64_t numel, const char* fn) 
       infer = static_cast<int64_t>(i);
     } else {
       AOTRT_CHECK(out[i] >= 0, kInvalidArgument, fn, ": invalid shape dimension ", out[i]);
-      known *= out[i];
+      known = checked_mul(known, out[i], fn);  // a product past int64 is no input's size
     }
   }
   if (infer >= 0) {
     AOTRT_CHECK(known != 0 && numel % known == 0, kInvalidArgument, fn, ": shape is invalid for input of size ",
                 numel);
     out[infer] = numel / known;
-    known *= out[infer];
+    known = checked_mul(known, out[infer], fn);
   }
   AOTRT_CHECK(known == numel, kInvalidArgument, fn, ": shape is invalid for input of size ", numel);
   return out;
