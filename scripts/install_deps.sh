@@ -12,7 +12,7 @@ $SUDO apt-get update -qq
 # Recommends of libdnnl-dev, which --no-install-recommends leaves out.
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential pkg-config cmake ninja-build \
-  libzip-dev nlohmann-json3-dev libdnnl-dev libopenblas-dev \
+  libzip-dev nlohmann-json3-dev libdnnl-dev libopenblas-dev libkissfft-dev \
   ocl-icd-opencl-dev \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)

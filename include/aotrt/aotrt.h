@@ -217,6 +217,13 @@ struct ShimSymbol {
   bool provided = false;  // this aotrt defines it
 };
 
+// An op the model calls through the proxy executor (it has no C shim).
+struct ExternOp {
+  std::string target;   // "aten::linalg_inv_ex"
+  bool served = false;  // aotrt runs it on the package's device
+  std::string refusal;  // why not, when not served
+};
+
 struct PackageFile {
   std::string name;
   uint64_t size = 0;  // uncompressed bytes
@@ -234,6 +241,7 @@ struct PackageInfo {
   std::string machine;                      // the .so's machine ("x86_64")
   std::vector<std::string> needed_libraries;  // the .so's DT_NEEDED
   std::vector<ShimSymbol> shim_symbols;     // every aoti_* symbol the .so needs
+  std::vector<ExternOp> extern_ops;         // ops called through the proxy executor
   bool has_weights_blob = false;
   // Why Model::load would refuse this package before loading it (empty: it
   // passes every check made without loading).
@@ -241,6 +249,14 @@ struct PackageInfo {
 
   size_t missing_symbol_count() const;
 };
+
+// Seeds the random ops models call (rand, randn, randint, randperm,
+// bernoulli, the seeds of inductor's own random kernels): every device's
+// generator restarts from this seed. Before any call the seed is
+// 67280421310721 (torch's default). aotrt's streams are its own (Philox
+// 4x32-10), so the numbers differ from torch's for the same seed. See Note
+// [Random streams] in src/ops/random.h.
+void manual_seed(uint64_t seed);
 
 // Waits until the work queued so far on the calling thread's current stream
 // of `device` has finished: what a CUDA model's run() queued, for one. A

@@ -248,6 +248,14 @@ AOTRT_EXPORT AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_f
     int32_t is_causal, AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0,
     AtenTensorHandle* ret1);
 
+// Ops with no C shim (aotrt's proxy executor). The ints and tensors are the
+// op's run-time arguments flattened in its schema order, then a handle per
+// tensor output, which is made an alias of that result; every handle is
+// borrowed.
+AOTRT_EXPORT AOTITorchError aoti_torch_proxy_executor_call_function(
+    AOTIProxyExecutorHandle proxy_executor, int extern_node_index, int num_ints,
+    int64_t* flatten_int_args, int num_tensors, AtenTensorHandle* flatten_tensor_args);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

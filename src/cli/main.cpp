@@ -87,6 +87,13 @@ int info_command(const std::string& path, const std::string& model_name) {
   for (const aotrt::ShimSymbol& s : pkg.shim_symbols) {
     std::cout << "  " << s.name << "  " << (s.provided ? "provided" : "MISSING") << "\n";
   }
+  if (!pkg.extern_ops.empty()) {
+    std::cout << "proxy executor ops (" << pkg.extern_ops.size() << "):\n";
+    for (const aotrt::ExternOp& op : pkg.extern_ops) {
+      std::cout << "  " << op.target << "  " << (op.served ? "served" : "NOT SERVED: " + op.refusal)
+                << "\n";
+    }
+  }
   std::cout << "problems (" << pkg.problems.size() << "):\n";
   for (const std::string& p : pkg.problems) std::cout << "  " << p << "\n";
   return status;

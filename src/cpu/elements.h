@@ -4,7 +4,9 @@
 // the strided copy (cpu/copy.cpp) and the op kernels (cpu/ops/).
 #pragma once
 
+#include <cmath>
 #include <complex>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -116,6 +118,28 @@ bool visit_dtype(ScalarType t, F&& f) {
     case ScalarType::Complex64: f(c64{}); return true;
     case ScalarType::Complex128: f(c128{}); return true;
     default: return false;  // float8 and complex32: same-dtype copies only
+  }
+}
+
+// The element `elem` elements past base (any dtype's C++ type T; memcpy, so
+// views of any alignment are fine).
+template <typename T>
+T read_elem(const char* base, int64_t elem) {
+  T v;
+  std::memcpy(&v, base + elem * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
+template <typename T>
+void write_elem(char* base, int64_t elem, T v) {
+  std::memcpy(base + elem * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+}
+
+template <typename V>
+bool is_nan(V v) {
+  if constexpr (std::is_floating_point_v<V>) {
+    return std::isnan(v);
+  } else {
+    return false;
   }
 }
 

@@ -9,6 +9,7 @@
 #include "ops/dims.h"
 #include "ops/dispatch.h"
 #include "ops/promote.h"
+#include "ops/shape.h"  // full
 
 namespace aotrt::ops {
 namespace {
@@ -363,6 +364,156 @@ std::unique_ptr<TensorImpl> searchsorted(const TensorImpl& sorted, const TensorI
   }
   kernel(&IndexingKernels::search, values.device(), fn)(strided_view(sorted), strided_view(values),
                                                         strided_view(*out), sp, right, fn);
+  return out;
+}
+
+std::unique_ptr<TensorImpl> masked_scatter(const TensorImpl& self, const TensorImpl& mask,
+                                           const TensorImpl& source, const char* fn) {
+  AOTRT_CHECK(mask.dtype() == ScalarType::Bool, kInvalidArgument, fn,
+              ": masked_scatter_ only supports boolean masks, but got mask with dtype ",
+              dtype_name(mask.dtype()));
+  AOTRT_CHECK(source.dtype() == self.dtype(), kInvalidArgument, fn,
+              ": masked_scatter: expected self and source to have same dtypes but got ",
+              dtype_name(self.dtype()), " and ", dtype_name(source.dtype()));
+  check_same_device(self, mask, "mask", fn);
+  check_same_device(self, source, "source", fn);
+  auto out = empty_strided(self.sizes(), contiguous_strides(self.sizes()), self.dtype(),
+                           self.device(), fn);
+  copy_tensor(*out, self, fn);
+  if (self.dim() == 0 || self.numel() == 0) {
+    AOTRT_CHECK(self.dim() > 0, kUnsupported, fn, ": a 0-d self is not served");
+    return out;
+  }
+  auto m = make_tensor(mask.storage(), self.sizes(),
+                       expand_strides(mask.sizes(), mask.strides(), self.sizes(), fn),
+                       mask.storage_offset(), mask.dtype(), fn);
+  auto nz = nonzero(*m, fn);  // [n, ndim]
+  const int64_t n = nz->sizes()[0];
+  if (n == 0) return out;
+  AOTRT_CHECK(n <= source.numel(), kInvalidArgument, fn, ": Number of elements of source < ",
+              "number of ones in mask (", source.numel(), " < ", n, ")");
+  // source's first n elements in row-major order, as a dense 1-d tensor.
+  auto flat = empty_strided(source.sizes(), contiguous_strides(source.sizes()), source.dtype(),
+                            source.device(), fn);
+  copy_tensor(*flat, source, fn);
+  const int64_t nn[] = {n}, one[] = {1};
+  auto values = make_tensor(flat->storage(), nn, one, 0, source.dtype(), fn);
+  std::vector<std::unique_ptr<TensorImpl>> cols;
+  std::vector<const TensorImpl*> ix;
+  for (int64_t j = 0; j < self.dim(); ++j) {
+    const int64_t st[] = {nz->strides()[0]};
+    cols.push_back(make_tensor(nz->storage(), nn, st, nz->storage_offset() + j * nz->strides()[1],
+                               ScalarType::Int64, fn));
+    ix.push_back(cols.back().get());
+  }
+  const IndexPlan p = plan(*out, ix, fn);
+  IndexedArgs a;
+  a.shape = p.shape;
+  a.dst = view_as(a, *out, p.self_strides, 0);
+  a.src = view_as(a, *values, {1}, 0);
+  add_indices(a, p);
+  kernel(&IndexingKernels::indexed, self.device(), fn)(IndexMode::kAssign, a, fn);
+  return out;
+}
+
+std::unique_ptr<TensorImpl> index_reduce(const TensorImpl& self, int64_t dim,
+                                         const TensorImpl& index, const TensorImpl& source,
+                                         std::string_view reduce, bool include_self,
+                                         const char* fn) {
+  const int64_t d = wrap_dim(dim, self.dim(), fn);
+  AOTRT_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+              kInvalidArgument, fn, ": index_reduce(): Expected reduce to be one of prod, mean, ",
+              "amax or amin but got ", reduce, ".");
+  AOTRT_CHECK(index.dim() <= 1 && is_index_dtype(index.dtype()), kInvalidArgument, fn,
+              ": index_reduce_(): Index is supposed to be a vector of int64 or int32");
+  AOTRT_CHECK(source.dtype() == self.dtype(), kInvalidArgument, fn,
+              ": index_reduce_(): self and source expected to have the same dtype");
+  const int64_t nd = std::max<int64_t>(self.dim(), 1);
+  const Dims sshape = source.dim() == 0 ? Dims{1} : to_vector(source.sizes());
+  AOTRT_CHECK(static_cast<int64_t>(sshape.size()) == nd, kInvalidArgument, fn,
+              ": index_reduce_(): Source and self must have the same number of dimensions");
+  const int64_t n = index.numel();
+  AOTRT_CHECK(sshape[d] == n, kInvalidArgument, fn,
+              ": index_reduce_(): Number of indices (", n, ") should be equal to source.size(dim) (",
+              sshape[d], ")");
+  const Dims self_sizes = self.dim() == 0 ? Dims{1} : to_vector(self.sizes());
+  for (int64_t k = 0; k < nd; ++k) {
+    AOTRT_CHECK(k == d || sshape[k] == self_sizes[k], kInvalidArgument, fn,
+                ": index_reduce_(): source and self must match in every dim but ", d);
+  }
+  check_same_device(self, index, "index", fn);
+  check_same_device(self, source, "source", fn);
+  auto out = empty_strided(self.sizes(), contiguous_strides(self.sizes()), self.dtype(),
+                           self.device(), fn);
+  copy_tensor(*out, self, fn);
+  if (numel_of_shape(sshape) == 0) return out;
+  const Dims out_strides = self.dim() == 0 ? Dims{1} : to_vector(out->strides());
+  IndexedArgs a;
+  a.shape = sshape;
+  Dims dst_strides = out_strides;
+  dst_strides[d] = 0;
+  a.dst = view_as(a, *out, dst_strides, 0);
+  a.src = view_as(a, source, source.dim() == 0 ? Dims{1} : to_vector(source.strides()),
+                  source.storage_offset());
+  Dims istr(sshape.size(), 0);
+  istr[d] = index.dim() == 0 ? 1 : index.strides()[0];
+  a.indices.push_back(view_as(a, index, istr, index.storage_offset()));
+  a.index_sizes = {self_sizes[d]};
+  a.index_strides = {out_strides[d]};
+  a.index_dims = {d};
+  auto counts = empty_strided(out->sizes(), out->strides(), ScalarType::Int64, self.device(), fn);
+  auto init = scalar_tensor(include_self ? 1.0 : 0.0, ScalarType::Int64, cpu_device(), fn);
+  copy_tensor(*counts, *init, fn);
+  a.counts = view_as(a, *counts, dst_strides, 0);
+  const IndexMode mode = reduce == "prod"   ? IndexMode::kProd
+                         : reduce == "mean" ? IndexMode::kMean
+                         : reduce == "amax" ? IndexMode::kMax
+                                            : IndexMode::kMin;
+  kernel(&IndexingKernels::indexed, self.device(), fn)(mode, a, fn);
+  return out;
+}
+
+std::unique_ptr<TensorImpl> repeat_interleave(const TensorImpl& repeats,
+                                              std::optional<int64_t> output_size, const char* fn) {
+  AOTRT_CHECK(repeats.dim() == 1, kInvalidArgument, fn, ": repeat_interleave only accept 1D vector as repeat");
+  AOTRT_CHECK(is_index_dtype(repeats.dtype()), kInvalidArgument, fn,
+              ": repeats has to be Long or Int tensor, not ", dtype_name(repeats.dtype()));
+  const int64_t n = repeats.numel();
+  const int64_t sizes[] = {n}, one[] = {1};
+  auto host = empty_strided(sizes, one, ScalarType::Int64, cpu_device(), fn);
+  copy_tensor(*host, repeats, fn);
+  const auto* r = static_cast<const int64_t*>(host->data_ptr());
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    AOTRT_CHECK(r[i] >= 0, kInvalidArgument, fn, ": repeats can not be negative");
+    total += r[i];
+  }
+  if (output_size) {
+    AOTRT_CHECK(*output_size == total, kInvalidArgument, fn, ": output_size ", *output_size,
+                " does not match the sum of repeats (", total, ")");
+  }
+  const int64_t tsz[] = {total};
+  auto result = empty_strided(tsz, one, ScalarType::Int64, cpu_device(), fn);
+  auto* o = static_cast<int64_t*>(result->data_ptr());
+  for (int64_t i = 0, k = 0; i < n; ++i) {
+    for (int64_t j = 0; j < r[i]; ++j) o[k++] = i;
+  }
+  auto out = empty_strided(tsz, one, repeats.dtype(), repeats.device(), fn);
+  if (total > 0) copy_tensor(*out, *result, fn);
+  return out;
+}
+
+std::unique_ptr<TensorImpl> histc(const TensorImpl& self, int64_t bins, double min, double max,
+                                  const char* fn) {
+  AOTRT_CHECK(bins > 0, kInvalidArgument, fn, ": bins must be > 0, but got ", bins);
+  AOTRT_CHECK(is_floating(self.dtype()), kInvalidArgument, fn,
+              ": torch.histc: input tensor and hist tensor should have the same dtype, and be "
+              "floating point; got ", dtype_name(self.dtype()));
+  AOTRT_CHECK(min <= max, kInvalidArgument, fn, ": max must be larger than min");
+  const int64_t sizes[] = {bins};
+  auto out = full(sizes, 0.0, self.dtype(), self.device(), fn);
+  kernel(&IndexingKernels::histc, self.device(), fn)(strided_view(self), strided_view(*out), min,
+                                                     max, fn);
   return out;
 }
 

@@ -23,6 +23,11 @@
 //   element of index, out[... index ...] = src (value), or reduced: sum,
 //   prod, mean (integer mean rounds down), amax, amin (NaN propagates);
 //   include_self=false leaves self out of the reduction at scattered places.
+// - masked_scatter and index_reduce: new contiguous results (not self's
+//   strides); index_reduce's reductions are scatter_reduce's. repeat_interleave:
+//   repeats' dtype; its values decide the size, so they are read back to the
+//   host (a sync on CUDA, as in ATen). histc: self's dtype, NaN and elements
+//   outside [min, max] not counted, max falling in the last bin.
 // - searchsorted / bucketize: int64 (int32 with out_int32) positions, left or
 //   right side (side overrides right), an optional sorter; boundaries 1-d or
 //   matching the leading dims of the values.
@@ -76,6 +81,11 @@ struct IndexingKernels {
   // `sorter` when given; out int64 or int32.
   void (*search)(const StridedView& sorted, const StridedView& values, const StridedView& out,
                  const StridedView* sorter, bool right, const char* fn);
+  // out [bins] (self's dtype, zeroed): counts of self's elements in equal bins
+  // over [min, max] (min == max: self's own min and max, widened by 1 each
+  // way when those are equal too).
+  void (*histc)(const StridedView& self, const StridedView& out, double min, double max,
+                const char* fn);
 };
 
 std::unique_ptr<TensorImpl> index(const TensorImpl& self,
@@ -96,6 +106,20 @@ std::unique_ptr<TensorImpl> searchsorted(const TensorImpl& sorted, const TensorI
                                          bool out_int32, bool right,
                                          std::optional<std::string_view> side,
                                          const TensorImpl* sorter, const char* fn);
+// self.clone() with the elements where mask (broadcast to self) is true
+// replaced, in row-major order, by source's first elements.
+std::unique_ptr<TensorImpl> masked_scatter(const TensorImpl& self, const TensorImpl& mask,
+                                           const TensorImpl& source, const char* fn);
+// out[..., index[i], ...] (reduce)= source[..., i, ...] along dim.
+std::unique_ptr<TensorImpl> index_reduce(const TensorImpl& self, int64_t dim,
+                                         const TensorImpl& index, const TensorImpl& source,
+                                         std::string_view reduce, bool include_self,
+                                         const char* fn);
+// [0] * repeats[0] + [1] * repeats[1] + ...; the repeats are read on the host.
+std::unique_ptr<TensorImpl> repeat_interleave(const TensorImpl& repeats,
+                                              std::optional<int64_t> output_size, const char* fn);
+std::unique_ptr<TensorImpl> histc(const TensorImpl& self, int64_t bins, double min, double max,
+                                  const char* fn);
 // A 0-d tensor of `value` in sorted's device and a dtype ATen gives a Python scalar.
 std::unique_ptr<TensorImpl> scalar_tensor(double value, ScalarType dtype, Device device,
                                           const char* fn);

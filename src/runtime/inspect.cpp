@@ -24,6 +24,7 @@ PackageInfo inspect_package(const std::string& package_path, const std::string& 
   info.machine = package::elf_machine_name(pkg.elf.machine);
   info.needed_libraries = pkg.elf.needed;
   info.shim_symbols = pkg.shim_symbols;
+  info.extern_ops = pkg.extern_ops;
   info.has_weights_blob = pkg.layout.weights_blob.has_value();
   info.problems = pkg.problems;
   return info;

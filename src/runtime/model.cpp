@@ -71,6 +71,7 @@
 #include "runtime/input_check.h"
 #include "runtime/model_tls.h"
 #include "runtime/preflight.h"
+#include "runtime/proxy_executor.h"
 #include "runtime/self_library.h"
 #include "shim/boundary.h"
 
@@ -129,13 +130,16 @@ class Model::Impl {
   runtime::RuntimeError call_container(AtenTensorHandle* in, size_t n_in, AtenTensorHandle* out,
                                        size_t n_out, void* stream) {
     const auto run = api.run_single_threaded != nullptr ? api.run_single_threaded : api.run;
-    return run(container, in, n_in, out, n_out, stream, /*proxy_executor=*/nullptr);
+    return run(container, in, n_in, out, n_out, stream,
+               proxy != nullptr ? proxy->handle() : nullptr);
   }
 
   package::TempDir dir;
   void* so = nullptr;
   ContainerApi api;
   ContainerHandle container = nullptr;
+  // Ops without a C shim (Note [Proxy executor]); null when the .so calls none.
+  std::unique_ptr<runtime::ProxyExecutor> proxy;
   std::mutex run_mutex;  // runs of this Model, one at a time
   std::unique_ptr<runtime::CudaGraphRunner> graph;  // LoadOptions::cuda_graph
   ModelInfo info;
@@ -377,6 +381,10 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
   m->info.so_name = pkg.layout.so.name;
   m->info.metadata = pkg.metadata.values;
   m->info.device = package_device(pkg.metadata.device_key, options.device_index);
+  if (!pkg.extern_nodes.empty()) {
+    m->proxy = std::make_unique<runtime::ProxyExecutor>(
+        std::move(pkg.extern_nodes), pkg.metadata.device_key, "package " + package_path);
+  }
   for (const package::ZipEntry& e : pkg.layout.kernel_binaries) {
     pkg.archive.extract(e, m->dir.path() + "/" + package::base_name(e.name));
   }

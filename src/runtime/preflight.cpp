@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "cuda/cuda.h"
 #include "runtime/container_api.h"
+#include "runtime/proxy_executor.h"
 #include "runtime/self_library.h"
 
 namespace aotrt::runtime {
@@ -55,6 +56,37 @@ void check_libtorch(OpenedPackage& p) {
   }
 }
 
+// The ops the model calls through the proxy executor (Note [Proxy
+// executor]): each must be one aotrt serves on the package's device.
+void check_extern_nodes(OpenedPackage& p) {
+  const std::string json_name = p.layout.so.name.substr(0, p.layout.so.name.size() - 3) + ".json";
+  const package::ZipEntry* entry = p.archive.find(json_name);
+  if (entry == nullptr) {
+    p.problems.push_back("the model calls ops without a C shim through the proxy executor "
+                         "(aoti_torch_proxy_executor_call_function) but the package has no " +
+                         json_name + " describing them");
+    return;
+  }
+  try {
+    p.extern_nodes = parse_extern_nodes(p.archive.read(*entry, kMaxMetadataBytes * 16),
+                                        "package " + p.archive.path() + ": " + json_name);
+  } catch (const Error& e) {
+    p.problems.push_back(e.what());
+    return;
+  }
+  std::vector<std::string> refused;
+  for (const ExternNode& node : p.extern_nodes) {
+    std::string why = proxy_refusal(node, p.metadata.device_key);
+    p.extern_ops.push_back({node.target, why.empty(), why});
+    if (!why.empty()) refused.push_back(std::move(why));
+  }
+  if (!refused.empty()) {
+    p.problems.push_back("the model calls " + std::to_string(refused.size()) +
+                         " op(s) without a C shim that aotrt's proxy executor does not serve: " +
+                         join(refused, "; "));
+  }
+}
+
 void check_symbols(OpenedPackage& p) {
   // What a model asks of aotrt: the aoti_* C ABI.
   std::vector<std::string> missing;
@@ -69,12 +101,7 @@ void check_symbols(OpenedPackage& p) {
       missing.push_back(name);
     }
   }
-  if (proxy) {
-    p.problems.push_back(
-        "the model calls aoti_torch_proxy_executor_call_function: it has ops without a C shim "
-        "that need libtorch's proxy executor (listed in the package's *.wrapper.json), which "
-        "aotrt cannot run");
-  }
+  if (proxy) check_extern_nodes(p);
   if (!missing.empty()) {
     p.problems.push_back("the model .so needs " + std::to_string(missing.size()) +
                          " aoti_* symbol(s) this aotrt does not provide: " + join(missing));
@@ -131,7 +158,7 @@ OpenedPackage open_package(const std::string& path, const std::string& model_nam
       package::read_elf_file(so_path, "package " + path + ": model .so " + layout.so.name);
 
   OpenedPackage p{std::move(archive), std::move(layout), std::move(metadata), std::move(dir),
-                  so_path, std::move(elf), {}, {}};
+                  so_path, std::move(elf), {}, {}, {}, {}};
   check_machine(p);
   if (p.elf.native) {
     check_libtorch(p);

@@ -11,6 +11,7 @@
 #include "package/layout.h"
 #include "package/temp_dir.h"
 #include "package/zip_reader.h"
+#include "runtime/proxy_executor.h"
 
 namespace aotrt::runtime {
 
@@ -22,6 +23,10 @@ struct OpenedPackage {
   std::string so_path;
   package::ElfInfo elf;
   std::vector<ShimSymbol> shim_symbols;  // every undefined aoti_* symbol
+  // Ops called through the proxy executor (<h>.wrapper.json), when the .so
+  // calls it.
+  std::vector<ExternNode> extern_nodes;
+  std::vector<ExternOp> extern_ops;
   // Reasons the package cannot be loaded, each a full sentence.
   std::vector<std::string> problems;
 };

@@ -143,6 +143,14 @@ struct OpArgs {
   static std::optional<T> optional(const T* p) {
     return p == nullptr ? std::nullopt : std::optional<T>(*p);
   }
+  // The device a factory (rand, hann_window, ...) makes its tensor on: this
+  // entry's own, at device_index on CUDA; layout must be None or strided (0).
+  Device factory_device(const int32_t* layout, int32_t device_index) const {
+    AOTRT_CHECK(layout == nullptr || *layout == 0, kUnsupported, ArgName{fn, "layout"}, " is ",
+                layout == nullptr ? 0 : *layout, "; only torch.strided (0) is served");
+    if (device == DeviceType::CUDA) return Device{DeviceType::CUDA, device_index >= 0 ? device_index : 0};
+    return cpu_device();
+  }
   // str? as const char**: null means None.
   std::optional<std::string_view> optional_string(const char** p, const char* name) const {
     if (p == nullptr) return std::nullopt;

@@ -111,12 +111,37 @@ TEST(PackageLoad, RefusesMissingShimsWithTheirNames) {
   EXPECT_EQ(msg.find("aoti_torch_empty_strided"), std::string::npos) << msg;  // provided
 }
 
-TEST(PackageLoad, RefusesProxyExecutorModels) {
+// A package whose .so calls the proxy executor but that lacks the JSON that
+// says which ops it calls (see test_proxy_executor.cpp for the rest).
+TEST(PackageLoad, RefusesProxyExecutorModelsWithoutTheirExternNodeJson) {
   TempDir dir;
   ElfSpec spec = loadable_spec();
   spec.undefined.push_back("aoti_torch_proxy_executor_call_function");
   const std::string msg = load_error(synthetic_package(dir, spec));
-  expect_contains(msg, "ops without a C shim that need libtorch's proxy executor");
+  expect_contains(msg, "the model calls ops without a C shim through the proxy executor "
+                       "(aoti_torch_proxy_executor_call_function) but the package has no ");
+  expect_contains(msg, ".wrapper.json describing them");
+}
+
+// With its JSON, the refusal names every op aotrt does not serve, and
+// inspect_package lists each op with its status.
+TEST(PackageLoad, RefusesProxyExecutorOpsAotrtDoesNotServeNamingThem) {
+  TempDir dir;
+  ElfSpec spec = loadable_spec();
+  spec.undefined.push_back("aoti_torch_proxy_executor_call_function");
+  std::vector<ZipItem> items = package_items(make_elf(spec));
+  items.push_back({"pkg/data/aotinductor/model/abc.wrapper.json",
+                   R"({"nodes": [{"name": "buf0", "node": {"target": "aten::no_such_op",
+                      "inputs": [], "outputs": []}}]})"});
+  const std::string path = dir.path() + "/proxy_json.pt2";
+  write_zip(path, items);
+  const std::string msg = load_error(path);
+  expect_contains(msg, "the model calls 1 op(s) without a C shim that aotrt's proxy executor "
+                       "does not serve: aten::no_such_op (no aotrt implementation of this op)");
+  const aotrt::PackageInfo info = aotrt::inspect_package(path);
+  ASSERT_EQ(info.extern_ops.size(), 1u);
+  EXPECT_EQ(info.extern_ops[0].target, "aten::no_such_op");
+  EXPECT_FALSE(info.extern_ops[0].served);
 }
 
 TEST(PackageLoad, RefusesSoWithoutContainerApiAndUnknownDevices) {

@@ -201,7 +201,7 @@ TEST_F(RobustPackages, MissingShimsLibtorchAndProxyExecutor) {
           "aot_inductor.link_libtorch\": False"});
   ElfSpec proxy = loadable_spec();
   proxy.undefined.push_back("aoti_torch_proxy_executor_call_function");
-  refuse(".so needing libtorch's proxy executor",
+  refuse(".so calling the proxy executor, package without its JSON",
          zip_package(work_, "proxy.pt2", package_items(make_elf(proxy))),
          {"proxy executor"});
   ElfSpec no_api = loadable_spec();

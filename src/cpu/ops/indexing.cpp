@@ -20,17 +20,6 @@ using ops::IndexedArgs;
 using ops::IndexingKernels;
 using ops::IndexMode;
 
-template <typename T>
-T read_at(const char* base, int64_t elem) {
-  T v;
-  std::memcpy(&v, base + elem * static_cast<int64_t>(sizeof(T)), sizeof(T));
-  return v;
-}
-template <typename T>
-void write_at(char* base, int64_t elem, T v) {
-  std::memcpy(base + elem * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
-}
-
 // Calls f(k, offsets) for every element k of `shape` in row-major order, with
 // the element offset of each view (strides[v][d] per view).
 template <typename F>
@@ -55,16 +44,7 @@ void for_each_element(std::span<const int64_t> shape, const std::vector<std::spa
 }
 
 int64_t read_index(const StridedView& v, int64_t off) {
-  return v.dtype == ScalarType::Int32 ? read_at<int32_t>(v.data, off) : read_at<int64_t>(v.data, off);
-}
-
-template <typename V>
-bool is_nan(V v) {
-  if constexpr (std::is_floating_point_v<V>) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
+  return v.dtype == ScalarType::Int32 ? read_elem<int32_t>(v.data, off) : read_elem<int64_t>(v.data, off);
 }
 
 template <typename T>
@@ -87,23 +67,23 @@ void indexed_typed(IndexMode mode, const IndexedArgs& a, const char* fn) {
       extra += i * a.index_strides[k];
     }
     if (gather) {
-      write_at<T>(a.dst.data, off[0], read_at<T>(a.src.data, off[1] + extra));
+      write_elem<T>(a.dst.data, off[0], read_elem<T>(a.src.data, off[1] + extra));
       return;
     }
     const int64_t at = off[0] + extra;
-    const T s = read_at<T>(a.src.data, off[1]);
+    const T s = read_elem<T>(a.src.data, off[1]);
     int64_t count = 1;
     if (a.counts) {
       const int64_t c_at = off[2] + extra;
-      count = read_at<int64_t>(a.counts->data, c_at);
-      write_at<int64_t>(a.counts->data, c_at, count + 1);
+      count = read_elem<int64_t>(a.counts->data, c_at);
+      write_elem<int64_t>(a.counts->data, c_at, count + 1);
       if (mode == IndexMode::kMean) touched.push_back(at);
     }
     if (mode == IndexMode::kAssign || count == 0) {
-      write_at<T>(a.dst.data, at, s);
+      write_elem<T>(a.dst.data, at, s);
       return;
     }
-    const auto x = load(read_at<T>(a.dst.data, at));
+    const auto x = load(read_elem<T>(a.dst.data, at));
     const auto y = load(s);
     using V = std::remove_const_t<decltype(x)>;
     V r = x;
@@ -124,7 +104,7 @@ void indexed_typed(IndexMode mode, const IndexedArgs& a, const char* fn) {
         default: break;
       }
     }
-    write_at<T>(a.dst.data, at, convert_value<T>(r));
+    write_elem<T>(a.dst.data, at, convert_value<T>(r));
   });
   if (mode != IndexMode::kMean) return;
   // Divide each place once by its count (an integer mean rounds down, as
@@ -137,19 +117,19 @@ void indexed_typed(IndexMode mode, const IndexedArgs& a, const char* fn) {
       extra += i * a.index_strides[k];
     }
     const int64_t c_at = off[2] + extra;
-    const int64_t count = read_at<int64_t>(a.counts->data, c_at);
+    const int64_t count = read_elem<int64_t>(a.counts->data, c_at);
     if (count <= 0) return;
-    write_at<int64_t>(a.counts->data, c_at, -count);
+    write_elem<int64_t>(a.counts->data, c_at, -count);
     const int64_t at = off[0] + extra;
-    const auto x = load(read_at<T>(a.dst.data, at));
+    const auto x = load(read_elem<T>(a.dst.data, at));
     using V = std::remove_const_t<decltype(x)>;
     if constexpr (std::is_same_v<V, bool> || is_complex_v<V>) {
       AOTRT_FAIL(kUnsupported, fn, ": mean of bool or complex values is not served");
     } else if constexpr (std::is_integral_v<V>) {
       const int64_t q = static_cast<int64_t>(x) / count, rem = static_cast<int64_t>(x) % count;
-      write_at<T>(a.dst.data, at, convert_value<T>(static_cast<V>(rem != 0 && (x < 0) ? q - 1 : q)));
+      write_elem<T>(a.dst.data, at, convert_value<T>(static_cast<V>(rem != 0 && (x < 0) ? q - 1 : q)));
     } else {
-      write_at<T>(a.dst.data, at, convert_value<T>(static_cast<V>(x / static_cast<V>(count))));
+      write_elem<T>(a.dst.data, at, convert_value<T>(static_cast<V>(x / static_cast<V>(count))));
     }
   });
 }
@@ -175,7 +155,7 @@ bool nonzero_at(const StridedView& v, int64_t off, const char* fn) {
   bool nz = false;
   const bool served = visit_dtype(v.dtype, [&](auto tag) {
     using T = decltype(tag);
-    const auto x = load(read_at<T>(v.data, off));
+    const auto x = load(read_elem<T>(v.data, off));
     if constexpr (is_complex_v<decltype(x)>) {
       nz = x.real() != 0 || x.imag() != 0;
     } else {
@@ -207,7 +187,7 @@ void nonzero(const StridedView& v, const StridedView& out, const char* fn) {
       idx[d] = rest % v.sizes[d];
       rest /= v.sizes[d];
     }
-    for (int64_t d = 0; d < nd; ++d) write_at<int64_t>(out.data, row * out.strides[0] + d * out.strides[1], idx[d]);
+    for (int64_t d = 0; d < nd; ++d) write_elem<int64_t>(out.data, row * out.strides[0] + d * out.strides[1], idx[d]);
     ++row;
   });
 }
@@ -244,13 +224,13 @@ void search(const StridedView& sorted, const StridedView& values, const StridedV
           }
         }
         auto at = [&](int64_t j) {
-          const int64_t p = sorter ? read_at<int64_t>(sorter->data, sbase + j * sorter->strides.back()) : j;
+          const int64_t p = sorter ? read_elem<int64_t>(sorter->data, sbase + j * sorter->strides.back()) : j;
           // The sorter is the caller's data: an index outside the line would read anywhere.
           AOTRT_CHECK(p >= 0 && p < n, kInvalidArgument, fn, ": sorter index ", p,
                       " out of range (the sorted dim has ", n, " elements)");
-          return load(read_at<T>(sorted.data, base + p * ss));
+          return load(read_elem<T>(sorted.data, base + p * ss));
         };
-        const V x = load(read_at<T>(values.data, off[0]));
+        const V x = load(read_elem<T>(values.data, off[0]));
         int64_t lo = 0, hi = n;
         while (lo < hi) {  // first j with sorted[j] > x (right) or >= x (left)
           const int64_t mid = lo + (hi - lo) / 2;
@@ -258,18 +238,63 @@ void search(const StridedView& sorted, const StridedView& values, const StridedV
           const bool go_right = right ? !less_nan_last(x, y) : less_nan_last(y, x);
           if (go_right) lo = mid + 1; else hi = mid;
         }
-        if (out.dtype == ScalarType::Int32) write_at<int32_t>(out.data, off[1], static_cast<int32_t>(lo));
-        else write_at<int64_t>(out.data, off[1], lo);
+        if (out.dtype == ScalarType::Int32) write_elem<int32_t>(out.data, off[1], static_cast<int32_t>(lo));
+        else write_elem<int64_t>(out.data, off[1], lo);
       });
     }
   });
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(values.dtype), " is not served");
 }
 
+// ATen's histc (histogramdd with linear interpolation): bin positions in the
+// input's own arithmetic, the max edge in the last bin.
+void histc(const StridedView& self, const StridedView& out, double min, double max,
+           const char* fn) {
+  const bool served = visit_dtype(self.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_floating_point_v<decltype(load(std::declval<T>()))>) {
+      AOTRT_FAIL(kInvalidArgument, fn, ": histc takes floating-point input");
+    } else {
+      using V = decltype(load(std::declval<T>()));
+      std::vector<std::span<const int64_t>> strides{self.strides};
+      V lo = static_cast<V>(min), hi = static_cast<V>(max);
+      if (lo == hi) {
+        bool any = false;
+        for_each_element(self.sizes, strides, [&](int64_t, const std::vector<int64_t>& off) {
+          const V x = load(read_elem<T>(self.data, off[0]));
+          if (!any) lo = hi = x;
+          any = true;
+          lo = std::min(lo, x);
+          hi = std::max(hi, x);
+        });
+        // An empty input keeps [min, max] as given.
+      }
+      if (lo == hi) {
+        lo -= 1;
+        hi += 1;
+      }
+      AOTRT_CHECK(std::isfinite(lo) && std::isfinite(hi), kInvalidArgument, fn, ": range of [",
+                  lo, ", ", hi, "] is not finite");
+      const int64_t bins = out.sizes[0];
+      std::vector<double> counts(bins, 0.0);
+      for_each_element(self.sizes, strides, [&](int64_t, const std::vector<int64_t>& off) {
+        const V x = load(read_elem<T>(self.data, off[0]));
+        if (!(x >= lo && x <= hi)) return;
+        int64_t pos = static_cast<int64_t>((x - lo) * static_cast<V>(bins) / (hi - lo));
+        if (pos == bins) pos -= 1;
+        counts[pos] += 1;
+      });
+      for (int64_t b = 0; b < bins; ++b) write_elem<T>(out.data, b * out.strides[0], convert_value<T>(counts[b]));
+    }
+  });
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(self.dtype), " is not served");
+}
+
 constexpr IndexingKernels kIndexing{.indexed = indexed,
                                     .count_nonzero = count_nonzero,
                                     .nonzero = nonzero,
-                                    .search = search};
+                                    .search = search,
+                                    .histc = histc};
 AOTRT_REGISTER_KERNELS(IndexingKernels, cpu, kIndexing);
 
 }  // namespace

@@ -23,17 +23,6 @@ using acc_t = std::conditional_t<
                        std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>,
                                           float, int64_t>>>;
 
-template <typename T>
-T read(const char* base, int64_t i, int64_t stride) {
-  T v;
-  std::memcpy(&v, base + i * stride * static_cast<int64_t>(sizeof(T)), sizeof(T));
-  return v;
-}
-template <typename T>
-void write(char* base, int64_t i, int64_t stride, T v) {
-  std::memcpy(base + i * stride * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
-}
-
 // Integer sums and products wrap as two's complement, without the undefined
 // behaviour of signed overflow.
 template <typename A>
@@ -70,7 +59,7 @@ void scan_line(ScanOp op, char* base, int64_t n, int64_t stride) {
     if (op == ScanOp::kLogSumExp) acc = -std::numeric_limits<A>::infinity();
   }
   for (int64_t i = 0; i < n; ++i) {
-    const A x = static_cast<A>(load(read<T>(base, i, stride)));
+    const A x = static_cast<A>(load(read_elem<T>(base, i * stride)));
     if (op == ScanOp::kSum) {
       acc = add(acc, x);
     } else if (op == ScanOp::kProd) {
@@ -78,33 +67,24 @@ void scan_line(ScanOp op, char* base, int64_t n, int64_t stride) {
     } else if constexpr (std::is_floating_point_v<A>) {
       acc = log_add_exp(x, acc);
     }
-    write<T>(base, i, stride, convert_value<T>(acc));
-  }
-}
-
-template <typename T>
-bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::isnan(v);
-  } else {
-    return false;
+    write_elem<T>(base, i * stride, convert_value<T>(acc));
   }
 }
 
 // Values are scanned in place (an element is read before its slot is written).
 template <typename T>
 void extreme_line(ScanOp op, char* values, int64_t vs, char* indices, int64_t is, int64_t n) {
-  auto best = load(read<T>(values, 0, vs));
+  auto best = load(read_elem<T>(values, 0));
   int64_t best_i = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const auto x = load(read<T>(values, i, vs));
+    const auto x = load(read_elem<T>(values, i * vs));
     const bool take = is_nan(x) || (!is_nan(best) && (op == ScanOp::kMax ? x >= best : x <= best));
     if (take) {
       best = x;
       best_i = i;
     }
-    write<T>(values, i, vs, convert_value<T>(best));
-    write<int64_t>(indices, i, is, best_i);
+    write_elem<T>(values, i * vs, convert_value<T>(best));
+    write_elem<int64_t>(indices, i * is, best_i);
   }
 }
 

@@ -16,26 +16,6 @@ namespace aotrt::cpu {
 namespace {
 using ops::SortKernels;
 
-template <typename T>
-T read(const char* base, int64_t i, int64_t stride) {
-  T v;
-  std::memcpy(&v, base + i * stride * static_cast<int64_t>(sizeof(T)), sizeof(T));
-  return v;
-}
-template <typename T>
-void write(char* base, int64_t i, int64_t stride, T v) {
-  std::memcpy(base + i * stride * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
-}
-
-template <typename V>
-bool is_nan(V v) {
-  if constexpr (std::is_floating_point_v<V>) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
-}
-
 // ATen's orders: NaN above every number.
 template <typename V>
 bool less_nan_last(V a, V b) {
@@ -55,7 +35,7 @@ using Line = std::vector<std::pair<value_t<T>, int64_t>>;
 template <typename T>
 void gather(Line<T>& line, const char* base, int64_t n, int64_t stride) {
   line.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) line[i] = {load(read<T>(base, i, stride)), i};
+  for (int64_t i = 0; i < n; ++i) line[i] = {load(read_elem<T>(base, i * stride)), i};
 }
 
 template <typename F>
@@ -89,8 +69,8 @@ void sort(const StridedView& v, const StridedView& idx, int64_t dim, bool descen
                          [](const auto& a, const auto& b) { return less_nan_last(a.first, b.first); });
       }
       for (int64_t i = 0; i < n; ++i) {
-        write<T>(vb, i, vs, convert_value<T>(line[i].first));
-        write<int64_t>(ib, i, is, line[i].second);
+        write_elem<T>(vb, i * vs, convert_value<T>(line[i].first));
+        write_elem<int64_t>(ib, i * is, line[i].second);
       }
     });
   });
@@ -127,8 +107,8 @@ void topk(const StridedView& self, const StridedView& v, const StridedView& idx,
       char* vb = v.data + voff * int64_t{sizeof(T)};
       char* ib = idx.data + voff * int64_t{sizeof(int64_t)};
       for (int64_t i = 0; i < k; ++i) {
-        write<T>(vb, i, vs, convert_value<T>(line[i].first));
-        write<int64_t>(ib, i, is, line[i].second);
+        write_elem<T>(vb, i * vs, convert_value<T>(line[i].first));
+        write_elem<int64_t>(ib, i * is, line[i].second);
       }
     });
   });
@@ -155,8 +135,8 @@ void select(const StridedView& self, const StridedView& v, const StridedView& id
           rank = nans > 0 ? n - nans : (n - 1) / 2;  // the first NaN, else the lower median
         }
       }
-      write<T>(v.data + voff * int64_t{sizeof(T)}, 0, 0, convert_value<T>(line[rank].first));
-      write<int64_t>(idx.data + voff * int64_t{sizeof(int64_t)}, 0, 0, line[rank].second);
+      write_elem<T>(v.data, voff, convert_value<T>(line[rank].first));
+      write_elem<int64_t>(idx.data, voff, line[rank].second);
     });
   });
 }
@@ -183,8 +163,8 @@ void mode(const StridedView& self, const StridedView& v, const StridedView& idx,
         }
         i = j;
       }
-      write<T>(v.data + voff * int64_t{sizeof(T)}, 0, 0, convert_value<T>(line[best].first));
-      write<int64_t>(idx.data + voff * int64_t{sizeof(int64_t)}, 0, 0, line[best].second);
+      write_elem<T>(v.data, voff, convert_value<T>(line[best].first));
+      write_elem<int64_t>(idx.data, voff, line[best].second);
     });
   });
 }

@@ -17,6 +17,17 @@ void write_out(const TensorImpl& out, const TensorImpl& result, const char* fn) 
               kInvalidArgument, fn, ": argument 'out' has the wrong sizes");
   copy_tensor(out, result, fn);
 }
+// scatter(self, ...) into out: the body of every scatter row.
+void scatter_into(const OpArgs& args, AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+                  AtenTensorHandle index, AtenTensorHandle src, double value, const char* reduce,
+                  bool include_self) {
+  AOTRT_CHECK(reduce != nullptr, kInvalidArgument, args.fn, ": argument 'reduce' is null");
+  write_out(args.tensor(out, "out"),
+            *ops::scatter(args.tensor(self, "self"), dim, args.tensor(index, "index"),
+                          src ? &args.tensor(src, "src") : nullptr, value, reduce, include_self,
+                          args.fn),
+            args.fn);
+}
 }  // namespace
 
 AOTRT_OP(index_Tensor,
@@ -63,45 +74,28 @@ AOTRT_OP(masked_select, (AtenTensorHandle self, AtenTensorHandle mask, AtenTenso
 AOTRT_OP(scatter_src_out,
          (AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index,
           AtenTensorHandle src),
-         write_out(args.tensor(out, "out"),
-                   *ops::scatter(args.tensor(self, "self"), dim, args.tensor(index, "index"),
-                                 &args.tensor(src, "src"), 0, "", true, fn),
-                   fn))
+         scatter_into(args, out, self, dim, index, src, 0, "", true))
 
 AOTRT_OP(scatter_value_out,
          (AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index,
           double value),
-         write_out(args.tensor(out, "out"),
-                   *ops::scatter(args.tensor(self, "self"), dim, args.tensor(index, "index"),
-                                 nullptr, value, "", true, fn),
-                   fn))
+         scatter_into(args, out, self, dim, index, nullptr, value, "", true))
 
 AOTRT_OP(scatter_reduce_two_out,
          (AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index,
           AtenTensorHandle src, const char* reduce, int32_t include_self),
-         AOTRT_CHECK(reduce != nullptr, kInvalidArgument, fn, ": argument 'reduce' is null");
-         write_out(args.tensor(out, "out"),
-                   *ops::scatter(args.tensor(self, "self"), dim, args.tensor(index, "index"),
-                                 &args.tensor(src, "src"), 0, reduce, include_self != 0, fn),
-                   fn))
+         scatter_into(args, out, self, dim, index, src, 0, reduce, include_self != 0))
 
-// c/shim.h's scatter_out: reduce may be null (plain scatter), "add" or "multiply".
+// c/shim.h's forms, with the generated ones' signatures.
 AOTRT_OP_GENERIC(scatter_out,
                  (AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index,
                   AtenTensorHandle src),
-                 write_out(args.tensor(out, "out"),
-                           *ops::scatter(args.tensor(self, "self"), dim, args.tensor(index, "index"),
-                                         &args.tensor(src, "src"), 0, "", true, fn),
-                           fn))
+                 scatter_into(args, out, self, dim, index, src, 0, "", true))
 
 AOTRT_OP_GENERIC(scatter_reduce_out,
                  (AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index,
                   AtenTensorHandle src, const char* reduce, int32_t include_self),
-                 AOTRT_CHECK(reduce != nullptr, kInvalidArgument, fn, ": argument 'reduce' is null");
-                 write_out(args.tensor(out, "out"),
-                           *ops::scatter(args.tensor(self, "self"), dim, args.tensor(index, "index"),
-                                         &args.tensor(src, "src"), 0, reduce, include_self != 0, fn),
-                           fn))
+                 scatter_into(args, out, self, dim, index, src, 0, reduce, include_self != 0))
 
 AOTRT_OP(searchsorted_Tensor,
          (AtenTensorHandle sorted_sequence, AtenTensorHandle self, int32_t out_int32, int32_t right,
@@ -129,3 +123,22 @@ AOTRT_OP(bucketize_Tensor,
                      ": boundaries tensor must be 1 dimension, but got dim(", b.dim(), ")");
          give(ret0, ops::searchsorted(b, args.tensor(self, "self"), out_int32 != 0, right != 0,
                                       std::nullopt, nullptr, fn)))
+
+AOTRT_OP(masked_scatter,
+         (AtenTensorHandle self, AtenTensorHandle mask, AtenTensorHandle source, AtenTensorHandle* ret0),
+         give(ret0, ops::masked_scatter(args.tensor(self, "self"), args.tensor(mask, "mask"),
+                                        args.tensor(source, "source"), fn)))
+
+AOTRT_OP(index_reduce,
+         (AtenTensorHandle self, int64_t dim, AtenTensorHandle index, AtenTensorHandle source,
+          const char* reduce, int32_t include_self, AtenTensorHandle* ret0),
+         AOTRT_CHECK(reduce != nullptr, kInvalidArgument, fn, ": argument 'reduce' is null");
+         give(ret0, ops::index_reduce(args.tensor(self, "self"), dim, args.tensor(index, "index"),
+                                      args.tensor(source, "source"), reduce, include_self != 0, fn)))
+
+AOTRT_OP(repeat_interleave_Tensor, (AtenTensorHandle repeats, int64_t* output_size, AtenTensorHandle* ret0),
+         give(ret0, ops::repeat_interleave(args.tensor(repeats, "repeats"),
+                                           OpArgs::optional(output_size), fn)))
+
+AOTRT_OP(histc, (AtenTensorHandle self, int64_t bins, double min, double max, AtenTensorHandle* ret0),
+         give(ret0, ops::histc(args.tensor(self, "self"), bins, min, max, fn)))

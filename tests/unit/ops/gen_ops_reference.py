@@ -363,6 +363,33 @@ def indexing_cases():
     for right in (0, 1):
         out.append(case(f"bucketize_right{right}", "bucketize_Tensor", [bv, view([-4, 0, 4], f32, [3])], [0, right],
                         torch.bucketize(bv, view([-4, 0, 4], f32, [3]), right=bool(right))))
+    # masked_scatter: inputs self, mask, source. index_reduce: inputs self, index, source;
+    # ints: dim, reduce (1 prod 2 mean 3 amax 4 amin), include_self. repeat_interleave_Tensor:
+    # inputs repeats; ints: output_size or kNone. histc: input; ints: bins; floats: min, max.
+    ms = transposed(pattern(12), f32, [4, 3])
+    mm = view([1, 0, 1, 0], torch.bool, [4, 1])
+    out.append(case("masked_scatter_broadcast_mask", "masked_scatter", [ms, mm, view(pattern(10, 3), f32, [2, 5])], [],
+                    torch.masked_scatter(ms, mm, view(pattern(10, 3), f32, [2, 5]))))
+    for r in range(1, 5):
+        for inc in (1, 0):
+            out.append(case(f"index_reduce_{REDUCES[r]}_{'incl' if inc else 'excl'}", "index_reduce",
+                            [ms, idx([0, 0, 3], [3]), view(pattern(9, 4), f32, [3, 3])], [0, r, inc],
+                            ms.index_reduce(0, idx([0, 0, 3], [3]), view(pattern(9, 4), f32, [3, 3]), REDUCES[r],
+                                            include_self=bool(inc))))
+    out.append(case("index_reduce_mean_int_dim1", "index_reduce",
+                    [view([5, 6, -7, 4], i64, [1, 4]), idx([0, 0, 2], [3]), view([5, 6, -8], i64, [1, 3])], [1, 2, 1],
+                    view([5, 6, -7, 4], i64, [1, 4]).index_reduce(1, idx([0, 0, 2], [3]), view([5, 6, -8], i64, [1, 3]), "mean")))
+    out.append(case("repeat_interleave", "repeat_interleave_Tensor", [idx([2, 0, 3], [3])], [NONE],
+                    torch.repeat_interleave(idx([2, 0, 3], [3]))))
+    out.append(case("repeat_interleave_int32_output_size", "repeat_interleave_Tensor",
+                    [idx([1, 2], [2], dtype=torch.int32)], [3],
+                    torch.repeat_interleave(idx([1, 2], [2], dtype=torch.int32), output_size=3)))
+    hx = view([1, 2, 1, 4, nan, 5, -1, 3.99], f32, [2, 4], [1, 2])
+    out.append(case("histc_range", "histc", [hx], [4], torch.histc(hx, bins=4, min=0, max=4), floats=[0, 4]))
+    out.append(case("histc_data_range", "histc", [view([1, 2, 1, 7], f32, [4])], [3],
+                    torch.histc(view([1, 2, 1, 7], f32, [4]), bins=3), floats=[0, 0]))
+    out.append(case("histc_constant_input", "histc", [view([2, 2], torch.float64, [2])], [2],
+                    torch.histc(view([2, 2], torch.float64, [2]), bins=2), floats=[0, 0]))
     return out
 
 

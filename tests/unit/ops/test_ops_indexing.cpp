@@ -1,7 +1,7 @@
 // The indexing family through the C ABI on every built backend, against torch eager's
 // values, dtypes and strides (reference_indexing.inc; Note [Indexing semantics]): index,
-// index_put, nonzero(_static), masked_select, scatter (src, value, reduce), searchsorted,
-// bucketize, and c/shim.h's aoti_torch_index_put_out / scatter_out / scatter_reduce_out.
+// index_put, nonzero(_static), masked_select, masked_scatter, scatter (src, value, reduce),
+// index_reduce, repeat_interleave, histc, searchsorted, bucketize, and c/shim.h's aoti_torch_index_put_out / scatter_out / scatter_reduce_out.
 #include <dlfcn.h>
 
 #include <string>
@@ -33,6 +33,12 @@ using SearchScalar = AOTITorchError (*)(AtenTensorHandle, double, int32_t, int32
                                         AtenTensorHandle*, AtenTensorHandle*);
 using Bucketize = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int32_t, int32_t,
                                      AtenTensorHandle*);
+using Ternary = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
+                                   AtenTensorHandle*);
+using IndexReduce = AOTITorchError (*)(AtenTensorHandle, int64_t, AtenTensorHandle, AtenTensorHandle,
+                                       const char*, int32_t, AtenTensorHandle*);
+using RepeatInterleave = AOTITorchError (*)(AtenTensorHandle, int64_t*, AtenTensorHandle*);
+using Histc = AOTITorchError (*)(AtenTensorHandle, int64_t, double, double, AtenTensorHandle*);
 using IndexPutOut = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, const AtenTensorHandle*,
                                        const uint32_t, const AtenTensorHandle, bool);
 
@@ -112,6 +118,20 @@ TEST_P(OpsIndexing, MatchesTorch) {
       rc = f(in[0].get(), c.floats[0], static_cast<int32_t>(c.ints[0]),
              static_cast<int32_t>(c.ints[1]), side, nullptr, out.out());
     }
+  } else if (op == "masked_scatter") {
+    AOTRT_FIND_OP(f, Ternary, b, op);
+    rc = f(in[0].get(), in[1].get(), in[2].get(), out.out());
+  } else if (op == "index_reduce") {
+    AOTRT_FIND_OP(f, IndexReduce, b, op);
+    rc = f(in[0].get(), c.ints[0], in[1].get(), in[2].get(), kReduces[c.ints[1]],
+           static_cast<int32_t>(c.ints[2]), out.out());
+  } else if (op == "repeat_interleave_Tensor") {
+    AOTRT_FIND_OP(f, RepeatInterleave, b, op);
+    int64_t size = c.ints[0];
+    rc = f(in[0].get(), size == kNone ? nullptr : &size, out.out());
+  } else if (op == "histc") {
+    AOTRT_FIND_OP(f, Histc, b, op);
+    rc = f(in[0].get(), c.ints[0], c.floats[0], c.floats[1], out.out());
   } else {
     AOTRT_FIND_OP(f, Bucketize, b, op);
     rc = f(in[0].get(), in[1].get(), static_cast<int32_t>(c.ints[0]),

@@ -1,0 +1,103 @@
+// The CPU's random kernels: each element from its own Philox block (Note
+// [Random streams]), so the loop runs in parallel and gives the same values
+// as the CUDA kernel.
+#include <cmath>
+#include <numbers>
+#include <utility>
+
+#include "core/philox.h"
+#include "ops/dispatch.h"
+#include "ops/random.h"
+
+namespace aotrt::cpu {
+namespace {
+using ops::RandomDraw;
+using ops::RandomKernels;
+using ops::RandomKind;
+
+template <class T>
+T value(const RandomDraw& d, const double* p, int64_t i, uint64_t seed, uint64_t base) {
+  const PhiloxBlock r = philox4x32_10(seed, base + static_cast<uint64_t>(i));
+  switch (d.kind) {
+    case RandomKind::kUniform:
+      if constexpr (sizeof(T) == 4) {
+        return static_cast<T>(d.a + (d.b - d.a) * philox_unit_float(r.w[0]));
+      } else {
+        return static_cast<T>(d.a + (d.b - d.a) * philox_unit(r.w[0], r.w[1]));
+      }
+    case RandomKind::kNormal: {
+      const double u1 = 1.0 - philox_unit(r.w[0], r.w[1]);
+      const double u2 = philox_unit(r.w[2], r.w[3]);
+      return static_cast<T>(d.a + d.b * std::sqrt(-2.0 * std::log(u1)) *
+                                      std::cos(2.0 * std::numbers::pi * u2));
+    }
+    case RandomKind::kRandint: {
+      const uint64_t bits = (static_cast<uint64_t>(r.w[1]) << 32) | r.w[0];
+      return static_cast<T>(d.low + static_cast<int64_t>(bits % d.range));
+    }
+    case RandomKind::kBernoulli:
+      return static_cast<T>(philox_unit(r.w[0], r.w[1]) < (p != nullptr ? p[i] : d.a) ? 1 : 0);
+    case RandomKind::kExponential:
+      return static_cast<T>(-std::log1p(-philox_unit(r.w[0], r.w[1])) / d.a);
+  }
+  return T{};
+}
+
+template <class T>
+void fill(T* out, int64_t n, const RandomDraw& d, uint64_t seed, uint64_t base) {
+  const double* p = d.p != nullptr ? static_cast<const double*>(d.p->data_ptr()) : nullptr;
+#pragma omp parallel for if (n > 16384)
+  for (int64_t i = 0; i < n; ++i) out[i] = value<T>(d, p, i, seed, base);
+}
+
+void generate(const TensorImpl& out, const RandomDraw& d, uint64_t seed, uint64_t base) {
+  const int64_t n = out.numel();
+  switch (out.dtype()) {
+    case ScalarType::Float32: fill(static_cast<float*>(out.data_ptr()), n, d, seed, base); break;
+    case ScalarType::Float64: fill(static_cast<double*>(out.data_ptr()), n, d, seed, base); break;
+    case ScalarType::Int64: fill(static_cast<int64_t*>(out.data_ptr()), n, d, seed, base); break;
+    default:
+      AOTRT_FAIL(kInternal, "random kernel: dtype ", dtype_name(out.dtype()));
+  }
+}
+
+void randperm(const TensorImpl& out, uint64_t seed, uint64_t base) {
+  auto* v = static_cast<int64_t*>(out.data_ptr());
+  const int64_t n = out.numel();
+  for (int64_t i = 0; i < n; ++i) v[i] = i;
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    const PhiloxBlock r = philox4x32_10(seed, base + static_cast<uint64_t>(i));
+    const uint64_t bits = (static_cast<uint64_t>(r.w[1]) << 32) | r.w[0];
+    const int64_t j = i + static_cast<int64_t>(bits % static_cast<uint64_t>(n - i));
+    std::swap(v[i], v[j]);
+  }
+}
+
+template <class T>
+void dropout_typed(T* out, T* mask, const T* x, int64_t n, double keep, double scale,
+                   uint64_t seed, uint64_t base) {
+#pragma omp parallel for if (n > 16384)
+  for (int64_t i = 0; i < n; ++i) {
+    const PhiloxBlock r = philox4x32_10(seed, base + static_cast<uint64_t>(i));
+    const bool kept = philox_unit(r.w[0], r.w[1]) < keep;
+    mask[i] = kept ? T(1) : T(0);
+    out[i] = kept ? static_cast<T>(x[i] * scale) : T(0);
+  }
+}
+
+void dropout(const TensorImpl& out, const TensorImpl& mask, const TensorImpl& x, double keep,
+             double scale, uint64_t seed, uint64_t base) {
+  if (x.dtype() == ScalarType::Float32) {
+    dropout_typed(static_cast<float*>(out.data_ptr()), static_cast<float*>(mask.data_ptr()),
+                  static_cast<const float*>(x.data_ptr()), x.numel(), keep, scale, seed, base);
+  } else {
+    dropout_typed(static_cast<double*>(out.data_ptr()), static_cast<double*>(mask.data_ptr()),
+                  static_cast<const double*>(x.data_ptr()), x.numel(), keep, scale, seed, base);
+  }
+}
+
+constexpr RandomKernels kRandom{.generate = generate, .randperm = randperm, .dropout = dropout};
+AOTRT_REGISTER_KERNELS(RandomKernels, cpu, kRandom);
+
+}  // namespace
+}  // namespace aotrt::cpu

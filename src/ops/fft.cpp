@@ -1,0 +1,168 @@
+// The FFT family's semantics: see Note [FFT layout and scaling].
+#include "ops/fft.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "core/copy.h"
+#include "core/error.h"
+#include "core/view.h"
+#include "ops/dispatch.h"
+
+namespace aotrt::ops {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+Dims wrap_dims(std::span<const int64_t> dim, int64_t ndim, const char* fn) {
+  Dims out;
+  for (int64_t d : dim) {
+    AOTRT_CHECK(d >= -ndim && d < ndim, kInvalidArgument, fn, ": dimension ", d,
+                " is out of range for a tensor of ", ndim, " dims");
+    const int64_t w = d < 0 ? d + ndim : d;
+    AOTRT_CHECK(std::find(out.begin(), out.end(), w) == out.end(), kInvalidArgument, fn,
+                ": dims must be unique, got dim ", w, " twice");
+    out.push_back(w);
+  }
+  return out;
+}
+
+// dims sorted by the input's strides, largest first (stable, as Python's
+// sorted(..., reverse=True)); the last one kept in place when asked.
+Dims sort_dims(const TensorImpl& t, Dims dims, bool exclude_last) {
+  const auto end = dims.end() - (exclude_last && !dims.empty() ? 1 : 0);
+  std::stable_sort(dims.begin(), end,
+                   [&](int64_t a, int64_t b) { return t.strides()[a] > t.strides()[b]; });
+  return dims;
+}
+
+// The meta functions' _exec_fft layout for an output of out_sizes made
+// from an input of in_strides transformed along dims (in that order).
+Dims exec_fft_strides(std::span<const int64_t> in_strides, const Dims& out_sizes,
+                      const Dims& dims) {
+  const int64_t ndim = static_cast<int64_t>(out_sizes.size());
+  Dims batch;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) batch.push_back(d);
+  }
+  std::stable_sort(batch.begin(), batch.end(),
+                   [&](int64_t a, int64_t b) { return in_strides[a] > in_strides[b]; });
+  Dims strides(ndim, 0);
+  int64_t step = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[dims[i]] = step;
+    step *= std::max<int64_t>(out_sizes[dims[i]], 1);
+  }
+  // The batch: one dense dim outermost, innermost batch dim varying fastest.
+  for (size_t i = batch.size(); i-- > 0;) {
+    strides[batch[i]] = step;
+    step *= std::max<int64_t>(out_sizes[batch[i]], 1);
+  }
+  return strides;
+}
+
+double norm_scale(int64_t normalization, const Dims& sizes, const Dims& dims, const char* fn) {
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(sizes[d]);
+  switch (normalization) {
+    case 0: return 1.0;
+    case 1: return 1.0 / std::sqrt(n);
+    case 2: return 1.0 / n;
+    default:
+      AOTRT_FAIL(kInvalidArgument, fn, ": normalization ", normalization,
+                 " is not one of ATen's fft_norm_mode values (0, 1, 2)");
+  }
+}
+
+Dims sizes_of(const TensorImpl& t) { return Dims(t.sizes().begin(), t.sizes().end()); }
+
+ScalarType complex_of(ScalarType t) {
+  return t == ScalarType::Float64 ? ScalarType::Complex128 : ScalarType::Complex64;
+}
+ScalarType real_of(ScalarType t) {
+  return t == ScalarType::Complex128 ? ScalarType::Float64 : ScalarType::Float32;
+}
+
+void check_real(const TensorImpl& t, const char* fn) {
+  AOTRT_CHECK(t.dtype() == ScalarType::Float32 || t.dtype() == ScalarType::Float64,
+              kUnsupported, fn, ": argument 'self' is ", dtype_name(t.dtype()),
+              "; aotrt's FFT serves float32 and float64 (ATen's CPU FFT has no half types)");
+}
+void check_complex(const TensorImpl& t, const char* fn) {
+  AOTRT_CHECK(t.dtype() == ScalarType::Complex64 || t.dtype() == ScalarType::Complex128,
+              kUnsupported, fn, ": argument 'self' is ", dtype_name(t.dtype()),
+              "; expected complex64 or complex128");
+}
+
+}  // namespace
+
+TensorPtr fft_c2c(const TensorImpl& self, std::span<const int64_t> dim, int64_t normalization,
+                  bool forward, const char* fn) {
+  check_complex(self, fn);
+  const Dims dims = sort_dims(self, wrap_dims(dim, self.dim(), fn), false);
+  if (dims.empty()) return clone_tensor(self, fn);
+  const Dims sizes = sizes_of(self);
+  const double scale = norm_scale(normalization, sizes, dims, fn);
+  TensorPtr out = empty_strided(sizes, exec_fft_strides(self.strides(), sizes, dims),
+                                self.dtype(), self.device(), fn);
+  if (out->numel() > 0) {
+    kernel(&FftKernels::c2c, self.device(), fn)(*out, self, dims, forward, scale);
+  }
+  return out;
+}
+
+TensorPtr fft_r2c(const TensorImpl& self, std::span<const int64_t> dim, int64_t normalization,
+                  bool onesided, const char* fn) {
+  check_real(self, fn);
+  const Dims dims = sort_dims(self, wrap_dims(dim, self.dim(), fn), true);
+  AOTRT_CHECK(!dims.empty(), kInvalidArgument, fn, ": 'dim' must name at least one dim");
+  const int64_t last = dims.back();
+  const Dims in_sizes = sizes_of(self);
+  Dims out_sizes = in_sizes;
+  if (onesided) out_sizes[last] = in_sizes[last] / 2 + 1;
+  const double scale = norm_scale(normalization, in_sizes, dims, fn);
+  TensorPtr out = empty_strided(out_sizes, exec_fft_strides(self.strides(), out_sizes, dims),
+                                complex_of(self.dtype()), self.device(), fn);
+  if (out->numel() == 0) return out;
+  const auto c2c = kernel(&FftKernels::c2c, self.device(), fn);
+  if (!onesided) {
+    // Every bin: the complex transform of the real signal.
+    auto as_complex = empty_strided(in_sizes, contiguous_strides(in_sizes), out->dtype(),
+                                    self.device(), fn);
+    copy_tensor(*as_complex, self, fn);
+    c2c(*out, *as_complex, dims, true, scale);
+    return out;
+  }
+  const Dims others(dims.begin(), dims.end() - 1);
+  kernel(&FftKernels::r2c, self.device(), fn)(*out, self, last, others.empty() ? scale : 1.0);
+  if (!others.empty()) c2c(*out, *out, others, true, scale);
+  return out;
+}
+
+TensorPtr fft_c2r(const TensorImpl& self, std::span<const int64_t> dim, int64_t normalization,
+                  int64_t last_dim_size, const char* fn) {
+  check_complex(self, fn);
+  const Dims dims = wrap_dims(dim, self.dim(), fn);
+  AOTRT_CHECK(!dims.empty(), kInvalidArgument, fn, ": 'dim' must name at least one dim");
+  AOTRT_CHECK(last_dim_size >= 1, kInvalidArgument, fn, ": Invalid number of data points (",
+              last_dim_size, ") specified");
+  const int64_t last = dims.back();
+  Dims out_sizes = sizes_of(self);
+  out_sizes[last] = last_dim_size;
+  const double scale = norm_scale(normalization, out_sizes, dims, fn);
+  // As ATen: the other dims first, by a c2c transform (its own layout).
+  TensorPtr staged;
+  const TensorImpl* input = &self;
+  if (dims.size() > 1) {
+    staged = fft_c2c(self, std::span<const int64_t>(dims.data(), dims.size() - 1), 0, false, fn);
+    input = staged.get();
+  }
+  TensorPtr out = empty_strided(out_sizes, exec_fft_strides(input->strides(), out_sizes, {last}),
+                                real_of(self.dtype()), self.device(), fn);
+  if (out->numel() > 0) kernel(&FftKernels::c2r, self.device(), fn)(*out, *input, last, scale);
+  return out;
+}
+
+}  // namespace aotrt::ops

@@ -1,0 +1,75 @@
+// The integer matmul family's semantics: see Note [Integer matmul semantics].
+#include "ops/int_matmul.h"
+
+#include <vector>
+
+#include "core/copy.h"
+#include "core/error.h"
+#include "core/view.h"
+#include "ops/dispatch.h"
+
+namespace aotrt::ops {
+namespace {
+
+std::unique_ptr<TensorImpl> dense(const TensorImpl& t, ScalarType dtype, const char* fn) {
+  const std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+  auto out = empty_strided(sizes, contiguous_strides(sizes), dtype, t.device(), fn);
+  copy_tensor(*out, t, fn);
+  return out;
+}
+
+void check_dtype(const TensorImpl& t, ScalarType want, const char* name, const char* fn) {
+  AOTRT_CHECK(t.dtype() == want, kInvalidArgument, fn, ": expected '", name, "' to be ",
+              dtype_name(want), ", but got ", dtype_name(t.dtype()));
+}
+
+}  // namespace
+
+void int_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                const char* fn) {
+  AOTRT_CHECK(self.dim() == 2 && mat2.dim() == 2, kInvalidArgument, fn,
+              ": Expected self and mat2 to be 2D, got ", self.dim(), "D and ", mat2.dim(), "D");
+  AOTRT_CHECK(self.sizes()[1] == mat2.sizes()[0], kInvalidArgument, fn,
+              ": self.size(1) needs to match mat2.size(0) but got ", self.sizes()[1], " and ",
+              mat2.sizes()[0]);
+  check_dtype(self, ScalarType::Int8, "self", fn);
+  check_dtype(mat2, ScalarType::Int8, "mat2", fn);
+  check_dtype(out, ScalarType::Int32, "out", fn);
+  const int64_t m = self.sizes()[0], n = mat2.sizes()[1];
+  AOTRT_CHECK(out.dim() == 2 && out.sizes()[0] == m && out.sizes()[1] == n, kInvalidArgument, fn,
+              ": 'out' must be [", m, ", ", n, "]; aotrt does not resize outputs");
+  if (out.numel() == 0) return;
+  const int64_t sizes[] = {m, n};
+  auto result =
+      empty_strided(sizes, contiguous_strides(sizes), ScalarType::Int32, out.device(), fn);
+  kernel(&IntMatmulKernels::int_mm, out.device(), fn)(*result, *dense(self, ScalarType::Int8, fn),
+                                                      *dense(mat2, ScalarType::Int8, fn));
+  copy_tensor(out, *result, fn);
+}
+
+std::unique_ptr<TensorImpl> weight_int8pack_mm(const TensorImpl& self, const TensorImpl& mat2,
+                                               const TensorImpl& scales, const char* fn) {
+  AOTRT_CHECK(self.dtype() == ScalarType::Float32 || self.dtype() == ScalarType::BFloat16 ||
+                  self.dtype() == ScalarType::Float16,
+              kInvalidArgument, fn, ": expected A to be f32, f16 or bf16 tensor, got ",
+              dtype_name(self.dtype()));
+  check_dtype(mat2, ScalarType::Int8, "B", fn);
+  check_dtype(scales, self.dtype(), "scales", fn);
+  AOTRT_CHECK(self.dim() == 2 && mat2.dim() == 2 && scales.dim() == 1, kInvalidArgument, fn,
+              ": expected A and B 2D and scales 1D");
+  const int64_t M = self.sizes()[0], K = self.sizes()[1], N = mat2.sizes()[0];
+  AOTRT_CHECK(mat2.sizes()[1] == K, kInvalidArgument, fn, ": expected B.size(1) == ", K);
+  AOTRT_CHECK(scales.sizes()[0] == N, kInvalidArgument, fn, ": expected scales.size(0) == ", N);
+  const int64_t sizes[] = {M, N};
+  auto out = empty_strided(sizes, contiguous_strides(sizes), self.dtype(), self.device(), fn);
+  if (out->numel() == 0) return out;
+  auto acc =
+      empty_strided(sizes, contiguous_strides(sizes), ScalarType::Float32, self.device(), fn);
+  kernel(&IntMatmulKernels::int8_weight_mm, self.device(), fn)(
+      *acc, *dense(self, ScalarType::Float32, fn), *dense(mat2, ScalarType::Int8, fn),
+      *dense(scales, ScalarType::Float32, fn));
+  copy_tensor(*out, *acc, fn);
+  return out;
+}
+
+}  // namespace aotrt::ops

@@ -1,0 +1,18 @@
+// Entry points of the integer matmul family (ops/int_matmul.h). Handles are
+// borrowed; _int_mm_out writes into out, ret0 gets a new owning handle. See
+// Note [Op rows].
+#include "ops/int_matmul.h"
+#include "shim/ops/op_row.h"
+
+using namespace aotrt;
+
+AOTRT_OP_CPU(_int_mm_out, (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2),
+             ops::int_mm_out(args.tensor(out, "out"), args.tensor(self, "self"),
+                             args.tensor(mat2, "mat2"), fn))
+
+AOTRT_OP_CPU(_weight_int8pack_mm,
+             (AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scales,
+              AtenTensorHandle* ret0),
+             give(ret0, ops::weight_int8pack_mm(args.tensor(self, "self"),
+                                                args.tensor(mat2, "mat2"),
+                                                args.tensor(scales, "scales"), fn)))

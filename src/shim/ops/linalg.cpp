@@ -1,0 +1,100 @@
+// Entry points of the linalg family (ops/linalg.h): the C shims, and the ops
+// that have none, served through the proxy executor (Note [Proxy executor]).
+// Handles are borrowed; ret* get new owning handles, dropped when null. See
+// Note [Op rows].
+#include <initializer_list>
+#include <tuple>
+
+#include "ops/linalg.h"
+#include "runtime/proxy_executor.h"
+#include "shim/ops/op_row.h"
+
+using namespace aotrt;
+using runtime::kProxyCpu;
+using runtime::ProxyCall;
+
+namespace {
+// Hands out every result of a tuple, or none (ShimResults).
+template <class... T>
+void give_all(std::initializer_list<AtenTensorHandle*> rets, std::tuple<T...> results) {
+  ShimResults out;
+  auto ret = rets.begin();
+  std::apply([&](auto&... r) { (out.give(*ret++, std::move(r)), ...); }, results);
+  out.commit();
+}
+template <class... T>
+void set_all(ProxyCall& call, std::tuple<T...> results) {
+  size_t i = 0;
+  std::apply([&](auto&... r) { (call.set_output(i++, std::move(r)), ...); }, results);
+}
+}  // namespace
+
+AOTRT_OP_CPU(triangular_solve,
+             (AtenTensorHandle self, AtenTensorHandle A, int32_t upper, int32_t transpose,
+              int32_t unitriangular, AtenTensorHandle* ret0, AtenTensorHandle* ret1),
+             give_all({ret0, ret1},
+                      ops::triangular_solve(args.tensor(self, "self"), args.tensor(A, "A"),
+                                            upper != 0, transpose != 0, unitriangular != 0, fn)))
+
+AOTRT_OP_CPU(cholesky_solve,
+             (AtenTensorHandle self, AtenTensorHandle input2, int32_t upper,
+              AtenTensorHandle* ret0),
+             give(ret0, ops::cholesky_solve(args.tensor(self, "self"),
+                                            args.tensor(input2, "input2"), upper != 0, fn)))
+
+AOTRT_OP_CPU(cholesky_inverse, (AtenTensorHandle self, int32_t upper, AtenTensorHandle* ret0),
+             give(ret0, ops::cholesky_inverse(args.tensor(self, "self"), upper != 0, fn)))
+
+AOTRT_OP_CPU(geqrf, (AtenTensorHandle self, AtenTensorHandle* ret0, AtenTensorHandle* ret1),
+             give_all({ret0, ret1}, ops::geqrf(args.tensor(self, "self"), fn)))
+
+AOTRT_OP_CPU(ormqr,
+             (AtenTensorHandle self, AtenTensorHandle input2, AtenTensorHandle input3,
+              int32_t left, int32_t transpose, AtenTensorHandle* ret0),
+             give(ret0, ops::ormqr(args.tensor(self, "self"), args.tensor(input2, "input2"),
+                                   args.tensor(input3, "input3"), left != 0, transpose != 0,
+                                   fn)))
+
+// Proxy-executor ops: argument names and defaults from ATen's schemas
+// (native_functions.yaml).
+AOTRT_PROXY_OP("aten::linalg_solve_triangular", {"self", "B", "upper", "left", "unitriangular"},
+               kProxyCpu, [](ProxyCall& c) {
+                 c.set_output(0, ops::solve_triangular(
+                                     c.tensor("self"), c.tensor("B"), c.bool_arg("upper"),
+                                     c.bool_arg("left", true),
+                                     c.bool_arg("unitriangular", false), c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::linalg_inv_ex", {"A", "check_errors"}, kProxyCpu, [](ProxyCall& c) {
+  set_all(c, ops::inv_ex(c.tensor("A"), c.bool_arg("check_errors", false), c.what()));
+});
+
+AOTRT_PROXY_OP("aten::_linalg_solve_ex", {"A", "B", "left", "check_errors"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 set_all(c, ops::solve_ex(c.tensor("A"), c.tensor("B"), c.bool_arg("left", true),
+                                          c.bool_arg("check_errors", false), c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::linalg_lu_factor_ex", {"A", "pivot", "check_errors"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 set_all(c, ops::lu_factor_ex(c.tensor("A"), c.bool_arg("pivot", true),
+                                              c.bool_arg("check_errors", false), c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::linalg_cholesky_ex", {"self", "upper", "check_errors"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 set_all(c, ops::cholesky_ex(c.tensor("self"), c.bool_arg("upper", false),
+                                             c.bool_arg("check_errors", false), c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::_linalg_det", {"A"}, kProxyCpu,
+               [](ProxyCall& c) { set_all(c, ops::det(c.tensor("A"), c.what())); });
+
+AOTRT_PROXY_OP("aten::_linalg_slogdet", {"A"}, kProxyCpu,
+               [](ProxyCall& c) { set_all(c, ops::slogdet(c.tensor("A"), c.what())); });
+
+AOTRT_PROXY_OP("aten::_linalg_check_errors", {"info", "api_name", "is_matrix"},
+               kProxyCpu | runtime::kProxyCuda, [](ProxyCall& c) {
+                 ops::check_errors(c.tensor("info"), c.string_arg("api_name"),
+                                   c.bool_arg("is_matrix"), c.what());
+               });
