@@ -4,6 +4,9 @@
 #   package_reader    arbitrary bytes as a .pt2 (zip, layout, metadata, ELF, preflight)
 #   view_arithmetic   programs of view shims (_reinterpret_tensor, as_strided,
 #                     empty_strided, copy_, clone) with checked invariants
+#   op_shims          programs of op shim calls: every aoti_torch_cpu_* / _aten_* op
+#                     of torch's C shim headers that libaotrt.so serves, with
+#                     random tensors, views, scalars, lists, null and deleted handles
 # Each run first replays fuzz/corpus/<target>/ (findings of earlier runs, kept
 # as regression inputs, and a minimised corpus), then fuzzes for the given time
 # starting from that corpus and from seed packages (fuzz_seeds). New inputs go
@@ -23,14 +26,14 @@ REPO=$PWD
 start=$(date +%s)
 SECONDS_PER_TARGET=600
 MERGE=0
-TARGETS=(package_reader view_arithmetic)
+TARGETS=(package_reader view_arithmetic op_shims)
 while [ $# -gt 0 ]; do
   case "$1" in
     --short) SECONDS_PER_TARGET=60; shift ;;
     --time) SECONDS_PER_TARGET=${2:?--time needs seconds}; shift 2 ;;
     --merge) MERGE=1; shift ;;
     --target) TARGETS=("${2:?--target needs a name}"); shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done

@@ -19,7 +19,9 @@
 #   --skip-build  reuse an existing build dir; --skip-unit: don't run the unit tests
 #   --robust      afterwards, the robustness cases on real packages for cpu and cuda
 #                 (tests/e2e/test_robust_real.py: 1,000 loads, 8 threads with a stream each,
-#                 bad inputs, allocation cap), recorded into robust_cuda.jsonl
+#                 bad inputs, allocation cap, an allocation failing mid-run, the environment
+#                 left alone) and the differential op tests (tests/e2e/test_diff_ops.py) on
+#                 both devices, recorded into robust_cuda.jsonl
 #   --noise       afterwards, print the tolerance yardsticks (python3 -m aotrt_tools.zoo --noise)
 #   --dry-run     print what would run (wheel roots, cmake arguments, models) and stop
 # Writes build.log, export.log, unit.log, gpu_e2e.md (and robust.log, robust_cuda.jsonl,
@@ -165,6 +167,11 @@ if [ "$ROBUST" = 1 ] && [ "$BUILD_OK" = 1 ]; then
     AOTRT_ROBUSTNESS_LOG="$LOG_DIR/robust_cuda.jsonl" PYTHONPATH="$REPO/python" \
     timeout 400 python3 -m pytest -q -p no:cacheprovider tests/e2e/test_robust_real.py >"$LOG_DIR/robust.log" 2>&1
   ROBUST_RC=$?
+  # The differential op tests on both devices (CUDA tensors, aoti_torch_cuda_* entry points).
+  AOTRT_DIFF_DEVICES=cpu,cuda AOTRT_BIN="$REPO/$BUILD_DIR/aotrt" \
+    AOTRT_ROBUSTNESS_LOG="$LOG_DIR/robust_cuda.jsonl" PYTHONPATH="$REPO/python" \
+    timeout 900 python3 -m pytest -q -p no:cacheprovider tests/e2e/test_diff_ops.py >>"$LOG_DIR/robust.log" 2>&1 \
+    || ROBUST_RC=$?
   tail -n 15 "$LOG_DIR/robust.log"
   record robust "$(( $(now) - T ))" "$([ $ROBUST_RC = 0 ] && echo 'all passed' || echo "FAILED (exit $ROBUST_RC, see robust.log)")"
 fi

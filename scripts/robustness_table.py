@@ -27,7 +27,8 @@ from pathlib import Path
 
 BEGIN = "<!-- BEGIN GENERATED: robustness_table.py -->"
 END = "<!-- END GENERATED -->"
-AREAS = ["bad packages", "bad inputs", "lifecycle", "concurrency", "allocation failure", "fuzzing"]
+AREAS = ["bad packages", "bad inputs", "lifecycle", "concurrency", "allocation failure", "stale handles",
+         "environment", "fuzzing", "differential"]
 
 
 def normalise(message: str) -> str:

@@ -212,8 +212,10 @@ Conv resolve(const TensorImpl& input, const TensorImpl& weight, const TensorImpl
       out = (size + 2 * c.padding[i] - extent) / c.stride[i] + 1;
     } else {
       out = (size - 1) * c.stride[i] - 2 * c.padding[i] + extent + c.output_padding[i];
-      AOTRT_CHECK(out > 0, kInvalidArgument, kFn, ": transposed output size ", out,
-                  " at spatial dim ", i, " is not positive");
+      // An empty output dim is served (an empty result), as ATen serves it with an empty
+      // batch, or with output padding (its slow transposed kernel); below 0 is an error.
+      AOTRT_CHECK(out >= 0, kInvalidArgument, kFn, ": transposed output size ", out,
+                  " at spatial dim ", i, " is negative");
     }
     c.out_sizes.push_back(out);
     const int64_t pad_r = c.padding[i] - c.output_padding[i];

@@ -146,7 +146,7 @@ template <typename T>
 void attend(const std::vector<T>& q, const std::vector<T>& kt, const std::vector<T>& v,
             const std::vector<T>* mask, int64_t B, int64_t H, int64_t Lq, int64_t Lk,
             int64_t E, int64_t Ev, bool causal, T scale, std::vector<T>& out,
-            std::vector<float>& lse) {
+            std::vector<T>& lse) {
   const int64_t rows = B * H * Lq;
 #pragma omp parallel
   {
@@ -172,7 +172,7 @@ void attend(const std::vector<T>& q, const std::vector<T>& kt, const std::vector
       T* oi = out.data() + r * Ev;
       if (max == -std::numeric_limits<T>::infinity()) {  // every key masked: ATen gives NaN
         std::fill(oi, oi + Ev, std::numeric_limits<T>::quiet_NaN());
-        lse[r] = -std::numeric_limits<float>::infinity();
+        lse[r] = -std::numeric_limits<T>::infinity();
         continue;
       }
       const T sum = exp_weights(sc, Lk, max);  // sc holds the weights from here on
@@ -181,7 +181,7 @@ void attend(const std::vector<T>& q, const std::vector<T>& kt, const std::vector
         sum_rows(oi + e0, n, sc, vb + e0, Ev, Lk, true);
         for (int64_t e = 0; e < n; ++e) oi[e0 + e] /= sum;
       }
-      lse[r] = static_cast<float>(max + std::log(sum));
+      lse[r] = max + std::log(sum);
     }
   }
 }
@@ -213,13 +213,14 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
   const std::vector<int64_t> out_strides = strides_in_order_of(out_sizes, q.strides());
   SdpaResult result;
   result.output = empty_strided(out_sizes, out_strides, q.dtype(), cpu_device(), what);
+  // logsumexp in the accumulation dtype, as ATen's: float64 for float64, else float32.
+  const ScalarType lse_dtype = q.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
   const std::vector<int64_t> lse_sizes = {B, H, Lq}, lse_strides = {Lq * H, 1, H};
-  result.logsumexp = empty_strided(lse_sizes, lse_strides, ScalarType::Float32, cpu_device(), what);
+  result.logsumexp = empty_strided(lse_sizes, lse_strides, lse_dtype, cpu_device(), what);
   if (B * H * Lq == 0 || Ev == 0) return result;
 
   const double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(E)));
   const std::vector<int64_t> mask_sizes = {B, H, Lq, Lk};
-  std::vector<float> lse(static_cast<size_t>(B * H * Lq));
   auto run = [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> qd = dense_copy<T>(q, q.sizes(), q.strides());
@@ -231,22 +232,22 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
     std::vector<T> md;
     if (mask != nullptr) md = dense_copy<T>(*mask, mask_sizes, broadcast_to(*mask, mask_sizes, what));
     std::vector<T> out(static_cast<size_t>(B * H * Lq * Ev));
+    std::vector<T> lse(static_cast<size_t>(B * H * Lq));
     attend<T>(qd, kd, vd, mask ? &md : nullptr, B, H, Lq, Lk, E, Ev, is_causal,
               static_cast<T>(s), out, lse);
     const std::vector<int64_t> dense = contiguous_strides(out_sizes);
     const ScalarType dt = std::is_same_v<T, double> ? ScalarType::Float64 : ScalarType::Float32;
     copy_strided(strided_view(*result.output),
                  StridedView{reinterpret_cast<char*>(out.data()), out_sizes, dense, dt, cpu_device()});
+    copy_strided(strided_view(*result.logsumexp),
+                 StridedView{reinterpret_cast<char*>(lse.data()), lse_sizes,
+                             contiguous_strides(lse_sizes), dt, cpu_device()});
   };
   if (q.dtype() == ScalarType::Float64) {
     run(double{});
   } else {
     run(float{});  // float32, and float16/bfloat16 computed in float32
   }
-  const std::vector<int64_t> lse_dense = contiguous_strides(lse_sizes);
-  copy_strided(strided_view(*result.logsumexp),
-               StridedView{reinterpret_cast<char*>(lse.data()), lse_sizes, lse_dense,
-                           ScalarType::Float32, cpu_device()});
   return result;
 }
 

@@ -94,12 +94,12 @@ ValuesIndices topk(const TensorImpl& self, int64_t k, int64_t dim, bool largest,
   std::vector<int64_t> sizes = to_vector(self.sizes());
   if (self.dim() > 0) sizes[d] = k;
   ValuesIndices r = outputs(sizes, self.dtype(), self.device(), fn);
-  if (k == 0 || self.numel() == 0) return r;
-  if (self.dim() == 0) {
+  if (self.dim() == 0) {  // a 0-d result, self and index 0, for k 0 as for k 1 (as ATen)
     copy_tensor(*r.values, self, fn);
     zero_tensor(*r.indices, fn);
     return r;
   }
+  if (k == 0 || self.numel() == 0) return r;
   kernel(&SortKernels::topk, self.device(), fn)(strided_view(self), strided_view(*r.values),
                                                 strided_view(*r.indices), k, d, largest, sorted, fn);
   return r;

@@ -70,14 +70,14 @@ Dims infer_shape(std::span<const int64_t> shape, int64_t numel, const char* fn) 
       infer = static_cast<int64_t>(i);
     } else {
       AOTRT_CHECK(out[i] >= 0, kInvalidArgument, fn, ": invalid shape dimension ", out[i]);
-      known *= out[i];
+      known = checked_mul(known, out[i], fn);  // a product past int64 is no input's size
     }
   }
   if (infer >= 0) {
     AOTRT_CHECK(known != 0 && numel % known == 0, kInvalidArgument, fn, ": shape is invalid for input of size ",
                 numel);
     out[infer] = numel / known;
-    known *= out[infer];
+    known = checked_mul(known, out[infer], fn);
   }
   AOTRT_CHECK(known == numel, kInvalidArgument, fn, ": shape is invalid for input of size ", numel);
   return out;
@@ -113,9 +113,10 @@ std::unique_ptr<TensorImpl> slice(const TensorImpl& self, int64_t dim,
   const int64_t start = clamp(start_opt.value_or(0));
   const int64_t end = std::max(start, clamp(end_opt.value_or(std::numeric_limits<int64_t>::max())));
   Dims sizes = to_vector(self.sizes()), strides = to_vector(self.strides());
-  sizes[d] = (end - start + step - 1) / step;
+  sizes[d] = end == start ? 0 : (end - start - 1) / step + 1;  // no overflow for a huge step
   const int64_t offset = self.storage_offset() + start * strides[d];
-  strides[d] *= step;
+  // A dim of one element addresses nothing with its stride (and stride * step may not fit).
+  if (sizes[d] > 1) strides[d] = checked_mul(strides[d], step, fn);
   return view_of(self, sizes, strides, offset, self.dtype(), fn);
 }
 

@@ -32,7 +32,7 @@ struct ArgName {
 
 // handle_get / handle_get_defined (core/handles.h) for an ArgName.
 inline TensorImpl& handle_get(AtenTensorHandle h, const ArgName& what) {
-  if (TensorImpl* t = handle_lookup(h)) return *t;
+  if (TensorImpl* t = handle_lookup(h)) return *t;  // a handle is no TensorImpl* (Note [Handle values])
   return handle_get(h, what.str().c_str());  // throws, naming the argument
 }
 inline TensorImpl& handle_get_defined(AtenTensorHandle h, const ArgName& what) {

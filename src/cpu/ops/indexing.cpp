@@ -225,6 +225,9 @@ void search(const StridedView& sorted, const StridedView& values, const StridedV
         }
         auto at = [&](int64_t j) {
           const int64_t p = sorter ? read_elem<int64_t>(sorter->data, sbase + j * sorter->strides.back()) : j;
+          // The sorter is the caller's data: an index outside the line would read anywhere.
+          AOTRT_CHECK(p >= 0 && p < n, kInvalidArgument, fn, ": sorter index ", p,
+                      " out of range (the sorted dim has ", n, " elements)");
           return load(read_elem<T>(sorted.data, base + p * ss));
         };
         const V x = load(read_elem<T>(values.data, off[0]));
