@@ -6,7 +6,8 @@
 #
 # Usage: scripts/opinfo_gpu.sh [--dtypes float32,...] [--workers N] [--ops a,b] [--skip-build]
 #                              [--device cuda|cpu]
-# Writes results.json, table.md and sweep.log into $OUT/opinfo-<device> (else build-gpu/logs/).
+# Writes results.json, table.md (every dtype swept so far on this machine) and sweep.log into
+# $OUT/opinfo-<device> (else build-gpu/logs/opinfo-<device>).
 # Packages are cached in build-gpu/opinfo-cache-<device>, which a warm machine keeps between
 # calls, so a call per dtype (float32 first) reuses the earlier calls' work.
 set -uo pipefail
@@ -49,8 +50,12 @@ if [ "$SKIP_BUILD" = 0 ]; then
   echo "== build: $(( $(date +%s) - T )) s"
 fi
 
+# Results accumulate in build-gpu/opinfo-<device> across calls (one table, a few dtypes per
+# call) and are copied to $OUT.
 export PYTHONUNBUFFERED=1
 python3 -m tests.opinfo.sweep --device "$DEVICE" --dtypes "$DTYPES" --workers "$WORKERS" \
   "${OPS_ARGS[@]}" --aotrt "$BUILD_DIR/aotrt" --cache "$BUILD_DIR/opinfo-cache-$DEVICE" \
-  --out "$LOG_DIR" 2>&1 | grep -v -e "Warning" -e "proxy executor as fallback" | tee "$LOG_DIR/sweep.log"
-exit "${PIPESTATUS[0]}"
+  --out "$BUILD_DIR/opinfo-$DEVICE" 2>&1 | grep -v -e "Warning" -e "proxy executor as fallback" | tee "$LOG_DIR/sweep.log"
+rc=${PIPESTATUS[0]}
+cp "$BUILD_DIR/opinfo-$DEVICE/results.json" "$BUILD_DIR/opinfo-$DEVICE/table.md" "$LOG_DIR/" 2>/dev/null
+exit "$rc"
