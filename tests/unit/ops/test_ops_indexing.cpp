@@ -148,6 +148,7 @@ TEST_P(OpsIndexing, MatchesTorch) {
 INSTANTIATE_TEST_SUITE_P(Torch, OpsIndexing,
                          ::testing::ValuesIn(all_backends(
                              kIndexingCases, {"index_put_duplicates_last_wins",
+                                              "scatter_src_dim0",  // column 0 takes two
                                               "scatter_src_dim1_duplicates"})),
                          backend_case_name);
 
