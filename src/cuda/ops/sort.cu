@@ -259,40 +259,46 @@ void topk(const StridedView& self, const StridedView& values, const StridedView&
   });
 }
 
-void select(const StridedView& self, const StridedView& values, const StridedView& indices,
-            int64_t dim, int64_t which, bool median, bool ignore_nan, const char* fn) {
+// One element of every ascending-sorted row of self into values/indices
+// (dim of size 1): launch(sorted, count, values, indices) queues the kernel.
+template <typename Launch>
+void one_per_row(const StridedView& self, const StridedView& values, const StridedView& indices,
+                 int64_t dim, const char* fn, Launch&& launch) {
   const Context c(self);
   visit_ordered(self.dtype, fn, [&](auto tag) {
     using T = decltype(tag);
     const SortedRows<T> sorted(self, dim, /*descending=*/false, c);
     Rows out_values(values, dim, values.dtype, c.stream, /*read=*/false);
     Rows out_indices(indices, dim, ScalarType::Int64, c.stream, /*read=*/false);
-    const int64_t count = sorted.rows.count();
-    pick_one<T><<<blocks_for(count), kThreads, 0, c.stream>>>(
-        sorted.rows.template data<T>(), sorted.positions.get(), count, sorted.rows.length(),
-        which, median, ignore_nan, out_values.data<T>(), out_indices.data<int64_t>());
+    launch(sorted, c.stream, out_values.data<T>(), out_indices.data<int64_t>());
     AOTRT_CUDA_CHECK_LAUNCH();
     out_values.write_back(c.stream);
     out_indices.write_back(c.stream);
   });
 }
 
+void select(const StridedView& self, const StridedView& values, const StridedView& indices,
+            int64_t dim, int64_t which, bool median, bool ignore_nan, const char* fn) {
+  one_per_row(self, values, indices, dim, fn,
+              [&](const auto& sorted, cudaStream_t stream, auto* v, int64_t* i) {
+                using T = std::remove_pointer_t<decltype(v)>;
+                const int64_t count = sorted.rows.count();
+                pick_one<T><<<blocks_for(count), kThreads, 0, stream>>>(
+                    sorted.rows.template data<T>(), sorted.positions.get(), count,
+                    sorted.rows.length(), which, median, ignore_nan, v, i);
+              });
+}
+
 void mode(const StridedView& self, const StridedView& values, const StridedView& indices,
           int64_t dim, const char* fn) {
-  const Context c(self);
-  visit_ordered(self.dtype, fn, [&](auto tag) {
-    using T = decltype(tag);
-    const SortedRows<T> sorted(self, dim, /*descending=*/false, c);
-    Rows out_values(values, dim, values.dtype, c.stream, /*read=*/false);
-    Rows out_indices(indices, dim, ScalarType::Int64, c.stream, /*read=*/false);
-    const int64_t count = sorted.rows.count();
-    mode_of_rows<T><<<blocks_for(count), kThreads, 0, c.stream>>>(
-        sorted.rows.template data<T>(), sorted.positions.get(), count, sorted.rows.length(),
-        out_values.data<T>(), out_indices.data<int64_t>());
-    AOTRT_CUDA_CHECK_LAUNCH();
-    out_values.write_back(c.stream);
-    out_indices.write_back(c.stream);
-  });
+  one_per_row(self, values, indices, dim, fn,
+              [&](const auto& sorted, cudaStream_t stream, auto* v, int64_t* i) {
+                using T = std::remove_pointer_t<decltype(v)>;
+                const int64_t count = sorted.rows.count();
+                mode_of_rows<T><<<blocks_for(count), kThreads, 0, stream>>>(
+                    sorted.rows.template data<T>(), sorted.positions.get(), count,
+                    sorted.rows.length(), v, i);
+              });
 }
 
 constexpr ops::SortKernels kSort{.sort = sort, .topk = topk, .select = select, .mode = mode};
