@@ -344,7 +344,12 @@ def _output_specs(ep: Any) -> list[dict[str, Any]]:
         if isinstance(size, int):
             return size
         node = size.node
-        return int(node.hint if node.hint is not None else node.shape_env.size_hint(node.expr))
+        if node.hint is not None:
+            return int(node.hint)
+        try:
+            return int(node.shape_env.size_hint(node.expr))
+        except Exception:  # a data-dependent size (nonzero, masked_select): no example
+            return 0       # value; the dim is listed in dynamic_dims all the same
 
     out_node = next(n for n in ep.graph.nodes if n.op == "output")
     specs = []
