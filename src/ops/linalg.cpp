@@ -208,7 +208,7 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr> lu_factor_ex(const TensorImpl& a, bo
                                                          bool check_errors_, const char* fn) {
   check_matrix(a, "A", false, fn);
   AOTRT_CHECK(pivot || !a.device().is_cpu(), kUnsupported, fn,
-              ": LU without pivoting is not implemented on the CPU (in ATen either)");
+              ": LU without pivoting is refused on the CPU, as ATen refuses it (pivot=True is served)");
   AOTRT_CHECK(pivot, kUnsupported, fn, ": LU without pivoting is not served");
   TensorPtr lu = column_major_copy(a, fn);
   Sizes piv_sizes = batch_of(a);

@@ -321,11 +321,11 @@ def _compile(recs: list[dict[str, Any]], cache: Path, device: str, out: Path,
     node_case: dict[str, int] = {}
 
     def ancestry(node) -> set[str]:
-        names, todo = {node.name}, list(node.meta.get("from_node") or [])
-        while todo:
-            src = todo.pop()
+        names, pending = {node.name}, list(node.meta.get("from_node") or [])
+        while pending:
+            src = pending.pop()
             names.add(getattr(src, "name", ""))
-            todo += list(getattr(src, "from_node", None) or [])
+            pending += list(getattr(src, "from_node", None) or [])
         return names
 
     def record(graph):

@@ -316,9 +316,9 @@ class Sweep:
         """fn over tasks in the pool; a task whose worker raised or died gives the exception.
         A dead worker breaks the pool: a fresh one takes the tasks that had not finished."""
         results: dict[int, Any] = {}
-        todo = list(range(len(tasks)))
-        while todo:
-            futures = {self.pool.submit(fn, tasks[i]): i for i in todo}
+        pending = list(range(len(tasks)))
+        while pending:
+            futures = {self.pool.submit(fn, tasks[i]): i for i in pending}
             broken = False
             for fut in concurrent.futures.as_completed(futures):
                 i = futures[fut]
@@ -334,7 +334,7 @@ class Sweep:
             # Which task killed the worker is unknown: retry the unfinished ones one at a time.
             self.pool.shutdown(cancel_futures=True)
             self.new_pool()
-            dead = [i for i in todo if isinstance(results.get(i), concurrent.futures.process.BrokenProcessPool)]
+            dead = [i for i in pending if isinstance(results.get(i), concurrent.futures.process.BrokenProcessPool)]
             for i in dead:
                 del results[i]
                 try:
@@ -343,7 +343,7 @@ class Sweep:
                     results[i] = RuntimeError(f"the worker died ({type(e).__name__})")
                     self.pool.shutdown(cancel_futures=True)
                     self.new_pool()
-            todo = []
+            pending = []
         return [results[i] for i in range(len(tasks))]
 
     def sweep_dtype(self, dtype: str) -> None:
