@@ -1,10 +1,15 @@
 // Entry points of the pooling family (ops/pooling.h), CPU. Handles are
 // borrowed; ret* get new owning handles, dropped when null (Note [Unused op
-// outputs]). See Note [Op rows]. The names are torch 2.13's and 2.11's alike.
+// outputs]). See Note [Op rows]. The names are torch 2.13's and 2.11's alike,
+// except grid_sampler_3d, which torch 2.11 has no C shim for: its packages call it
+// through the proxy executor (the AOTRT_PROXY_OP row at the end).
 #include "ops/pooling.h"
+#include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
 
 using namespace aotrt;
+using runtime::kProxyCpu;
+using runtime::ProxyCall;
 
 #define AOTRT_POOL_INTS(name) args.ints(name, name##_len_, #name)
 
@@ -114,3 +119,14 @@ AOTRT_OP_CPU(grid_sampler_3d,
              give(ret0, ops::grid_sampler_3d(args.tensor(input, "input"),
                                              args.tensor(grid, "grid"), interpolation_mode,
                                              padding_mode, align_corners != 0, fn)))
+
+// Argument names from ATen's schema (native_functions.yaml): grid_sampler_3d(Tensor
+// input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners).
+AOTRT_PROXY_OP("aten::grid_sampler_3d",
+               {"input", "grid", "interpolation_mode", "padding_mode", "align_corners"},
+               kProxyCpu, [](ProxyCall& c) {
+                 c.set_output(0, ops::grid_sampler_3d(
+                                     c.tensor("input"), c.tensor("grid"),
+                                     c.int_arg("interpolation_mode"), c.int_arg("padding_mode"),
+                                     c.bool_arg("align_corners"), c.what()));
+               });

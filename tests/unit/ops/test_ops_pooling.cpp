@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ops_testing.h"
+#include "runtime/proxy_executor.h"
 
 namespace aotrt::test {
 namespace {
@@ -147,6 +148,45 @@ TEST(OpsPoolingLarge, ParallelPlanesMatchASerialReference) {
     expect_matches(mi.get(), Values{kI64, sizes, strides, 0, want_idx}, "max indices");
     expect_matches(av.get(), Values{kF64, sizes, strides, 0, want_avg}, "adaptive avg");
   }
+}
+
+// torch 2.11 has no grid_sampler_3d C shim: its packages call aten::grid_sampler_3d
+// through the proxy executor, with this JSON (the ints take run-time slots). The
+// result is the C shim's, which the rows above hold to eager.
+TEST(OpsPoolingProxy, GridSampler3dThroughTheProxyExecutorIsTheShims) {
+  const Backend b = built_backends()[0];
+  if (!b.is_cpu()) GTEST_SKIP() << "a CPU proxy op";
+  const char* json = R"({"nodes": [{"name": "buf0", "node": {"target": "aten::grid_sampler_3d",
+    "inputs": [{"name": "input", "arg": {"as_tensor": {"name": "arg0_1"}}, "kind": 1},
+               {"name": "grid", "arg": {"as_tensor": {"name": "arg1_1"}}, "kind": 1},
+               {"name": "interpolation_mode", "arg": {"as_int": 0}, "kind": 1},
+               {"name": "padding_mode", "arg": {"as_int": 0}, "kind": 1},
+               {"name": "align_corners", "arg": {"as_bool": false}, "kind": 1}],
+    "outputs": [{"as_tensor": {"name": "buf1"}}]}}]})";
+  runtime::ProxyExecutor ex(runtime::parse_extern_nodes(json, "t"), "cpu", "test");
+  const OpCase* c = nullptr;
+  for (const OpCase& k : kPoolingCases) {
+    if (std::string(k.name) == "grid3d_bilinear_reflection_align1") c = &k;
+  }
+  ASSERT_NE(c, nullptr);
+  Tensor x = make_tensor(b, c->inputs[0]), g = make_tensor(b, c->inputs[1]);
+  Tensor out;
+  ASSERT_EQ(aoti_torch_new_uninitialized_tensor(out.out()), AOTI_TORCH_SUCCESS);
+  int64_t ints[] = {0, 2};  // bilinear, reflection: the run-time values win over the JSON's
+  AtenTensorHandle tensors[] = {x.get(), g.get(), out.get()};
+  ASSERT_EQ(aoti_torch_proxy_executor_call_function(ex.handle(), 0, 2, ints, 3, tensors),
+            AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  // align_corners is static in the JSON (false); the reference row has true, so
+  // compare with the shim called the same way.
+  AOTRT_FIND_OP(f, GridSampler, b, "grid_sampler_3d");
+  Tensor want;
+  ASSERT_EQ(f(x.get(), g.get(), 0, 2, 0, want.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  const Meta m = meta(want.get());
+  expect_matches(out.get(), Values{kF32, m.sizes, m.strides, 0, values_of(want.get())},
+                 "proxy grid_sampler_3d");
+  // And the JSON's align_corners false matters: the align1 row differs from it.
+  EXPECT_FALSE(same_values(values_of(out.get()), c->outputs[0].values, 1e-6));
 }
 
 ::testing::AssertionResult refused_with(AOTITorchError rc, const std::string& text) {
