@@ -61,21 +61,6 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
   return out;
 }
 
-// c10's is_channels_last_strides_3d for 5-d tensors.
-bool is_channels_last_strides_3d(std::span<const int64_t> sizes, std::span<const int64_t> strides) {
-  if (sizes.size() != 5) return false;
-  int64_t min = 0;
-  if (strides[1] == 0) return false;
-  for (int d : {1, 4, 3, 2, 0}) {
-    if (sizes[d] == 0) return false;
-    if (strides[d] < min) return false;
-    if (d == 0 && min == strides[1]) return false;
-    min = strides[d];
-    if (sizes[d] > 1) min *= sizes[d];
-  }
-  return true;
-}
-
 // Strides of a new output of `sizes` in the layout ATen gives it: channels-last when
 // `follow_layout` and the input's strides are (4-d: channels_last, 5-d:
 // channels_last_3d), else contiguous.
@@ -181,8 +166,8 @@ void check_nd(int nd, const char* fn) {
   AOTRT_CHECK(nd == 2 || nd == 3, kInternal, fn, ": ", nd, " spatial dims");
 }
 
-std::array<int64_t, 3> output_size_of(const TensorImpl& self, int nd,
-                                      std::span<const int64_t> output_size, const char* fn) {
+std::array<int64_t, 3> output_size_of(int nd, std::span<const int64_t> output_size,
+                                      const char* fn) {
   AOTRT_CHECK(static_cast<int>(output_size.size()) == nd, kInvalidArgument, fn,
               ": argument 'output_size' must have ", nd, " elements, got ", output_size.size());
   std::array<int64_t, 3> r{1, 1, 1};
@@ -192,7 +177,6 @@ std::array<int64_t, 3> output_size_of(const TensorImpl& self, int nd,
                 sizes_text(output_size));
     r[3 - nd + i] = output_size[i];
   }
-  (void)self;
   return r;
 }
 
@@ -248,7 +232,7 @@ std::unique_ptr<TensorImpl> adaptive_avg_pool(const TensorImpl& self, int nd,
   check_nd(nd, fn);
   check_float_input(self, "self", fn);
   check_pool_input(self, nd, fn);
-  const Sizes sizes = with_spatial(self, nd, output_size_of(self, nd, output_size, fn));
+  const Sizes sizes = with_spatial(self, nd, output_size_of(nd, output_size, fn));
   auto out = empty_strided(sizes, output_strides(self, sizes, nd == 2), self.dtype(),
                            self.device(), fn);
   if (out->numel() == 0) return out;
@@ -262,7 +246,7 @@ PoolWithIndices adaptive_max_pool(const TensorImpl& self, int nd,
   check_nd(nd, fn);
   check_float_input(self, "self", fn);
   check_pool_input(self, nd, fn);
-  const Sizes sizes = with_spatial(self, nd, output_size_of(self, nd, output_size, fn));
+  const Sizes sizes = with_spatial(self, nd, output_size_of(nd, output_size, fn));
   const Sizes st = output_strides(self, sizes, nd == 2);
   PoolWithIndices r;
   r.values = empty_strided(sizes, st, self.dtype(), self.device(), fn);
@@ -284,10 +268,10 @@ PoolWithIndices fractional_max_pool(const TensorImpl& self, int nd,
   AOTRT_CHECK(random_samples.dtype() == self.dtype(), kInvalidArgument, fn,
               ": argument 'random_samples' is ", dtype_name(random_samples.dtype()),
               "; expected the input's dtype ", dtype_name(self.dtype()));
-  const std::array<int64_t, 3> k = per_dim(kernel_size, nd, "kernel_size", fn, std::nullopt, 1);
   AOTRT_CHECK(kernel_size.size() == static_cast<size_t>(nd), kInvalidArgument, fn,
               ": argument 'kernel_size' must have ", nd, " elements, got ", kernel_size.size());
-  const std::array<int64_t, 3> o = output_size_of(self, nd, output_size, fn);
+  const std::array<int64_t, 3> k = per_dim(kernel_size, nd, "kernel_size", fn, std::nullopt, 1);
+  const std::array<int64_t, 3> o = output_size_of(nd, output_size, fn);
   const bool batched = self.dim() == nd + 2;
   const int64_t n = batched ? self.sizes()[0] : 1, c = self.sizes()[batched ? 1 : 0];
   for (int i = 3 - nd; i < 3; ++i) {
@@ -340,7 +324,7 @@ std::unique_ptr<TensorImpl> max_unpool(const TensorImpl& self, const TensorImpl&
     AOTRT_CHECK(self.sizes()[d] > 0, kInvalidArgument, fn, ": argument 'self' of sizes ",
                 sizes_text(self.sizes()), " has an empty non-batch dim ", d);
   }
-  const std::array<int64_t, 3> o = output_size_of(self, nd, output_size, fn);
+  const std::array<int64_t, 3> o = output_size_of(nd, output_size, fn);
   if (nd == 3) {
     AOTRT_CHECK(stride.size() == 3, kInvalidArgument, fn,
                 ": argument 'stride' must have 3 elements, got ", stride.size());

@@ -45,14 +45,18 @@ void for_each_plane(const Volume& out, F&& f) {
   for_each_line(sizes, 2, ids, ids, [&](int64_t id, int64_t) { f(id / c, id % c); });
 }
 
-template <typename T>
-bool visit_pool_dtype(ScalarType t, T&& f) {
+// The dtypes of the family: the floating ones, and int64 for the max and avg pools
+// (with_int64), as ATen's CPU kernels.
+template <typename F>
+bool visit_pool_dtype(ScalarType t, bool with_int64, F&& f) {
   switch (t) {
     case ScalarType::Float32: f(float{}); return true;
     case ScalarType::Float64: f(double{}); return true;
     case ScalarType::Float16: f(Half{}); return true;
     case ScalarType::BFloat16: f(BFloat16{}); return true;
-    case ScalarType::Int64: f(int64_t{}); return true;
+    case ScalarType::Int64:
+      if (with_int64) f(int64_t{});
+      return with_int64;
     default: return false;
   }
 }
@@ -89,13 +93,25 @@ void max_of_window(const Volume& in, int64_t n, int64_t c, std::array<int64_t, 3
   write_elem<int64_t>(index_elem, 0, best_i);
 }
 
+// The sum of plane (n, c) over the box [lo, hi), in A.
+template <typename T, typename A = acc_t<T>>
+A window_sum(const Volume& in, int64_t n, int64_t c, const int64_t* lo, const int64_t* hi) {
+  const At src{in};
+  A sum = 0;
+  for (int64_t d = lo[0]; d < hi[0]; ++d)
+    for (int64_t h = lo[1]; h < hi[1]; ++h)
+      for (int64_t w = lo[2]; w < hi[2]; ++w)
+        sum += static_cast<A>(load(read_elem<T>(in.data, src.offset(n, c, d, h, w))));
+  return sum;
+}
+
 char* elem_ptr(const Volume& v, int64_t off, size_t itemsize) {
   return v.data + off * static_cast<int64_t>(itemsize);
 }
 
 void max_pool(const Volume& out, const Volume& idx, const Volume& in, const PoolWindow& win,
               const char* fn) {
-  const bool served = visit_pool_dtype(in.dtype, [&](auto tag) {
+  const bool served = visit_pool_dtype(in.dtype, true, [&](auto tag) {
     using T = decltype(tag);
     const At o{out}, ix{idx};
     for_each_plane(out, [&](int64_t n, int64_t c) {
@@ -122,10 +138,10 @@ void max_pool(const Volume& out, const Volume& idx, const Volume& in, const Pool
 
 void avg_pool(const Volume& out, const Volume& in, const PoolWindow& win, bool count_include_pad,
               std::optional<int64_t> divisor_override, const char* fn) {
-  const bool served = visit_pool_dtype(in.dtype, [&](auto tag) {
+  const bool served = visit_pool_dtype(in.dtype, true, [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
-    const At o{out}, src{in};
+    const At o{out};
     for_each_plane(out, [&](int64_t n, int64_t c) {
       for (int64_t od = 0; od < out.sizes[2]; ++od)
         for (int64_t oh = 0; oh < out.sizes[3]; ++oh)
@@ -146,11 +162,7 @@ void avg_pool(const Volume& out, const Volume& in, const PoolWindow& win, bool c
               write_elem<T>(dst, 0, convert_value<T>(0.0));
               continue;
             }
-            A sum = 0;
-            for (int64_t d = lo[0]; d < hi[0]; ++d)
-              for (int64_t h = lo[1]; h < hi[1]; ++h)
-                for (int64_t w = lo[2]; w < hi[2]; ++w)
-                  sum += static_cast<A>(load(read_elem<T>(in.data, src.offset(n, c, d, h, w))));
+            const A sum = window_sum<T>(in, n, c, lo, hi);
             const int64_t divisor =
                 divisor_override ? *divisor_override : (count_include_pad ? padded : inside);
             write_elem<T>(dst, 0, convert_value<T>(sum / static_cast<A>(divisor)));
@@ -164,10 +176,10 @@ int64_t bin_start(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
 int64_t bin_end(int64_t o, int64_t out, int64_t in) { return ((o + 1) * in + out - 1) / out; }
 
 void adaptive_pool(const Volume& out, const Volume* idx, const Volume& in, const char* fn) {
-  const bool served = visit_pool_dtype(in.dtype, [&](auto tag) {
+  const bool served = visit_pool_dtype(in.dtype, false, [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
-    const At o{out}, src{in};
+    const At o{out};
     for_each_plane(out, [&](int64_t n, int64_t c) {
       for (int64_t od = 0; od < out.sizes[2]; ++od)
         for (int64_t oh = 0; oh < out.sizes[3]; ++oh)
@@ -184,18 +196,13 @@ void adaptive_pool(const Volume& out, const Volume* idx, const Volume& in, const
                                elem_ptr(*idx, At{*idx}.offset(n, c, od, oh, ow), sizeof(int64_t)));
               continue;
             }
-            A sum = 0;
-            for (int64_t d = lo[0]; d < hi[0]; ++d)
-              for (int64_t h = lo[1]; h < hi[1]; ++h)
-                for (int64_t w = lo[2]; w < hi[2]; ++w)
-                  sum += static_cast<A>(load(read_elem<T>(in.data, src.offset(n, c, d, h, w))));
+            const A sum = window_sum<T>(in, n, c, lo.data(), hi.data());
             const int64_t count = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
             write_elem<T>(dst, 0, convert_value<T>(sum / static_cast<A>(count)));
           }
     });
   });
-  AOTRT_CHECK(served && is_floating(in.dtype), kUnsupported, fn, ": dtype ",
-              dtype_name(in.dtype), " is not served");
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
 }
 
 // Window starts of a fractional max pool along one dim, computed in T as ATen's
@@ -223,9 +230,9 @@ void fractional_starts(T sample, int64_t in, int64_t out, int64_t k, int64_t* st
 void fractional_max_pool(const Volume& out, const Volume& idx, const Volume& in,
                          const Volume& samples, std::array<int64_t, 3> k, int nd,
                          const char* fn) {
-  const bool served = visit_pool_dtype(in.dtype, [&](auto tag) {
+  const bool served = visit_pool_dtype(in.dtype, false, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_integral_v<T>) {
+    if constexpr (!std::is_integral_v<T>) {  // never int64: with_int64 is false
       const At o{out}, ix{idx}, smp{samples};
       for_each_plane(out, [&](int64_t n, int64_t c) {
         std::vector<int64_t> starts[3];
@@ -248,15 +255,14 @@ void fractional_max_pool(const Volume& out, const Volume& idx, const Volume& in,
       });
     }
   });
-  AOTRT_CHECK(served && is_floating(in.dtype), kUnsupported, fn, ": dtype ",
-              dtype_name(in.dtype), " is not served");
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
 }
 
 void max_unpool(const Volume& out, const Volume& in, const Volume& idx, const char* fn) {
   std::atomic<int64_t> bad{-1};
   const int64_t plane = out.sizes[2] * out.sizes[3] * out.sizes[4];
   const int64_t H = out.sizes[3], W = out.sizes[4];
-  const bool served = visit_pool_dtype(in.dtype, [&](auto tag) {
+  const bool served = visit_pool_dtype(in.dtype, false, [&](auto tag) {
     using T = decltype(tag);
     const At o{out}, src{in}, ix{idx};
     for_each_plane(in, [&](int64_t n, int64_t c) {
@@ -339,9 +345,9 @@ S source_index(S coord, int64_t size, GridPadding padding, bool align) {
 
 void grid_sampler_3d(const Volume& out, const Volume& in, const Volume& grid, GridMode mode,
                      GridPadding padding, bool align, const char* fn) {
-  const bool served = visit_pool_dtype(in.dtype, [&](auto tag) {
+  const bool served = visit_pool_dtype(in.dtype, false, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_integral_v<T>) {
+    if constexpr (!std::is_integral_v<T>) {  // never int64: with_int64 is false
       using S = grid_t<T>;
       const At o{out}, src{in}, g{grid};
       const int64_t D = in.sizes[2], H = in.sizes[3], W = in.sizes[4];
@@ -391,8 +397,7 @@ void grid_sampler_3d(const Volume& out, const Volume& in, const Volume& grid, Gr
       });
     }
   });
-  AOTRT_CHECK(served && is_floating(in.dtype), kUnsupported, fn, ": dtype ",
-              dtype_name(in.dtype), " is not served");
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
 }
 
 constexpr PoolingKernels kPooling{.max_pool = max_pool,
