@@ -45,6 +45,16 @@ void for_each_plane(const Volume& out, F&& f) {
   for_each_line(sizes, 2, ids, ids, [&](int64_t id, int64_t) { f(id / c, id % c); });
 }
 
+// Calls f(n, c, {d, h, w}) for every element of out, planes in parallel.
+template <typename F>
+void for_each_output(const Volume& out, F&& f) {
+  for_each_plane(out, [&](int64_t n, int64_t c) {
+    for (int64_t d = 0; d < out.sizes[2]; ++d)
+      for (int64_t h = 0; h < out.sizes[3]; ++h)
+        for (int64_t w = 0; w < out.sizes[4]; ++w) f(n, c, std::array<int64_t, 3>{d, h, w});
+  });
+}
+
 // The dtypes of the family: the floating ones, and int64 for the max and avg pools
 // (with_int64), as ATen's CPU kernels.
 template <typename F>
@@ -109,28 +119,26 @@ char* elem_ptr(const Volume& v, int64_t off, size_t itemsize) {
   return v.data + off * static_cast<int64_t>(itemsize);
 }
 
+// The address of element (n, c, pos) of v, whose elements are T.
+template <typename T>
+char* elem_at(const Volume& v, int64_t n, int64_t c, const std::array<int64_t, 3>& pos) {
+  return elem_ptr(v, At{v}.offset(n, c, pos[0], pos[1], pos[2]), sizeof(T));
+}
+
 void max_pool(const Volume& out, const Volume& idx, const Volume& in, const PoolWindow& win,
               const char* fn) {
   const bool served = visit_pool_dtype(in.dtype, true, [&](auto tag) {
     using T = decltype(tag);
-    const At o{out}, ix{idx};
-    for_each_plane(out, [&](int64_t n, int64_t c) {
-      for (int64_t od = 0; od < out.sizes[2]; ++od)
-        for (int64_t oh = 0; oh < out.sizes[3]; ++oh)
-          for (int64_t ow = 0; ow < out.sizes[4]; ++ow) {
-            const int64_t opos[3] = {od, oh, ow};
-            std::array<int64_t, 3> lo{}, hi{};
-            for (int i = 0; i < 3; ++i) {
-              const int64_t start = opos[i] * win.stride[i] - win.padding[i];
-              hi[i] = std::min(start + (win.kernel[i] - 1) * win.dilation[i] + 1,
-                               in.sizes[2 + i]);
-              lo[i] = start;
-              while (lo[i] < 0) lo[i] += win.dilation[i];
-            }
-            max_of_window<T>(in, n, c, lo, hi, win.dilation,
-                             elem_ptr(out, o.offset(n, c, od, oh, ow), sizeof(T)),
-                             elem_ptr(idx, ix.offset(n, c, od, oh, ow), sizeof(int64_t)));
-          }
+    for_each_output(out, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& opos) {
+      std::array<int64_t, 3> lo{}, hi{};
+      for (int i = 0; i < 3; ++i) {
+        const int64_t start = opos[i] * win.stride[i] - win.padding[i];
+        hi[i] = std::min(start + (win.kernel[i] - 1) * win.dilation[i] + 1, in.sizes[2 + i]);
+        lo[i] = start;
+        while (lo[i] < 0) lo[i] += win.dilation[i];
+      }
+      max_of_window<T>(in, n, c, lo, hi, win.dilation, elem_at<T>(out, n, c, opos),
+                       elem_at<int64_t>(idx, n, c, opos));
     });
   });
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
@@ -141,32 +149,26 @@ void avg_pool(const Volume& out, const Volume& in, const PoolWindow& win, bool c
   const bool served = visit_pool_dtype(in.dtype, true, [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
-    const At o{out};
-    for_each_plane(out, [&](int64_t n, int64_t c) {
-      for (int64_t od = 0; od < out.sizes[2]; ++od)
-        for (int64_t oh = 0; oh < out.sizes[3]; ++oh)
-          for (int64_t ow = 0; ow < out.sizes[4]; ++ow) {
-            const int64_t opos[3] = {od, oh, ow};
-            int64_t lo[3], hi[3], padded = 1, inside = 1;
-            for (int i = 0; i < 3; ++i) {
-              const int64_t size = in.sizes[2 + i];
-              lo[i] = opos[i] * win.stride[i] - win.padding[i];
-              hi[i] = std::min(lo[i] + win.kernel[i], size + win.padding[i]);
-              padded *= hi[i] - lo[i];
-              lo[i] = std::max<int64_t>(lo[i], 0);
-              hi[i] = std::min(hi[i], size);
-              inside *= std::max<int64_t>(hi[i] - lo[i], 0);
-            }
-            char* dst = elem_ptr(out, o.offset(n, c, od, oh, ow), sizeof(T));
-            if (inside == 0) {
-              write_elem<T>(dst, 0, convert_value<T>(0.0));
-              continue;
-            }
-            const A sum = window_sum<T>(in, n, c, lo, hi);
-            const int64_t divisor =
-                divisor_override ? *divisor_override : (count_include_pad ? padded : inside);
-            write_elem<T>(dst, 0, convert_value<T>(sum / static_cast<A>(divisor)));
-          }
+    for_each_output(out, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& opos) {
+      int64_t lo[3], hi[3], padded = 1, inside = 1;
+      for (int i = 0; i < 3; ++i) {
+        const int64_t size = in.sizes[2 + i];
+        lo[i] = opos[i] * win.stride[i] - win.padding[i];
+        hi[i] = std::min(lo[i] + win.kernel[i], size + win.padding[i]);
+        padded *= hi[i] - lo[i];
+        lo[i] = std::max<int64_t>(lo[i], 0);
+        hi[i] = std::min(hi[i], size);
+        inside *= std::max<int64_t>(hi[i] - lo[i], 0);
+      }
+      char* dst = elem_at<T>(out, n, c, opos);
+      if (inside == 0) {
+        write_elem<T>(dst, 0, convert_value<T>(0.0));
+        return;
+      }
+      const A sum = window_sum<T>(in, n, c, lo, hi);
+      const int64_t divisor =
+          divisor_override ? *divisor_override : (count_include_pad ? padded : inside);
+      write_elem<T>(dst, 0, convert_value<T>(sum / static_cast<A>(divisor)));
     });
   });
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
@@ -179,27 +181,20 @@ void adaptive_pool(const Volume& out, const Volume* idx, const Volume& in, const
   const bool served = visit_pool_dtype(in.dtype, false, [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
-    const At o{out};
-    for_each_plane(out, [&](int64_t n, int64_t c) {
-      for (int64_t od = 0; od < out.sizes[2]; ++od)
-        for (int64_t oh = 0; oh < out.sizes[3]; ++oh)
-          for (int64_t ow = 0; ow < out.sizes[4]; ++ow) {
-            const int64_t opos[3] = {od, oh, ow};
-            std::array<int64_t, 3> lo{}, hi{};
-            for (int i = 0; i < 3; ++i) {
-              lo[i] = bin_start(opos[i], out.sizes[2 + i], in.sizes[2 + i]);
-              hi[i] = bin_end(opos[i], out.sizes[2 + i], in.sizes[2 + i]);
-            }
-            char* dst = elem_ptr(out, o.offset(n, c, od, oh, ow), sizeof(T));
-            if (idx != nullptr) {
-              max_of_window<T>(in, n, c, lo, hi, {1, 1, 1}, dst,
-                               elem_ptr(*idx, At{*idx}.offset(n, c, od, oh, ow), sizeof(int64_t)));
-              continue;
-            }
-            const A sum = window_sum<T>(in, n, c, lo.data(), hi.data());
-            const int64_t count = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
-            write_elem<T>(dst, 0, convert_value<T>(sum / static_cast<A>(count)));
-          }
+    for_each_output(out, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& opos) {
+      std::array<int64_t, 3> lo{}, hi{};
+      for (int i = 0; i < 3; ++i) {
+        lo[i] = bin_start(opos[i], out.sizes[2 + i], in.sizes[2 + i]);
+        hi[i] = bin_end(opos[i], out.sizes[2 + i], in.sizes[2 + i]);
+      }
+      char* dst = elem_at<T>(out, n, c, opos);
+      if (idx != nullptr) {
+        max_of_window<T>(in, n, c, lo, hi, {1, 1, 1}, dst, elem_at<int64_t>(*idx, n, c, opos));
+        return;
+      }
+      const A sum = window_sum<T>(in, n, c, lo.data(), hi.data());
+      const int64_t count = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+      write_elem<T>(dst, 0, convert_value<T>(sum / static_cast<A>(count)));
     });
   });
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
@@ -233,7 +228,7 @@ void fractional_max_pool(const Volume& out, const Volume& idx, const Volume& in,
   const bool served = visit_pool_dtype(in.dtype, false, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_integral_v<T>) {  // never int64: with_int64 is false
-      const At o{out}, ix{idx}, smp{samples};
+      const At smp{samples};
       for_each_plane(out, [&](int64_t n, int64_t c) {
         std::vector<int64_t> starts[3];
         for (int i = 3 - nd; i < 3; ++i) {
@@ -248,9 +243,10 @@ void fractional_max_pool(const Volume& out, const Volume& idx, const Volume& in,
           for (int64_t oh = 0; oh < out.sizes[3]; ++oh)
             for (int64_t ow = 0; ow < out.sizes[4]; ++ow) {
               const std::array<int64_t, 3> lo{starts[0][od], starts[1][oh], starts[2][ow]};
+              const std::array<int64_t, 3> opos{od, oh, ow};
               max_of_window<T>(in, n, c, lo, {lo[0] + k[0], lo[1] + k[1], lo[2] + k[2]},
-                               {1, 1, 1}, elem_ptr(out, o.offset(n, c, od, oh, ow), sizeof(T)),
-                               elem_ptr(idx, ix.offset(n, c, od, oh, ow), sizeof(int64_t)));
+                               {1, 1, 1}, elem_at<T>(out, n, c, opos),
+                               elem_at<int64_t>(idx, n, c, opos));
             }
       });
     }
@@ -349,51 +345,46 @@ void grid_sampler_3d(const Volume& out, const Volume& in, const Volume& grid, Gr
     using T = decltype(tag);
     if constexpr (!std::is_integral_v<T>) {  // never int64: with_int64 is false
       using S = grid_t<T>;
-      const At o{out}, src{in}, g{grid};
+      const At src{in}, g{grid};
       const int64_t D = in.sizes[2], H = in.sizes[3], W = in.sizes[4];
       auto inside = [&](int64_t z, int64_t y, int64_t x) {
         return z >= 0 && z < D && y >= 0 && y < H && x >= 0 && x < W;
       };
-      for_each_plane(out, [&](int64_t n, int64_t c) {
-        for (int64_t od = 0; od < out.sizes[2]; ++od)
-          for (int64_t oh = 0; oh < out.sizes[3]; ++oh)
-            for (int64_t ow = 0; ow < out.sizes[4]; ++ow) {
-              auto coord = [&](int64_t k) {
-                return S(load(read_elem<T>(grid.data, g.offset(n, od, oh, ow, k))));
-              };
-              const S ix = source_index<S>(coord(0), W, padding, align);
-              const S iy = source_index<S>(coord(1), H, padding, align);
-              const S iz = source_index<S>(coord(2), D, padding, align);
-              auto value = [&](int64_t z, int64_t y, int64_t x) {
-                return S(load(read_elem<T>(in.data, src.offset(n, c, z, y, x))));
-              };
-              S result = S(0);
-              if (mode == GridMode::kNearest) {
-                const auto x = static_cast<int64_t>(std::nearbyint(raw(ix)));
-                const auto y = static_cast<int64_t>(std::nearbyint(raw(iy)));
-                const auto z = static_cast<int64_t>(std::nearbyint(raw(iz)));
-                if (inside(z, y, x)) result = value(z, y, x);
-              } else {
-                const auto x0 = static_cast<int64_t>(std::floor(raw(ix)));
-                const auto y0 = static_cast<int64_t>(std::floor(raw(iy)));
-                const auto z0 = static_cast<int64_t>(std::floor(raw(iz)));
-                // The weight of a corner is the product of its distances to the
-                // opposite corner; corners in ATen's order (z, then y, then x).
-                auto dist = [](S at, int64_t lo, int64_t far) {
-                  return far ? at - S(static_cast<double>(lo)) : S(static_cast<double>(lo + 1)) - at;
-                };
-                for (int64_t dz = 0; dz < 2; ++dz)
-                  for (int64_t dy = 0; dy < 2; ++dy)
-                    for (int64_t dx = 0; dx < 2; ++dx) {
-                      const S weight = dist(ix, x0, dx) * dist(iy, y0, dy) * dist(iz, z0, dz);
-                      if (inside(z0 + dz, y0 + dy, x0 + dx)) {
-                        result = result + value(z0 + dz, y0 + dy, x0 + dx) * weight;
-                      }
-                    }
+      for_each_output(out, [&](int64_t n, int64_t c, const std::array<int64_t, 3>& opos) {
+        auto coord = [&](int64_t k) {
+          return S(load(read_elem<T>(grid.data, g.offset(n, opos[0], opos[1], opos[2], k))));
+        };
+        const S ix = source_index<S>(coord(0), W, padding, align);
+        const S iy = source_index<S>(coord(1), H, padding, align);
+        const S iz = source_index<S>(coord(2), D, padding, align);
+        auto value = [&](int64_t z, int64_t y, int64_t x) {
+          return S(load(read_elem<T>(in.data, src.offset(n, c, z, y, x))));
+        };
+        S result = S(0);
+        if (mode == GridMode::kNearest) {
+          const auto x = static_cast<int64_t>(std::nearbyint(raw(ix)));
+          const auto y = static_cast<int64_t>(std::nearbyint(raw(iy)));
+          const auto z = static_cast<int64_t>(std::nearbyint(raw(iz)));
+          if (inside(z, y, x)) result = value(z, y, x);
+        } else {
+          const auto x0 = static_cast<int64_t>(std::floor(raw(ix)));
+          const auto y0 = static_cast<int64_t>(std::floor(raw(iy)));
+          const auto z0 = static_cast<int64_t>(std::floor(raw(iz)));
+          // The weight of a corner is the product of its distances to the opposite
+          // corner; corners in ATen's order (z, then y, then x).
+          auto dist = [](S at, int64_t lo, int64_t far) {
+            return far ? at - S(static_cast<double>(lo)) : S(static_cast<double>(lo + 1)) - at;
+          };
+          for (int64_t dz = 0; dz < 2; ++dz)
+            for (int64_t dy = 0; dy < 2; ++dy)
+              for (int64_t dx = 0; dx < 2; ++dx) {
+                const S weight = dist(ix, x0, dx) * dist(iy, y0, dy) * dist(iz, z0, dz);
+                if (inside(z0 + dz, y0 + dy, x0 + dx)) {
+                  result = result + value(z0 + dz, y0 + dy, x0 + dx) * weight;
+                }
               }
-              write_elem<T>(elem_ptr(out, o.offset(n, c, od, oh, ow), sizeof(T)), 0,
-                            convert_value<T>(raw(result)));
-            }
+        }
+        write_elem<T>(elem_at<T>(out, n, c, opos), 0, convert_value<T>(raw(result)));
       });
     }
   });
