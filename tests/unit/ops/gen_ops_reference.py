@@ -480,6 +480,9 @@ def pooling_cases():
     maxp("max3d_ceil_dilation", x5, [2, 3, 2], [2, 2, 3], [1, 1, 0], [2, 1, 2], 1)
     maxp("max3d_channels_last_3d", cl(ramp(2 * 3 * 4 * 5 * 6, 7), f32, [2, 3, 4, 5, 6]), [2, 2, 2], [2, 2, 2], [1, 0, 1], [1, 1, 1], 1)
     maxp("max3d_unbatched_f64", view(ramp(2 * 4 * 5 * 6, 8), f64, [2, 4, 5, 6], [150, 30, 6, 1], 1), [2, 2, 2], [1, 2, 2], [0, 1, 1], [1, 1, 1], 0)
+    maxp("max2d_empty_batch", view([], f32, [0, 2, 5, 5]), [2, 2], [2, 2], [0, 0], [1, 1], 0)
+    avgp("avg3d_empty_batch", view([], f64, [0, 2, 3, 4, 4]), [2, 2, 2], [], [0, 0, 0], 0, 1, None, "avg_pool3d")
+    adap("aavg2d_zero_output", "_adaptive_avg_pool2d", view(ramp(2 * 3 * 3), f32, [2, 3, 3]), [0, 2])
     maxp("max3d_bf16", view(ramp(1 * 2 * 4 * 4 * 4, 9), bf16, [1, 2, 4, 4, 4]), [2, 2, 2], [], [0, 0, 0], [1, 1, 1], 0)
 
     avgp("avg2d_basic", x4, [3, 3], [2, 2], [1, 1], 0, 1, None)
@@ -537,6 +540,7 @@ def pooling_cases():
     unpool("unpool2d_channels_last", cl(ramp(2 * 3 * 7 * 9, 5), f32, [2, 3, 7, 9]), [2, 3], 2, [6, 9])
     unpool("unpool2d_unbatched_larger_out", view(ramp(3 * 4 * 6, 1), f64, [3, 4, 6]), [2, 2], 2, [5, 7])
     unpool("unpool3d_basic", x5, [2, 2, 2], 3, [5, 6, 7])
+    unpool("unpool3d_unbatched", view(ramp(2 * 4 * 4 * 6, 3), f32, [2, 4, 4, 6]), [2, 2, 3], 3, [5, 4, 7])
     # strided input and indices
     v, i = aten.max_pool2d_with_indices(x4, [2, 2], [2, 2], [0, 0], [1, 1], False)
     vt, it = v.transpose(2, 3).contiguous().transpose(2, 3), i.transpose(2, 3).contiguous().transpose(2, 3)
