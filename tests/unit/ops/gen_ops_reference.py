@@ -472,6 +472,12 @@ def pooling_cases():
     nanx = ramp(2 * 4 * 4, 1)
     nanx[5] = math.nan; nanx[6] = math.nan; nanx[20] = math.inf; nanx[21] = -math.inf
     maxp("max2d_nan_wins", view(nanx, f32, [2, 4, 4]), [2, 2], [2, 2], [0, 0], [1, 1], 0)
+    nancl = ramp(1 * 3 * 4 * 4, 2)
+    for i in (3, 4, 17, 30, 31):
+        nancl[i] = math.nan
+    maxp("max2d_nan_channels_last", cl(nancl, f32, [1, 3, 4, 4]), [2, 2], [1, 1], [1, 1], [1, 1], 0)
+    maxp("max3d_nan_ties", view([1, 1, math.nan, 2, 2, math.nan, 0, 2], f32, [1, 1, 2, 2, 2]), [2, 2, 2], [], [0, 0, 0], [1, 1, 1], 0)
+    adap("amax2d_nan_channels_last", "adaptive_max_pool2d", cl(nancl, f32, [1, 3, 4, 4]), [3, 2])
     maxp("max2d_bf16", view(ramp(2 * 6 * 6, 3), bf16, [2, 6, 6]), [3, 3], [2, 2], [1, 1], [1, 1], 1)
     maxp("max2d_f16", view(ramp(2 * 6 * 6, 4), f16, [1, 2, 6, 6]), [2, 2], [1, 1], [1, 0], [1, 2], 0)
     maxp("max2d_int64", view(pattern(2 * 5 * 5, 3), torch.int64, [2, 5, 5]), [2, 2], [2, 2], [1, 1], [1, 1], 1)
