@@ -25,7 +25,8 @@
 //   divisor is divisor_override when given (not 0), else the clipped size
 //   with or without the padding. Sums are in float for float16/bfloat16/
 //   float32, double for float64, int64 for integers (the quotient
-//   truncated, as ATen's integer division).
+//   truncated, as ATen's integer division). ATen's CPU avg_pool3d refuses
+//   float16/bfloat16 on contiguous inputs; aotrt serves them (float sums).
 // - adaptive pools: bin o of in / out covers [floor(o in / out),
 //   ceil((o + 1) in / out)).
 // - fractional_max_pool: random_samples [N, C, 2 or 3] (the input's dtype)
