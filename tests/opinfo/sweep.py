@@ -6,9 +6,12 @@ exported and AOTI-compiled (tests/opinfo/compile.py), run through `aotrt run` on
 and compared with eager PyTorch with torch.testing.assert_close's default tolerances for the
 output's dtype. Each case ends as one of
 
-  ok               every output matches eager
-  unchecked        the op's values are random or uninitialized (RNG ops, empty*): only the
-                   outputs' shapes and dtypes were compared, and they match
+  ok               every output matches eager (or, with a note in the message, differs only in
+                   the indices of tied values, Note [Indices of tied values], or is a bf16/fp16
+                   output closer to float64 than eager's, Note [Low-precision reference])
+  unchecked        the op's values are random or uninitialized (RNG ops, empty*, ops op_db
+                   reseeds: reseeded_random): only the outputs' shapes and dtypes were
+                   compared, and they match
   wrong            an output differs (max error given); when libtorch's own AOTI loader gives
                    the same values as aotrt, the case is `differs-in-torch` instead
   differs-in-torch aotrt matches torch's own AOTI loader on the same package, and both
