@@ -19,7 +19,7 @@
 #   scripts/fuzz.sh --target view_arithmetic --time 30
 #
 # Env: AOTRT_FUZZ_DIR (build folder, default build-fuzz), AOTRT_CLANG (clang++),
-# AOTRT_JOBS (build jobs).
+# AOTRT_JOBS (build jobs, and how many targets fuzz at once; default: the cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -66,10 +66,10 @@ mkdir -p "$SCRATCH/seeds" "$BUILD_DIR/artifacts"
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
-for t in "${TARGETS[@]}"; do
-  corpus="$REPO/fuzz/corpus/$t"
+# One target: replay its corpus, then fuzz; its output goes to $SCRATCH/$t.out.
+fuzz_one() {
+  local t=$1 corpus="$REPO/fuzz/corpus/$1" bin="$BUILD_DIR/fuzz_$1" n t0
   mkdir -p "$corpus" "$SCRATCH/new_$t"
-  bin="$BUILD_DIR/fuzz_$t"
   n=$(find "$corpus" -type f | wc -l)
   echo "== $t: replaying $n input(s) of fuzz/corpus/$t"
   "$bin" -runs=0 "$corpus" 2>&1 | tail -n 2
@@ -77,17 +77,36 @@ for t in "${TARGETS[@]}"; do
   t0=$(date +%s)
   "$bin" -max_total_time="$SECONDS_PER_TARGET" -max_len=8192 -timeout=30 -print_final_stats=1 \
     -artifact_prefix="$BUILD_DIR/artifacts/$t-" "$SCRATCH/new_$t" "$corpus" "$SCRATCH/seeds" \
-    2>"$SCRATCH/$t.log" || { tail -n 60 "$SCRATCH/$t.log"; echo "fuzz.sh: $t found a crash (input in $BUILD_DIR/artifacts/)" >&2; exit 1; }
+    2>"$SCRATCH/$t.log" || { tail -n 60 "$SCRATCH/$t.log"; echo "fuzz.sh: $t found a crash (input in $BUILD_DIR/artifacts/)" >&2; return 1; }
   grep -E "^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)" "$SCRATCH/$t.log" | tr '\n' ' '
   echo "($(( $(date +%s) - t0 )) s)"
   if [ -n "${AOTRT_ROBUSTNESS_LOG:-}" ]; then
     execs=$(awk '/^stat::number_of_executed_units/ {print $2}' "$SCRATCH/$t.log")
     python3 -c 'import json,sys; print(json.dumps(dict(area="fuzzing", case=sys.argv[1], outcome=sys.argv[2], message=sys.argv[3], source="script")))' \
       "$t: replay of fuzz/corpus/$t, then $SECONDS_PER_TARGET s" "no crash, no sanitizer report, every invariant held" \
-      "$n corpus inputs replayed; $execs executions in $SECONDS_PER_TARGET s" >>"$AOTRT_ROBUSTNESS_LOG"
+      "$n corpus inputs replayed; $execs executions in $SECONDS_PER_TARGET s" >"$SCRATCH/$t.record"
   fi
   if [ "$MERGE" = 1 ]; then
     "$bin" -merge=1 -max_len=8192 "$corpus" "$SCRATCH/new_$t" 2>&1 | grep -E "MERGE-OUTER: [0-9]+ new files" || true
   fi
+}
+
+# Each fuzzer is one process on one core: up to $JOBS targets run at once, each
+# for its full time; their reports are printed, and recorded, in target order.
+pids=()
+for t in "${TARGETS[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  fuzz_one "$t" >"$SCRATCH/$t.out" 2>&1 &
+  pids+=($!)
 done
+failed=0
+for i in "${!TARGETS[@]}"; do
+  t=${TARGETS[$i]}
+  wait "${pids[$i]}" || failed=1
+  cat "$SCRATCH/$t.out"
+  if [ -n "${AOTRT_ROBUSTNESS_LOG:-}" ] && [ -f "$SCRATCH/$t.record" ]; then
+    cat "$SCRATCH/$t.record" >>"$AOTRT_ROBUSTNESS_LOG"
+  fi
+done
+[ "$failed" -eq 0 ] || exit 1
 echo "fuzz.sh: built in $(( built - start )) s, ran in $(( $(date +%s) - built )) s"

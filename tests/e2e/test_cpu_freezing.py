@@ -19,7 +19,9 @@ measured max abs diffs are about 1e-6 (reported by the test ids' asserts when ex
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -116,11 +118,30 @@ def _export_here(name: str, prepack: bool, path: Path) -> None:
 
 def _export(name: str, prepack: bool, path: Path) -> Path:
     """Exports in a fresh process: with torch 2.13, a prepack=True export that followed a
-    prepack=False one in the same process got no fused ops (plain convolutions)."""
+    prepack=False one in the same process got no fused ops (plain convolutions).
+
+    With AOTRT_E2E_CACHE set, the package is kept there, keyed by this file's source,
+    torch's version and the case, and reused while they are unchanged."""
+    cache = os.environ.get("AOTRT_E2E_CACHE")
+    if cache:
+        key = hashlib.sha256(Path(__file__).read_bytes() + torch.__version__.encode() +
+                             f"{name} {prepack}".encode()).hexdigest()[:16]
+        kept = Path(cache) / "freezing" / key / path.name
+        if not kept.exists():
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            tmp = kept.with_name(kept.stem + ".partial.pt2")
+            _export_in_process(name, prepack, tmp)
+            tmp.replace(kept)
+        shutil.copyfile(kept, path)
+        return path
+    _export_in_process(name, prepack, path)
+    return path
+
+
+def _export_in_process(name: str, prepack: bool, path: Path) -> None:
     r = subprocess.run([sys.executable, __file__, name, str(int(prepack)), str(path)],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-4000:]
-    return path
 
 
 def _imports(pkg: Path) -> set[str]:
