@@ -33,4 +33,12 @@ bool can_convert(ScalarType dst_dtype, ScalarType src_dtype);
 // Writes zero to every element dst addresses.
 void fill_zero(const StridedView& dst);
 
+// C = alpha op(A) op(B) + beta C on row-major float32 matrices, through the
+// float32 gemm library of the matmul family (Note [CPU gemm library],
+// cpu/matmul.cpp). Inside an OpenMP parallel region it runs on the calling
+// thread. Throws kBackend, naming `fn`, if the library fails.
+void sgemm_row_major(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                     int64_t ldc, const char* fn);
+
 }  // namespace aotrt::cpu

@@ -476,4 +476,11 @@ void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl
   run(fn, out, &self, batch1, batch2, beta, alpha);
 }
 
+void sgemm_row_major(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                     int64_t ldc, const char* fn) {
+  sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n,
+        k, alpha, a, lda, b, ldb, beta, c, ldc, fn);
+}
+
 }  // namespace aotrt::cpu

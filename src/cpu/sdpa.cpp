@@ -73,45 +73,22 @@ std::vector<int64_t> strides_in_order_of(std::span<const int64_t> sizes,
 }
 
 // Note [Attention loop order]
-// Keys come transposed (kt: [B*H, E, Lk]) so that the scores of one query row
-// are independent sums over e, built up in e order: the same operations in
-// the same order as one dot product per key, so the same rounding, but with
-// no chain of dependent adds through one accumulator. Scores, and the output
-// sums over keys, are made kBlock at a time in accumulators that stay in
-// vector registers (sum_rows). Measured on the CPU zoo's transformer
-// layer (2 x 4 heads of 16 x 16, one thread): the attention took 27% of a
-// run with a dot product per key, and the run went from 72 to about 50 us.
+// float64 attention (float32 goes through gemms: Note [Attention through
+// gemm]). Keys come transposed (kt: [B*H, E, Lk]) so that the scores of one
+// query row are independent sums over e, built up in e order: the same
+// operations in the same order as one dot product per key, so the same
+// rounding, but with no chain of dependent adds through one accumulator.
+// Scores, and the output sums over keys, are made kBlock at a time in
+// accumulators the compiler can keep in registers (sum_rows).
 constexpr int64_t kBlock = 16;
 
 // out[0..n) = sum over t < count of x[t] * rows[t * stride + 0..n), added in
 // t order, each product rounded before it is added (no fused multiply-add):
 // a dot product's operations, for n <= kBlock columns at once. Terms whose x
-// is zero are left out when skip_zero_x. float32 blocks of kBlock keep their
-// sums in four SSE registers.
+// is zero are left out when skip_zero_x.
 template <typename T>
 void sum_rows(T* out, int64_t n, const T* x, const T* rows, int64_t stride, int64_t count,
               bool skip_zero_x) {
-#if defined(__x86_64__) && defined(__SSE2__)
-  if constexpr (std::is_same_v<T, float>) {
-    if (n == kBlock) {
-      __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-      for (int64_t t = 0; t < count; ++t) {
-        if (skip_zero_x && x[t] == 0.0f) continue;
-        const __m128 xt = _mm_set1_ps(x[t]);
-        const float* row = rows + t * stride;
-        a0 = _mm_add_ps(a0, _mm_mul_ps(xt, _mm_loadu_ps(row)));
-        a1 = _mm_add_ps(a1, _mm_mul_ps(xt, _mm_loadu_ps(row + 4)));
-        a2 = _mm_add_ps(a2, _mm_mul_ps(xt, _mm_loadu_ps(row + 8)));
-        a3 = _mm_add_ps(a3, _mm_mul_ps(xt, _mm_loadu_ps(row + 12)));
-      }
-      _mm_storeu_ps(out, a0);
-      _mm_storeu_ps(out + 4, a1);
-      _mm_storeu_ps(out + 8, a2);
-      _mm_storeu_ps(out + 12, a3);
-      return;
-    }
-  }
-#endif
   T acc[kBlock] = {};
   for (int64_t t = 0; t < count; ++t) {
     if (skip_zero_x && x[t] == T(0)) continue;
@@ -186,6 +163,77 @@ void attend(const std::vector<T>& q, const std::vector<T>& kt, const std::vector
   }
 }
 
+// Note [Attention through gemm]
+// float32 (and float16/bfloat16, computed in float32) attention runs as two
+// gemms a block of query rows: scores S = scale * Q K^T, then the softmax's
+// weights P = exp(S - max) row by row, then O = P V / sum. The gemm library
+// (Note [CPU gemm library]) sums in its own blocked order with fused
+// multiply-adds, so the rounding is a gemm's, like ATen's own CPU flash
+// attention (which also runs gemms on blocks), not one dot product per key's
+// (Note [Attention loop order], kept for float64). With is_causal the keys
+// past a block's last row are all masked and left out of both gemms. The
+// encoder of bench/results/cpu-freezing-2026-12-01.md (8 x 8 heads of
+// 128 x 64) spent 54 ms in attention, 2.5 GFLOP/s, with the loop.
+constexpr int64_t kQueryBlock = 64;
+
+void attend_gemm(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                 const std::vector<float>* mask, int64_t BH, int64_t Lq, int64_t Lk, int64_t E,
+                 int64_t Ev, bool causal, float scale, std::vector<float>& out, std::vector<float>& lse,
+                 const char* fn) {
+  const int64_t blocks = (Lq + kQueryBlock - 1) / kQueryBlock;
+  const float inf = std::numeric_limits<float>::infinity();
+#pragma omp parallel
+  {
+    std::vector<float> scores(static_cast<size_t>(kQueryBlock * Lk));  // one per thread
+    std::vector<float> sums(static_cast<size_t>(kQueryBlock));
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < BH * blocks; ++u) {
+      const int64_t bh = u / blocks, i0 = (u % blocks) * kQueryBlock;
+      const int64_t rows = std::min(kQueryBlock, Lq - i0);
+      // Causal: row i sees keys j <= i, so this block sees keys below i0 + rows.
+      const int64_t keys = causal ? std::min(Lk, i0 + rows) : Lk;
+      const float* qb = q.data() + (bh * Lq + i0) * E;
+      float* ob = out.data() + (bh * Lq + i0) * Ev;
+      float* sc = scores.data();
+      if (keys == 0) {
+        for (int64_t r = 0; r < rows; ++r) {
+          std::fill(ob + r * Ev, ob + (r + 1) * Ev, std::numeric_limits<float>::quiet_NaN());
+          lse[bh * Lq + i0 + r] = -inf;
+        }
+        continue;
+      }
+      sgemm_row_major(false, true, rows, keys, E, scale, qb, E, k.data() + bh * Lk * E, E, 0.0f, sc,
+                      keys, fn);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t i = i0 + r;
+        float* row = sc + r * keys;
+        const float* mi = mask ? mask->data() + (bh * Lq + i) * Lk : nullptr;
+        float max = -inf;
+        for (int64_t j = 0; j < keys; ++j) {
+          const float x = causal && j > i ? -inf : row[j] + (mi ? mi[j] : 0.0f);
+          row[j] = x;
+          max = std::max(max, x);
+        }
+        if (max == -inf) {  // every key masked: ATen gives NaN
+          std::fill(row, row + keys, 0.0f);
+          sums[static_cast<size_t>(r)] = std::numeric_limits<float>::quiet_NaN();
+          lse[bh * Lq + i] = -inf;
+          continue;
+        }
+        const float sum = exp_weights(row, keys, max);
+        sums[static_cast<size_t>(r)] = sum;
+        lse[bh * Lq + i] = max + std::log(sum);
+      }
+      sgemm_row_major(false, false, rows, Ev, keys, 1.0f, sc, keys, v.data() + bh * Lk * Ev, Ev, 0.0f, ob,
+                      Ev, fn);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float inv = 1.0f / sums[static_cast<size_t>(r)];  // NaN for a fully masked row
+        for (int64_t e = 0; e < Ev; ++e) ob[r * Ev + e] = std::isnan(inv) ? inv : ob[r * Ev + e] * inv;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k,
@@ -221,27 +269,40 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
 
   const double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(E)));
   const std::vector<int64_t> mask_sizes = {B, H, Lq, Lk};
+  // Dense [B, H, Lq, Ev] output and [B, H, Lq] logsumexp into the results' layouts.
+  auto write_back = [&](auto& out, auto& lse) {
+    using T = typename std::decay_t<decltype(out)>::value_type;
+    const ScalarType dt = std::is_same_v<T, double> ? ScalarType::Float64 : ScalarType::Float32;
+    copy_strided(strided_view(*result.output),
+                 StridedView{reinterpret_cast<char*>(out.data()), out_sizes,
+                             contiguous_strides(out_sizes), dt, cpu_device()});
+    copy_strided(strided_view(*result.logsumexp),
+                 StridedView{reinterpret_cast<char*>(lse.data()), lse_sizes,
+                             contiguous_strides(lse_sizes), dt, cpu_device()});
+  };
+  std::vector<int64_t> k_sizes(k.sizes().begin(), k.sizes().end()), k_strides(k.strides().begin(), k.strides().end());
+  if (q.dtype() == ScalarType::Float64) {
+    // Keys transposed to [B, H, E, Lk] (Note [Attention loop order]).
+    std::swap(k_sizes[2], k_sizes[3]);
+    std::swap(k_strides[2], k_strides[3]);
+  }
   auto run = [&](auto zero) {
     using T = decltype(zero);
     std::vector<T> qd = dense_copy<T>(q, q.sizes(), q.strides());
-    // Keys transposed to [B, H, E, Lk] (Note [Attention loop order]).
-    const int64_t kt_sizes[] = {B, H, E, Lk};
-    const int64_t kt_strides[] = {k.strides()[0], k.strides()[1], k.strides()[3], k.strides()[2]};
-    std::vector<T> kd = dense_copy<T>(k, kt_sizes, kt_strides);
+    std::vector<T> kd = dense_copy<T>(k, k_sizes, k_strides);
     std::vector<T> vd = dense_copy<T>(v, v.sizes(), v.strides());
     std::vector<T> md;
     if (mask != nullptr) md = dense_copy<T>(*mask, mask_sizes, broadcast_to(*mask, mask_sizes, what));
     std::vector<T> out(static_cast<size_t>(B * H * Lq * Ev));
     std::vector<T> lse(static_cast<size_t>(B * H * Lq));
-    attend<T>(qd, kd, vd, mask ? &md : nullptr, B, H, Lq, Lk, E, Ev, is_causal,
-              static_cast<T>(s), out, lse);
-    const std::vector<int64_t> dense = contiguous_strides(out_sizes);
-    const ScalarType dt = std::is_same_v<T, double> ? ScalarType::Float64 : ScalarType::Float32;
-    copy_strided(strided_view(*result.output),
-                 StridedView{reinterpret_cast<char*>(out.data()), out_sizes, dense, dt, cpu_device()});
-    copy_strided(strided_view(*result.logsumexp),
-                 StridedView{reinterpret_cast<char*>(lse.data()), lse_sizes,
-                             contiguous_strides(lse_sizes), dt, cpu_device()});
+    if constexpr (std::is_same_v<T, float>) {  // Note [Attention through gemm]
+      attend_gemm(qd, kd, vd, mask ? &md : nullptr, B * H, Lq, Lk, E, Ev, is_causal, static_cast<float>(s),
+                  out, lse, what);
+    } else {
+      attend<T>(qd, kd, vd, mask ? &md : nullptr, B, H, Lq, Lk, E, Ev, is_causal, static_cast<T>(s), out,
+                lse);
+    }
+    write_back(out, lse);
   };
   if (q.dtype() == ScalarType::Float64) {
     run(double{});
