@@ -8,6 +8,9 @@ extern "C" __m128 Sleef_expf4_u10(__m128);
 #endif
 
 #include <algorithm>
+#include <span>
+#include <optional>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -176,10 +179,62 @@ void attend(const std::vector<T>& q, const std::vector<T>& kt, const std::vector
 // 128 x 64) spent 54 ms in attention, 2.5 GFLOP/s, with the loop.
 constexpr int64_t kQueryBlock = 64;
 
-void attend_gemm(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                 const std::vector<float>* mask, int64_t BH, int64_t Lq, int64_t Lk, int64_t E,
-                 int64_t Ev, bool causal, float scale, std::vector<float>& out, std::vector<float>& lse,
-                 const char* fn) {
+// A [B, H, rows, cols] float32 operand as the gemms read it: matrix (b, h)
+// starts at data + b * batch + h * head, rows `ld` elements apart, columns
+// adjacent. A view with unit column stride is read in place; any other is
+// packed first (`owned`).
+struct HeadMatrices {
+  float* data = nullptr;
+  int64_t batch = 0, head = 0, ld = 0;
+  std::vector<float> owned;
+
+  float* at(int64_t b, int64_t h) const { return data + b * batch + h * head; }
+};
+
+HeadMatrices head_matrices(const TensorImpl& t) {
+  HeadMatrices m;
+  const auto st = t.strides();
+  if (t.dtype() == ScalarType::Float32 && st[3] == 1 && st[2] >= t.sizes()[3] && st[0] >= 0 && st[1] >= 0) {
+    m.data = static_cast<float*>(t.data_ptr());
+    m.batch = st[0];
+    m.head = st[1];
+    m.ld = st[2];
+    return m;
+  }
+  m.owned = dense_copy<float>(t, t.sizes(), t.strides());
+  m.data = m.owned.data();
+  m.ld = t.sizes()[3];
+  m.head = t.sizes()[2] * m.ld;
+  m.batch = t.sizes()[1] * m.head;
+  return m;
+}
+
+// The additive mask, read through its broadcast strides where it is float32
+// (a [Lq, Lk] mask is not spread over every batch and head), else packed.
+struct MaskRows {
+  const float* data = nullptr;
+  std::array<int64_t, 4> strides{};  // [B, H, Lq, Lk], 0 where broadcast
+  std::vector<float> owned;
+};
+
+MaskRows mask_rows(const TensorImpl& mask, std::span<const int64_t> sizes, const char* what) {
+  MaskRows m;
+  const std::vector<int64_t> st = broadcast_to(mask, sizes, what);
+  if (mask.dtype() == ScalarType::Float32) {
+    m.data = static_cast<const float*>(mask.data_ptr());
+    std::copy(st.begin(), st.end(), m.strides.begin());
+    return m;
+  }
+  m.owned = dense_copy<float>(mask, sizes, st);
+  m.data = m.owned.data();
+  const std::vector<int64_t> dense = contiguous_strides(sizes);
+  std::copy(dense.begin(), dense.end(), m.strides.begin());
+  return m;
+}
+
+void attend_gemm(const HeadMatrices& q, const HeadMatrices& k, const HeadMatrices& v, const MaskRows* mask,
+                 const HeadMatrices& out, int64_t B, int64_t H, int64_t Lq, int64_t Lk, int64_t E, int64_t Ev,
+                 bool causal, float scale, std::vector<float>& lse, const char* fn) {
   const int64_t blocks = (Lq + kQueryBlock - 1) / kQueryBlock;
   const float inf = std::numeric_limits<float>::infinity();
 #pragma omp parallel
@@ -187,30 +242,31 @@ void attend_gemm(const std::vector<float>& q, const std::vector<float>& k, const
     std::vector<float> scores(static_cast<size_t>(kQueryBlock * Lk));  // one per thread
     std::vector<float> sums(static_cast<size_t>(kQueryBlock));
 #pragma omp for schedule(static)
-    for (int64_t u = 0; u < BH * blocks; ++u) {
-      const int64_t bh = u / blocks, i0 = (u % blocks) * kQueryBlock;
+    for (int64_t u = 0; u < B * H * blocks; ++u) {
+      const int64_t bh = u / blocks, b = bh / H, h = bh % H, i0 = (u % blocks) * kQueryBlock;
       const int64_t rows = std::min(kQueryBlock, Lq - i0);
       // Causal: row i sees keys j <= i, so this block sees keys below i0 + rows.
       const int64_t keys = causal ? std::min(Lk, i0 + rows) : Lk;
-      const float* qb = q.data() + (bh * Lq + i0) * E;
-      float* ob = out.data() + (bh * Lq + i0) * Ev;
+      const float* qb = q.at(b, h) + i0 * q.ld;
+      float* ob = out.at(b, h) + i0 * out.ld;
       float* sc = scores.data();
       if (keys == 0) {
         for (int64_t r = 0; r < rows; ++r) {
-          std::fill(ob + r * Ev, ob + (r + 1) * Ev, std::numeric_limits<float>::quiet_NaN());
+          std::fill(ob + r * out.ld, ob + r * out.ld + Ev, std::numeric_limits<float>::quiet_NaN());
           lse[bh * Lq + i0 + r] = -inf;
         }
         continue;
       }
-      sgemm_row_major(false, true, rows, keys, E, scale, qb, E, k.data() + bh * Lk * E, E, 0.0f, sc,
-                      keys, fn);
+      sgemm_row_major(false, true, rows, keys, E, scale, qb, q.ld, k.at(b, h), k.ld, 0.0f, sc, keys, fn);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = i0 + r;
         float* row = sc + r * keys;
-        const float* mi = mask ? mask->data() + (bh * Lq + i) * Lk : nullptr;
+        const float* mi = mask ? mask->data + b * mask->strides[0] + h * mask->strides[1] + i * mask->strides[2]
+                               : nullptr;
+        const int64_t mj = mask ? mask->strides[3] : 0;
         float max = -inf;
         for (int64_t j = 0; j < keys; ++j) {
-          const float x = causal && j > i ? -inf : row[j] + (mi ? mi[j] : 0.0f);
+          const float x = causal && j > i ? -inf : row[j] + (mi ? mi[j * mj] : 0.0f);
           row[j] = x;
           max = std::max(max, x);
         }
@@ -224,11 +280,11 @@ void attend_gemm(const std::vector<float>& q, const std::vector<float>& k, const
         sums[static_cast<size_t>(r)] = sum;
         lse[bh * Lq + i] = max + std::log(sum);
       }
-      sgemm_row_major(false, false, rows, Ev, keys, 1.0f, sc, keys, v.data() + bh * Lk * Ev, Ev, 0.0f, ob,
-                      Ev, fn);
+      sgemm_row_major(false, false, rows, Ev, keys, 1.0f, sc, keys, v.at(b, h), v.ld, 0.0f, ob, out.ld, fn);
       for (int64_t r = 0; r < rows; ++r) {
         const float inv = 1.0f / sums[static_cast<size_t>(r)];  // NaN for a fully masked row
-        for (int64_t e = 0; e < Ev; ++e) ob[r * Ev + e] = std::isnan(inv) ? inv : ob[r * Ev + e] * inv;
+        float* o = ob + r * out.ld;
+        for (int64_t e = 0; e < Ev; ++e) o[e] = std::isnan(inv) ? inv : o[e] * inv;
       }
     }
   }
@@ -269,46 +325,57 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
 
   const double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(E)));
   const std::vector<int64_t> mask_sizes = {B, H, Lq, Lk};
-  // Dense [B, H, Lq, Ev] output and [B, H, Lq] logsumexp into the results' layouts.
-  auto write_back = [&](auto& out, auto& lse) {
-    using T = typename std::decay_t<decltype(out)>::value_type;
-    const ScalarType dt = std::is_same_v<T, double> ? ScalarType::Float64 : ScalarType::Float32;
-    copy_strided(strided_view(*result.output),
-                 StridedView{reinterpret_cast<char*>(out.data()), out_sizes,
-                             contiguous_strides(out_sizes), dt, cpu_device()});
-    copy_strided(strided_view(*result.logsumexp),
-                 StridedView{reinterpret_cast<char*>(lse.data()), lse_sizes,
-                             contiguous_strides(lse_sizes), dt, cpu_device()});
-  };
-  std::vector<int64_t> k_sizes(k.sizes().begin(), k.sizes().end()), k_strides(k.strides().begin(), k.strides().end());
-  if (q.dtype() == ScalarType::Float64) {
-    // Keys transposed to [B, H, E, Lk] (Note [Attention loop order]).
-    std::swap(k_sizes[2], k_sizes[3]);
-    std::swap(k_strides[2], k_strides[3]);
-  }
-  auto run = [&](auto zero) {
-    using T = decltype(zero);
-    std::vector<T> qd = dense_copy<T>(q, q.sizes(), q.strides());
-    std::vector<T> kd = dense_copy<T>(k, k_sizes, k_strides);
-    std::vector<T> vd = dense_copy<T>(v, v.sizes(), v.strides());
-    std::vector<T> md;
-    if (mask != nullptr) md = dense_copy<T>(*mask, mask_sizes, broadcast_to(*mask, mask_sizes, what));
-    std::vector<T> out(static_cast<size_t>(B * H * Lq * Ev));
-    std::vector<T> lse(static_cast<size_t>(B * H * Lq));
-    if constexpr (std::is_same_v<T, float>) {  // Note [Attention through gemm]
-      attend_gemm(qd, kd, vd, mask ? &md : nullptr, B * H, Lq, Lk, E, Ev, is_causal, static_cast<float>(s),
-                  out, lse, what);
+  const float fscale = static_cast<float>(s);
+  if (q.dtype() != ScalarType::Float64) {  // Note [Attention through gemm]
+    // float32 views are read, and a float32 output with unit column stride
+    // written, in place; float16/bfloat16 go through float32 copies.
+    const HeadMatrices qm = head_matrices(q), km = head_matrices(k), vm = head_matrices(v);
+    std::optional<MaskRows> mm;
+    if (mask != nullptr) mm = mask_rows(*mask, mask_sizes, what);
+    TensorImpl& o = *result.output;
+    const bool in_place = o.dtype() == ScalarType::Float32 && o.strides()[3] == 1 && o.strides()[2] >= Ev;
+    HeadMatrices om;
+    std::vector<float> dense_out;
+    if (in_place) {
+      om.data = static_cast<float*>(o.data_ptr());
+      om.batch = o.strides()[0];
+      om.head = o.strides()[1];
+      om.ld = o.strides()[2];
     } else {
-      attend<T>(qd, kd, vd, mask ? &md : nullptr, B, H, Lq, Lk, E, Ev, is_causal, static_cast<T>(s), out,
-                lse);
+      dense_out.resize(static_cast<size_t>(B * H * Lq * Ev));
+      om.data = dense_out.data();
+      om.ld = Ev;
+      om.head = Lq * Ev;
+      om.batch = H * om.head;
     }
-    write_back(out, lse);
-  };
-  if (q.dtype() == ScalarType::Float64) {
-    run(double{});
-  } else {
-    run(float{});  // float32, and float16/bfloat16 computed in float32
+    std::vector<float> lse(static_cast<size_t>(B * H * Lq));
+    attend_gemm(qm, km, vm, mm ? &*mm : nullptr, om, B, H, Lq, Lk, E, Ev, is_causal, fscale, lse, what);
+    copy_strided(strided_view(*result.logsumexp),
+                 StridedView{reinterpret_cast<char*>(lse.data()), lse_sizes, contiguous_strides(lse_sizes),
+                             ScalarType::Float32, cpu_device()});
+    if (!in_place) {
+      copy_strided(strided_view(o), StridedView{reinterpret_cast<char*>(dense_out.data()), out_sizes,
+                                                contiguous_strides(out_sizes), ScalarType::Float32, cpu_device()});
+    }
+    return result;
   }
+  // float64: keys transposed to [B, H, E, Lk] (Note [Attention loop order]).
+  const int64_t kt_sizes[] = {B, H, E, Lk};
+  const int64_t kt_strides[] = {k.strides()[0], k.strides()[1], k.strides()[3], k.strides()[2]};
+  std::vector<double> qd = dense_copy<double>(q, q.sizes(), q.strides());
+  std::vector<double> kd = dense_copy<double>(k, kt_sizes, kt_strides);
+  std::vector<double> vd = dense_copy<double>(v, v.sizes(), v.strides());
+  std::vector<double> md;
+  if (mask != nullptr) md = dense_copy<double>(*mask, mask_sizes, broadcast_to(*mask, mask_sizes, what));
+  std::vector<double> out(static_cast<size_t>(B * H * Lq * Ev));
+  std::vector<double> lse(static_cast<size_t>(B * H * Lq));
+  attend<double>(qd, kd, vd, mask ? &md : nullptr, B, H, Lq, Lk, E, Ev, is_causal, s, out, lse);
+  copy_strided(strided_view(*result.output),
+               StridedView{reinterpret_cast<char*>(out.data()), out_sizes, contiguous_strides(out_sizes),
+                           ScalarType::Float64, cpu_device()});
+  copy_strided(strided_view(*result.logsumexp),
+               StridedView{reinterpret_cast<char*>(lse.data()), lse_sizes, contiguous_strides(lse_sizes),
+                           ScalarType::Float64, cpu_device()});
   return result;
 }
 
