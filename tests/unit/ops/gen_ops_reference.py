@@ -569,8 +569,60 @@ def pooling_cases():
     return out
 
 
+# --- matmul ----------------------------------------------------------------------------
+# Integer products (Note [Integer matmul on the CPU]): inputs are out, then the operands;
+# floats: beta, alpha (addmm, baddbmm); the output is out after the call.
+def matmul_cases():
+    out = []
+    i32, i64 = torch.int32, torch.int64
+
+    def mm(name, op, res, operands, beta=None, alpha=None):
+        fn = getattr(torch, op)
+        kw = {} if beta is None else {"beta": beta, "alpha": alpha}
+        before = view(res.reshape(-1).tolist(), res.dtype, list(res.shape), list(res.stride()),
+                      res.storage_offset())
+        fn(*operands, out=res, **kw)
+        floats = [] if beta is None else [beta, alpha]
+        out.append(case(name, op, [before, *operands], [], res, floats))
+
+    a = view(pattern(12), i64, [3, 4])
+    b = transposed(pattern(20, 3), i64, [4, 5], 1)
+    mm("mm_int64_transposed_operand", "mm", view([0] * 15, i64, [3, 5]), [a, b])
+    mm("mm_int32_gapped_views", "mm", view([0] * 6, i32, [3, 2], [1, 4], 2),
+       [view(pattern(12, 2), i32, [3, 4], [9, 2], 1), view(pattern(8, 5), i32, [4, 2], [1, 6], 3)])
+    mm("mm_int32_wraps", "mm", view([0] * 4, i32, [2, 2]),
+       [view([2**30, 2**30, 3, -2**31], i32, [2, 2]), view([2, 2, 1, 5], i32, [2, 2])])
+    mm("mm_int64_wraps", "mm", view([0] * 2, i64, [1, 2]),
+       [view([2**62, 2**62], i64, [1, 2]), view([2, 4, 2, 1], i64, [2, 2])])
+    mm("mm_uint8_wraps", "mm", view([0] * 2, torch.uint8, [1, 2]),
+       [view([200, 100], torch.uint8, [1, 2]), view([2, 3, 1, 7], torch.uint8, [2, 2])])
+    mm("mm_int8_empty_k", "mm", view([5] * 6, torch.int8, [2, 3]),
+       [view([], torch.int8, [2, 0]), view([], torch.int8, [0, 3])])
+    mm("addmm_int32_beta_alpha_broadcast_row", "addmm", view([0] * 6, i32, [2, 3]),
+       [view([1, -2, 3], i32, [3]), view(pattern(8), i32, [2, 4]), transposed(pattern(12, 1), i32, [4, 3])], 2, 3)
+    mm("addmm_int64_fractional_alpha_truncates", "addmm", view([0] * 4, i64, [2, 2], [1, 2]),
+       [view(pattern(4, 3), i64, [2, 2]), view(pattern(6), i64, [2, 3]), view(pattern(6, 4), i64, [3, 2])], 1, 1.5)
+    mm("addmm_int32_wraps_self", "addmm", view([0] * 2, i32, [1, 2]),
+       [view([2**30, 2**30 + 1], i32, [1, 2]), view([1], i32, [1, 1]), view([2, 3], i32, [1, 2])], 4, 3)
+    mm("addmm_int16_beta0_ignores_self", "addmm", view([0] * 4, torch.int16, [2, 2]),
+       [view([9, 9, 9, 9], torch.int16, [2, 2]), view(pattern(4), torch.int16, [2, 2]),
+        view(pattern(4, 2), torch.int16, [2, 2])], 0, 2)
+    mm("bmm_int64_permuted", "bmm", view([0] * 12, i64, [2, 3, 2]),
+       [view(pattern(24, 1), i64, [2, 3, 4], [1, 8, 2]), view(pattern(16, 3), i64, [2, 4, 2], [8, 1, 4])])
+    mm("bmm_int32_out_strided", "bmm", view([0] * 8, i32, [2, 2, 2], [1, 2, 4]),
+       [view(pattern(12), i32, [2, 2, 3]), view(pattern(12, 7), i32, [2, 3, 2])])
+    mm("baddbmm_int64_broadcast_self", "baddbmm", view([0] * 12, i64, [2, 3, 2]),
+       [view([7, -3], i64, [1, 1, 2]), view(pattern(18), i64, [2, 3, 3]), view(pattern(12, 4), i64, [2, 3, 2], [6, 1, 3])],
+       -1, 2)
+    mm("baddbmm_int32_wraps", "baddbmm", view([0] * 2, i32, [1, 1, 2]),
+       [view([2**31 - 1, -2**31], i32, [1, 1, 2]), view([2**16], i32, [1, 1, 1]), view([2**15, 2**16], i32, [1, 1, 2])],
+       1, 1)
+    return out
+
+
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases, "pooling": pooling_cases}
+            "shape": shape_cases, "pooling": pooling_cases,
+            "matmul": matmul_cases}
 
 
 def main(names):
