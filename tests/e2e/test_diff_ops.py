@@ -228,11 +228,12 @@ def _convolution(shims, device, data):
     """aoti_torch_<dev>_convolution against torch.convolution: 1-d and 2-d, transposed or not,
     groups, stride, padding, dilation, output padding, bias or none, any input and weight layout
     (channels-last among them), batch 0 among the shapes. Values finite (a convolution's
-    algorithm may turn one inf into NaN where the direct sum does not). fp32 only: aotrt's CPU
-    convolution (oneDNN) refuses fp64, saying so (test_convolution_float64_is_refused).
-    Tolerance: rtol 1e-4, atol 1e-5 * (terms per output) * (largest |operand|)^2."""
+    algorithm may turn one inf into NaN where the direct sum does not). fp32 (oneDNN) and, on
+    the CPU, fp64 (Note [Direct convolution]); cuDNN's fp64 is not drawn.
+    Tolerance: rtol 1e-4 (fp64 1e-10), atol 1e-5 (fp64 1e-12) * (terms per output) *
+    (largest |operand|)^2."""
     served(shims, device, ["convolution"])
-    dtype = torch.float32
+    dtype = data.draw(st.sampled_from([torch.float32, torch.float64])) if device == "cpu" else torch.float32
     nd = data.draw(st.sampled_from([1, 2]))
     groups = data.draw(st.integers(1, 2))
     cin, cout = groups * data.draw(st.integers(1, 3)), groups * data.draw(st.integers(1, 3))
@@ -277,13 +278,16 @@ def test_convolution(shims, device):
     check('convolution (1-d, 2-d, transposed, groups)', shims, device, _convolution)
 
 
-def test_convolution_float64_is_refused(shims):
-    """The one documented refusal of the family on the CPU: a clear error, no crash."""
+def test_convolution_int32_transposed_is_refused(shims):
+    """The CPU refuses what ATen's CPU kernels refuse (a transposed int32 convolution: its slow
+    transposed kernels serve float64 and int64 only): a clear error, no crash."""
     served(shims, "cpu", ["convolution"])
-    x, w = torch.randn(1, 2, 5, 5, dtype=torch.float64), torch.randn(3, 2, 3, 3, dtype=torch.float64)
-    rc, (h,) = shims.call("aoti_torch_cpu_convolution", x, w, None, [1, 1], [0, 0], [1, 1], 0, [0, 0], 1)
+    x, w = torch.ones(1, 2, 5, 5, dtype=torch.int32), torch.ones(2, 3, 3, 3, dtype=torch.int32)
+    with pytest.raises(RuntimeError):
+        torch.convolution(x, w, None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1)
+    rc, (h,) = shims.call("aoti_torch_cpu_convolution", x, w, None, [1, 1], [0, 0], [1, 1], 1, [0, 0], 1)
     assert rc == 1 and h is None
-    assert "aoti_torch_cpu_convolution" in shims.last_error() and "float64" in shims.last_error()
+    assert "aoti_torch_cpu_convolution" in shims.last_error() and "int32" in shims.last_error()
 
 
 # --- Attention ----------------------------------------------------------------------------------
