@@ -61,6 +61,7 @@
 #include "core/error.h"
 #include "core/view.h"
 #include "cpu/cpu.h"
+#include "cpu/elements.h"
 #include "cpu/ops.h"
 
 namespace aotrt::cpu {
@@ -699,11 +700,6 @@ const void* dense_in(const TensorImpl& t, ScalarType dtype, std::unique_ptr<Tens
   return owner->data_ptr();
 }
 
-bool is_integer_conv_dtype(ScalarType t) {
-  return t == ScalarType::UInt8 || t == ScalarType::Int8 || t == ScalarType::Int16 ||
-         t == ScalarType::Int32 || t == ScalarType::Int64;
-}
-
 // Note [Direct convolution]: out has ATen's layout already.
 void convolve_direct(const Conv& c, const TensorImpl& input, const TensorImpl& weight,
                      const TensorImpl* bias, const TensorImpl& out) {
@@ -741,7 +737,7 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
                                         const TensorImpl* bias, const ConvParams& params) {
   const Conv c = resolve(input, weight, bias, params);
   const ScalarType dtype = input.dtype();
-  const bool direct = dtype == ScalarType::Float64 || is_integer_conv_dtype(dtype);
+  const bool direct = dtype == ScalarType::Float64 || is_aten_integral(dtype);
   AOTRT_CHECK(direct || dtype == ScalarType::Float32 || dtype == ScalarType::BFloat16 ||
                   dtype == ScalarType::Float16,
               kUnsupported, kFn, ": dtype ", dtype_name(dtype),

@@ -110,6 +110,13 @@ D convert_value(V v) {
   }
 }
 
+// ATen's integral types (AT_DISPATCH_INTEGRAL_TYPES: uint8, int8, int16, int32,
+// int64), the ones its integer matmul and convolution kernels serve.
+inline bool is_aten_integral(ScalarType t) {
+  return t == ScalarType::UInt8 || t == ScalarType::Int8 || t == ScalarType::Int16 ||
+         t == ScalarType::Int32 || t == ScalarType::Int64;
+}
+
 // Calls f(T{}) with the C++ type of a dtype aotrt converts; false otherwise.
 template <typename F>
 bool visit_dtype(ScalarType t, F&& f) {

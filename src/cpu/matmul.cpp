@@ -59,6 +59,7 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "cpu/cpu.h"
+#include "cpu/elements.h"
 #include "cpu/ops.h"
 
 namespace aotrt::cpu {
@@ -262,19 +263,6 @@ void check_blas_dim(int64_t v, const char* what, const char* fn) {
 // (wrap-around without signed overflow), and the copy into out truncates to
 // out's dtype. Rows of the batch run in parallel (OpenMP) when there is
 // enough work; the loop order i-k-j walks b and c along their rows.
-bool is_integer_matmul_dtype(ScalarType t) {
-  switch (t) {
-    case ScalarType::UInt8:
-    case ScalarType::Int8:
-    case ScalarType::Int16:
-    case ScalarType::Int32:
-    case ScalarType::Int64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void run_integer_gemm(const Gemm& g, const Matrices* self) {
   const int64_t B = g.out.batch(), M = g.out.rows(), N = g.out.cols(), K = g.a.cols();
   const Matrices a = dense_matrices(B, M, K, ScalarType::Int64, false, g.fn);
@@ -322,7 +310,7 @@ ScalarType compute_dtype(ScalarType t, const char* fn) {
 
 void run_gemm(const Gemm& g) {
   const int64_t B = g.out.batch(), M = g.out.rows(), N = g.out.cols(), K = g.a.cols();
-  if (is_integer_matmul_dtype(g.out.dtype)) {
+  if (is_aten_integral(g.out.dtype)) {
     if (B == 0 || M == 0 || N == 0) return;
     run_integer_gemm(g, g.self && g.beta != 0 ? &*g.self : nullptr);
     return;
