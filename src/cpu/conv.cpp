@@ -649,6 +649,16 @@ inline int64_t tap_source(const Direct& d, int i, int64_t o, int64_t k, bool tra
   return x / d.stride[i];
 }
 
+// tap_source of every (output index, tap) of spatial dim i, row o * kernel + k:
+// worked out once per call, not once per input channel.
+std::vector<int64_t> tap_table(const Direct& d, int i, bool transposed) {
+  std::vector<int64_t> t(static_cast<size_t>(d.out[i] * d.kernel[i]));
+  for (int64_t o = 0; o < d.out[i]; ++o)
+    for (int64_t k = 0; k < d.kernel[i]; ++k)
+      t[o * d.kernel[i] + k] = tap_source(d, i, o, k, transposed);
+  return t;
+}
+
 // T: double, or uint64_t for integers. in [N, C_in, S...], w as ATen lays it
 // out ([C_out, C_in/g, K...] or transposed [C_in, C_out/g, K...]), out
 // [N, C_out, S_out...], all dense row-major; bias [C_out] or null.
@@ -660,6 +670,9 @@ void direct_convolution(const Conv& c, const Direct& d, const T* in, const T* w,
   const int64_t out_plane = d.out[0] * d.out[1] * d.out[2];
   const int64_t taps = d.kernel[0] * d.kernel[1] * d.kernel[2];
   const int64_t planes = c.n * c.c_out;
+  const std::vector<int64_t> tz = tap_table(d, 0, c.transposed), ty = tap_table(d, 1, c.transposed),
+                             tx = tap_table(d, 2, c.transposed);
+  const int64_t kz_n = d.kernel[0], ky_n = d.kernel[1], kx_n = d.kernel[2];
 #pragma omp parallel for schedule(static) if (planes > 1 && planes * out_plane * cin_g * taps >= 32768)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const int64_t n = plane / c.c_out, co = plane % c.c_out, g = co / cout_g;
@@ -667,22 +680,22 @@ void direct_convolution(const Conv& c, const Direct& d, const T* in, const T* w,
     for (int64_t z = 0; z < d.out[0]; ++z)
       for (int64_t y = 0; y < d.out[1]; ++y)
         for (int64_t x = 0; x < d.out[2]; ++x) {
+          const int64_t* sz = tz.data() + z * kz_n;
+          const int64_t* sy = ty.data() + y * ky_n;
+          const int64_t* sx = tx.data() + x * kx_n;
           T acc = bias != nullptr ? bias[co] : T(0);
           for (int64_t ci = 0; ci < cin_g; ++ci) {
             const int64_t cin = g * cin_g + ci;
             const T* ip = in + (n * c.c_in + cin) * in_plane;
             const T* wp = w + (c.transposed ? cin * cout_g + co % cout_g : co * cin_g + ci) * taps;
-            for (int64_t kz = 0; kz < d.kernel[0]; ++kz) {
-              const int64_t iz = tap_source(d, 0, z, kz, c.transposed);
-              if (iz < 0) continue;
-              for (int64_t ky = 0; ky < d.kernel[1]; ++ky) {
-                const int64_t iy = tap_source(d, 1, y, ky, c.transposed);
-                if (iy < 0) continue;
-                for (int64_t kx = 0; kx < d.kernel[2]; ++kx) {
-                  const int64_t ix = tap_source(d, 2, x, kx, c.transposed);
-                  if (ix < 0) continue;
-                  acc += ip[(iz * d.in[1] + iy) * d.in[2] + ix] *
-                         wp[(kz * d.kernel[1] + ky) * d.kernel[2] + kx];
+            for (int64_t kz = 0; kz < kz_n; ++kz) {
+              if (sz[kz] < 0) continue;
+              for (int64_t ky = 0; ky < ky_n; ++ky) {
+                if (sy[ky] < 0) continue;
+                const T* irow = ip + (sz[kz] * d.in[1] + sy[ky]) * d.in[2];
+                const T* wrow = wp + (kz * ky_n + ky) * kx_n;
+                for (int64_t kx = 0; kx < kx_n; ++kx) {
+                  if (sx[kx] >= 0) acc += irow[sx[kx]] * wrow[kx];
                 }
               }
             }
