@@ -1,5 +1,6 @@
 // aten.convolution on the CPU through oneDNN: 1-, 2- and 3-d, grouped,
-// strided, padded, dilated, plain or transposed.
+// strided, padded, dilated, plain or transposed; float64 and integer ones
+// through a direct loop (Note [Direct convolution]).
 //
 // Note [Convolution output layout]
 // Inductor compiles against the strides eager ATen gives a convolution's
@@ -60,6 +61,7 @@
 #include "core/error.h"
 #include "core/view.h"
 #include "cpu/cpu.h"
+#include "cpu/elements.h"
 #include "cpu/ops.h"
 
 namespace aotrt::cpu {
@@ -602,6 +604,144 @@ void fill_with_bias(const TensorImpl& out, const void* bias) {
                               ScalarType::Float32, cpu_device()});
 }
 
+// --- Direct convolution (float64 and integers) -------------------------------------
+
+// Note [Direct convolution]
+// oneDNN has no float64 and no integer convolution; ATen serves them with its
+// slow kernels (im2col + its own gemm): float64 (plain and transposed),
+// int64 (plain and transposed), uint8/int8/int16/int32 (plain only: its
+// slow transposed kernels refuse them). aotrt serves the same with one
+// gather loop: every output element sums input * weight over the taps that
+// reach it, so output planes are independent and run in parallel (OpenMP).
+// Operands are read from dense row-major copies in the compute type (the
+// tensors themselves when already so); 1- and 2-d problems are 3-d ones with
+// unit leading spatial dims. Integers are computed in uint64 (wrap-around
+// without signed overflow); the low bits of a sum of products modulo 2^64
+// are those of ATen's sums in the narrower type, and the copy into out
+// truncates. The float64 sum order differs from ATen's gemm (rounding only).
+struct Direct {
+  int64_t in[3], out[3], kernel[3], stride[3], padding[3], dilation[3];
+};
+
+Direct direct_of(const Conv& c, const TensorImpl& input) {
+  Direct d{};
+  for (int i = 0; i < 3; ++i) {
+    const int j = i - (3 - c.k);  // the problem's spatial dim, < 0 for a unit one
+    d.in[i] = j < 0 ? 1 : input.sizes()[j + 2];
+    d.out[i] = j < 0 ? 1 : c.out_sizes[j + 2];
+    d.kernel[i] = j < 0 ? 1 : c.kernel[j];
+    d.stride[i] = j < 0 ? 1 : c.stride[j];
+    d.padding[i] = j < 0 ? 0 : c.padding[j];
+    d.dilation[i] = j < 0 ? 1 : c.dilation[j];
+  }
+  return d;
+}
+
+// The input index a tap reads for output index o, or -1 when it reads padding
+// (plain) or no input element lands there (transposed).
+inline int64_t tap_source(const Direct& d, int i, int64_t o, int64_t k, bool transposed) {
+  if (!transposed) {
+    const int64_t x = o * d.stride[i] - d.padding[i] + k * d.dilation[i];
+    return x >= 0 && x < d.in[i] ? x : -1;
+  }
+  const int64_t x = o + d.padding[i] - k * d.dilation[i];
+  if (x < 0 || x % d.stride[i] != 0 || x / d.stride[i] >= d.in[i]) return -1;
+  return x / d.stride[i];
+}
+
+// tap_source of every (output index, tap) of spatial dim i, row o * kernel + k:
+// worked out once per call, not once per input channel.
+std::vector<int64_t> tap_table(const Direct& d, int i, bool transposed) {
+  std::vector<int64_t> t(static_cast<size_t>(d.out[i] * d.kernel[i]));
+  for (int64_t o = 0; o < d.out[i]; ++o)
+    for (int64_t k = 0; k < d.kernel[i]; ++k)
+      t[o * d.kernel[i] + k] = tap_source(d, i, o, k, transposed);
+  return t;
+}
+
+// T: double, or uint64_t for integers. in [N, C_in, S...], w as ATen lays it
+// out ([C_out, C_in/g, K...] or transposed [C_in, C_out/g, K...]), out
+// [N, C_out, S_out...], all dense row-major; bias [C_out] or null.
+template <typename T>
+void direct_convolution(const Conv& c, const Direct& d, const T* in, const T* w, const T* bias,
+                        T* out) {
+  const int64_t cin_g = c.c_in / c.groups, cout_g = c.c_out / c.groups;
+  const int64_t in_plane = d.in[0] * d.in[1] * d.in[2];
+  const int64_t out_plane = d.out[0] * d.out[1] * d.out[2];
+  const int64_t taps = d.kernel[0] * d.kernel[1] * d.kernel[2];
+  const int64_t planes = c.n * c.c_out;
+  const std::vector<int64_t> tz = tap_table(d, 0, c.transposed), ty = tap_table(d, 1, c.transposed),
+                             tx = tap_table(d, 2, c.transposed);
+  const int64_t kz_n = d.kernel[0], ky_n = d.kernel[1], kx_n = d.kernel[2];
+#pragma omp parallel for schedule(static) if (planes > 1 && planes * out_plane * cin_g * taps >= 32768)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const int64_t n = plane / c.c_out, co = plane % c.c_out, g = co / cout_g;
+    T* o = out + plane * out_plane;
+    for (int64_t z = 0; z < d.out[0]; ++z)
+      for (int64_t y = 0; y < d.out[1]; ++y)
+        for (int64_t x = 0; x < d.out[2]; ++x) {
+          const int64_t* sz = tz.data() + z * kz_n;
+          const int64_t* sy = ty.data() + y * ky_n;
+          const int64_t* sx = tx.data() + x * kx_n;
+          T acc = bias != nullptr ? bias[co] : T(0);
+          for (int64_t ci = 0; ci < cin_g; ++ci) {
+            const int64_t cin = g * cin_g + ci;
+            const T* ip = in + (n * c.c_in + cin) * in_plane;
+            const T* wp = w + (c.transposed ? cin * cout_g + co % cout_g : co * cin_g + ci) * taps;
+            for (int64_t kz = 0; kz < kz_n; ++kz) {
+              if (sz[kz] < 0) continue;
+              for (int64_t ky = 0; ky < ky_n; ++ky) {
+                if (sy[ky] < 0) continue;
+                const T* irow = ip + (sz[kz] * d.in[1] + sy[ky]) * d.in[2];
+                const T* wrow = wp + (kz * ky_n + ky) * kx_n;
+                for (int64_t kx = 0; kx < kx_n; ++kx) {
+                  if (sx[kx] >= 0) acc += irow[sx[kx]] * wrow[kx];
+                }
+              }
+            }
+          }
+          o[(z * d.out[1] + y) * d.out[2] + x] = acc;
+        }
+  }
+}
+
+// t itself when dense row-major in `dtype`, else such a copy held by `owner`.
+const void* dense_in(const TensorImpl& t, ScalarType dtype, std::unique_ptr<TensorImpl>& owner) {
+  if (t.dtype() == dtype && t.is_contiguous()) return t.data_ptr();
+  owner = empty_strided(t.sizes(), contiguous_strides(t.sizes()), dtype, cpu_device(), kFn);
+  copy_strided(strided_view(*owner), strided_view(t));
+  return owner->data_ptr();
+}
+
+// Note [Direct convolution]: out has ATen's layout already.
+void convolve_direct(const Conv& c, const TensorImpl& input, const TensorImpl& weight,
+                     const TensorImpl* bias, const TensorImpl& out) {
+  const ScalarType dtype = input.dtype();
+  AOTRT_CHECK(!c.transposed || dtype == ScalarType::Float64 || dtype == ScalarType::Int64,
+              kUnsupported, kFn, ": a transposed convolution of dtype ", dtype_name(dtype),
+              " is not served: ATen's CPU transposed kernels refuse it too (float64 and int64 "
+              "are served)");
+  const ScalarType ct = dtype == ScalarType::Float64 ? dtype : ScalarType::Int64;
+  std::unique_ptr<TensorImpl> in_tmp, w_tmp, b_tmp, out_tmp;
+  const void* in = dense_in(input, ct, in_tmp);
+  const void* w = dense_in(weight, ct, w_tmp);
+  const void* b = bias != nullptr ? dense_in(*bias, ct, b_tmp) : nullptr;
+  void* result = out.data_ptr();
+  if (out.dtype() != ct || !out.is_contiguous()) {
+    out_tmp = empty_strided(out.sizes(), contiguous_strides(out.sizes()), ct, cpu_device(), kFn);
+    result = out_tmp->data_ptr();
+  }
+  const Direct d = direct_of(c, input);
+  if (ct == ScalarType::Float64) {
+    direct_convolution(c, d, static_cast<const double*>(in), static_cast<const double*>(w),
+                       static_cast<const double*>(b), static_cast<double*>(result));
+  } else {
+    direct_convolution(c, d, static_cast<const uint64_t*>(in), static_cast<const uint64_t*>(w),
+                       static_cast<const uint64_t*>(b), static_cast<uint64_t*>(result));
+  }
+  if (out_tmp) copy_strided(strided_view(out), strided_view(*out_tmp));
+}
+
 }  // namespace
 
 ConvCacheStats conv_cache_stats() { return cache().stats(); }
@@ -610,14 +750,19 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
                                         const TensorImpl* bias, const ConvParams& params) {
   const Conv c = resolve(input, weight, bias, params);
   const ScalarType dtype = input.dtype();
-  AOTRT_CHECK(dtype == ScalarType::Float32 || dtype == ScalarType::BFloat16 ||
+  const bool direct = dtype == ScalarType::Float64 || is_aten_integral(dtype);
+  AOTRT_CHECK(direct || dtype == ScalarType::Float32 || dtype == ScalarType::BFloat16 ||
                   dtype == ScalarType::Float16,
               kUnsupported, kFn, ": dtype ", dtype_name(dtype),
               " is not served; oneDNN convolves float32 (bfloat16 and float16 are computed "
-              "in float32), and has no float64 convolution");
+              "in float32), a direct loop float64 and the integer types");
   auto out = empty_strided(c.out_sizes, output_strides(c, input, weight), dtype, cpu_device(),
                            kFn);
   if (out->numel() == 0) return out;
+  if (direct) {
+    convolve_direct(c, input, weight, bias, *out);
+    return out;
+  }
 
   // Half types are computed in float32 temporaries and rounded once into out.
   // A stride-0 (expanded) view is packed too: no fast oneDNN kernel reads it

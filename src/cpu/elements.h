@@ -21,11 +21,20 @@ using c128 = std::complex<double>;
 template <typename T>
 constexpr bool is_complex_v = std::is_same_v<T, c64> || std::is_same_v<T, c128>;
 
+// A stored complex32 element (ATen's ComplexHalf): two float16 halves. Only the
+// strided copy converts it (cpu/copy.cpp), through complex64, which holds every
+// value; visit_dtype leaves it out, so no op kernel is compiled for it.
+struct ComplexHalf {
+  Half real, imag;
+};
+
 // Widen a stored element to a computable value.
 template <typename S>
 auto load(const S& s) {
   if constexpr (std::is_same_v<S, Half>) {
     return half_to_float(s.bits);
+  } else if constexpr (std::is_same_v<S, ComplexHalf>) {
+    return c64(half_to_float(s.real.bits), half_to_float(s.imag.bits));
   } else if constexpr (std::is_same_v<S, BFloat16>) {
     return bfloat16_to_float(s.bits);
   } else {
@@ -78,6 +87,9 @@ D convert_value(V v) {
     } else {
       return v != V(0);
     }
+  } else if constexpr (std::is_same_v<D, ComplexHalf>) {
+    const c64 c = convert_value<c64>(v);
+    return ComplexHalf{Half{float_to_half(c.real())}, Half{float_to_half(c.imag())}};
   } else if constexpr (is_complex_v<V>) {
     if constexpr (is_complex_v<D>) {
       return D(static_cast<typename D::value_type>(v.real()),
@@ -96,6 +108,13 @@ D convert_value(V v) {
   } else {
     return static_cast<D>(v);
   }
+}
+
+// ATen's integral types (AT_DISPATCH_INTEGRAL_TYPES: uint8, int8, int16, int32,
+// int64), the ones its integer matmul and convolution kernels serve.
+inline bool is_aten_integral(ScalarType t) {
+  return t == ScalarType::UInt8 || t == ScalarType::Int8 || t == ScalarType::Int16 ||
+         t == ScalarType::Int32 || t == ScalarType::Int64;
 }
 
 // Calls f(T{}) with the C++ type of a dtype aotrt converts; false otherwise.

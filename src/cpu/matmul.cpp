@@ -59,6 +59,7 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "cpu/cpu.h"
+#include "cpu/elements.h"
 #include "cpu/ops.h"
 
 namespace aotrt::cpu {
@@ -253,6 +254,45 @@ void check_blas_dim(int64_t v, const char* what, const char* fn) {
               " exceeds the BLAS integer range (", kBlasIntMax, ")");
 }
 
+// Note [Integer matmul on the CPU]
+// ATen's CPU addmm serves uint8, int8, int16, int32 and int64 with its own
+// loops (no BLAS), exactly in the integer type: products and sums wrap on
+// overflow, and beta and alpha are cast to the integer type (truncating
+// 1.5 to 1). Sums and products modulo 2^64 keep the low bits of any narrower
+// type, so aotrt packs the operands into row-major int64, computes in uint64
+// (wrap-around without signed overflow), and the copy into out truncates to
+// out's dtype. Rows of the batch run in parallel (OpenMP) when there is
+// enough work; the loop order i-k-j walks b and c along their rows.
+void run_integer_gemm(const Gemm& g, const Matrices* self) {
+  const int64_t B = g.out.batch(), M = g.out.rows(), N = g.out.cols(), K = g.a.cols();
+  const Matrices a = dense_matrices(B, M, K, ScalarType::Int64, false, g.fn);
+  const Matrices b = dense_matrices(B, K, N, ScalarType::Int64, false, g.fn);
+  const Matrices c = dense_matrices(B, M, N, ScalarType::Int64, false, g.fn);
+  copy_strided(a.view(), g.a.view());
+  copy_strided(b.view(), g.b.view());
+  if (self != nullptr) copy_strided(c.view(), self->view());
+  const auto* pa = reinterpret_cast<const uint64_t*>(a.data);
+  const auto* pb = reinterpret_cast<const uint64_t*>(b.data);
+  auto* pc = reinterpret_cast<uint64_t*>(c.data);
+  const auto beta = static_cast<uint64_t>(self != nullptr ? static_cast<int64_t>(g.beta) : 0);
+  const auto alpha = static_cast<uint64_t>(static_cast<int64_t>(g.alpha));
+  const int64_t rows = B * M;
+#pragma omp parallel for schedule(static) if (rows > 1 && rows * N * K >= 32768)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t batch = r / M;
+    const uint64_t* ar = pa + r * K;
+    const uint64_t* bb = pb + batch * K * N;
+    uint64_t* cr = pc + r * N;
+    for (int64_t j = 0; j < N; ++j) cr[j] *= beta;  // beta == 0 for mm, bmm
+    for (int64_t k = 0; k < K; ++k) {
+      const uint64_t x = alpha * ar[k];
+      const uint64_t* br = bb + k * N;
+      for (int64_t j = 0; j < N; ++j) cr[j] += x * br[j];
+    }
+  }
+  copy_strided(g.out.view(), c.view());
+}
+
 ScalarType compute_dtype(ScalarType t, const char* fn) {
   switch (t) {
     case ScalarType::Float32:
@@ -263,13 +303,18 @@ ScalarType compute_dtype(ScalarType t, const char* fn) {
       return ScalarType::Float32;
     default:
       AOTRT_FAIL(kUnsupported, fn, ": dtype ", dtype_name(t),
-                 " is not served: the CPU matmul serves float32, float64, bfloat16 and "
-                 "float16 only (OpenBLAS and oneDNN's sgemm have no integer product)");
+                 " is not served: the CPU matmul serves float32, float64, bfloat16, "
+                 "float16, uint8, int8, int16, int32 and int64, as ATen's CPU addmm");
   }
 }
 
 void run_gemm(const Gemm& g) {
   const int64_t B = g.out.batch(), M = g.out.rows(), N = g.out.cols(), K = g.a.cols();
+  if (is_aten_integral(g.out.dtype)) {
+    if (B == 0 || M == 0 || N == 0) return;
+    run_integer_gemm(g, g.self && g.beta != 0 ? &*g.self : nullptr);
+    return;
+  }
   const ScalarType ct = compute_dtype(g.out.dtype, g.fn);
   if (B == 0 || M == 0 || N == 0) return;
   check_blas_dim(M, "M", g.fn);

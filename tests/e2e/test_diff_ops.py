@@ -177,13 +177,42 @@ MATMUL = ["mm_out", "addmm_out", "bmm_out", "baddbmm_out"]
 TOL = {torch.float32: 2e-6, torch.float64: 1e-13}
 
 
+def _integer_matmul(shims, op, dtype, data):
+    """_matmul_family's integer draw (CPU): exact, wrapping as eager's."""
+    bound = 2.0**40 if dtype == torch.int64 else 2.0**20
+    M, K, N = (data.draw(st.integers(0, 9)) for _ in range(3))
+    B = data.draw(st.integers(0, 3))
+    batched = op.startswith(("bmm", "baddbmm"))
+    a_shape, b_shape, o_shape = ([B, M, K], [B, K, N], [B, M, N]) if batched else ([M, K], [K, N], [M, N])
+    a = data.draw(tensors(a_shape, dtype, "cpu", low=-bound, high=bound))
+    b = data.draw(tensors(b_shape, dtype, "cpu", low=-bound, high=bound))
+    out = out_like(o_shape, dtype, "cpu", data.draw(st.sampled_from(OUT_LAYOUTS)))
+    out.fill_(-7)
+    if op in ("mm_out", "bmm_out"):
+        rc, _ = shims.call(shim("cpu", op), out, a, b, device="cpu")
+        want = torch.mm(a, b) if op == "mm_out" else torch.bmm(a, b)
+    else:
+        self_shape = data.draw(st.sampled_from([o_shape, o_shape[-1:], [1] * len(o_shape)]))
+        s = data.draw(tensors(self_shape, dtype, "cpu", low=-bound, high=bound))
+        beta, alpha = data.draw(st.sampled_from([0, 1, -2, 3])), data.draw(st.sampled_from([1, 2, -1, 0]))
+        rc, _ = shims.call(shim("cpu", op), out, s, a, b, float(beta), float(alpha), device="cpu")
+        want = (torch.addmm if op == "addmm_out" else torch.baddbmm)(s, a, b, beta=beta, alpha=alpha)
+    assert rc == 0, f"{op} refused: {shims.last_error()}"
+    assert_same(out, want, 0.0, 0.0, f"{op} {dtype} {a_shape}x{b_shape}")
+
+
 def _matmul_family(shims, device, data):
     """mm / addmm / bmm / baddbmm (_out) against eager, any operand layouts, out strided and
     prefilled with NaN, beta 0 (self not read: NaN in it does not propagate) and alpha any
-    (alpha 0: see below).
-    Tolerance: rtol 0, atol = eps * (K + 2) * (largest |operand|)^2 * 8."""
+    (alpha 0: see below). On the CPU also int64 and int32 (Note [Integer matmul on the CPU]),
+    with values up to 2^40 / 2^20 so that products wrap, integer beta and alpha.
+    Tolerance: rtol 0, atol = eps * (K + 2) * (largest |operand|)^2 * 8; integers exact."""
     op = data.draw(st.sampled_from(served(shims, device, MATMUL)))
-    dtype = data.draw(st.sampled_from([torch.float32, torch.float64]))
+    ints = [torch.int64, torch.int32] if device == "cpu" else []
+    dtype = data.draw(st.sampled_from([torch.float32, torch.float64] + ints))
+    if not dtype.is_floating_point:
+        _integer_matmul(shims, op, dtype, data)
+        return
     M, K, N = (data.draw(st.integers(0, 9)) for _ in range(3))
     B = data.draw(st.integers(0, 3))
     batched = op.startswith(("bmm", "baddbmm"))
@@ -228,11 +257,12 @@ def _convolution(shims, device, data):
     """aoti_torch_<dev>_convolution against torch.convolution: 1-d and 2-d, transposed or not,
     groups, stride, padding, dilation, output padding, bias or none, any input and weight layout
     (channels-last among them), batch 0 among the shapes. Values finite (a convolution's
-    algorithm may turn one inf into NaN where the direct sum does not). fp32 only: aotrt's CPU
-    convolution (oneDNN) refuses fp64, saying so (test_convolution_float64_is_refused).
-    Tolerance: rtol 1e-4, atol 1e-5 * (terms per output) * (largest |operand|)^2."""
+    algorithm may turn one inf into NaN where the direct sum does not). fp32 (oneDNN) and, on
+    the CPU, fp64 (Note [Direct convolution]); cuDNN's fp64 is not drawn.
+    Tolerance: rtol 1e-4 (fp64 1e-10), atol 1e-5 (fp64 1e-12) * (terms per output) *
+    (largest |operand|)^2."""
     served(shims, device, ["convolution"])
-    dtype = torch.float32
+    dtype = data.draw(st.sampled_from([torch.float32, torch.float64])) if device == "cpu" else torch.float32
     nd = data.draw(st.sampled_from([1, 2]))
     groups = data.draw(st.integers(1, 2))
     cin, cout = groups * data.draw(st.integers(1, 3)), groups * data.draw(st.integers(1, 3))
@@ -277,13 +307,16 @@ def test_convolution(shims, device):
     check('convolution (1-d, 2-d, transposed, groups)', shims, device, _convolution)
 
 
-def test_convolution_float64_is_refused(shims):
-    """The one documented refusal of the family on the CPU: a clear error, no crash."""
+def test_convolution_int32_transposed_is_refused(shims):
+    """The CPU refuses what ATen's CPU kernels refuse (a transposed int32 convolution: its slow
+    transposed kernels serve float64 and int64 only): a clear error, no crash."""
     served(shims, "cpu", ["convolution"])
-    x, w = torch.randn(1, 2, 5, 5, dtype=torch.float64), torch.randn(3, 2, 3, 3, dtype=torch.float64)
-    rc, (h,) = shims.call("aoti_torch_cpu_convolution", x, w, None, [1, 1], [0, 0], [1, 1], 0, [0, 0], 1)
+    x, w = torch.ones(1, 2, 5, 5, dtype=torch.int32), torch.ones(2, 3, 3, 3, dtype=torch.int32)
+    with pytest.raises(RuntimeError):
+        torch.convolution(x, w, None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1)
+    rc, (h,) = shims.call("aoti_torch_cpu_convolution", x, w, None, [1, 1], [0, 0], [1, 1], 1, [0, 0], 1)
     assert rc == 1 and h is None
-    assert "aoti_torch_cpu_convolution" in shims.last_error() and "float64" in shims.last_error()
+    assert "aoti_torch_cpu_convolution" in shims.last_error() and "int32" in shims.last_error()
 
 
 # --- Attention ----------------------------------------------------------------------------------

@@ -37,16 +37,17 @@ CI_OPS = [
 
 # (op, dtype) rows CI runs beyond float32: per dtype a reduction, a scan, sort/top-k, an
 # indexing op, a pointwise op with type promotion and a matmul where aotrt serves one (its CPU
-# matmul refuses int64 and bool: cpu-torch2.13-dtypes.md), so that each dtype's path through
+# matmul refuses bool, as ATen's does), a convolution for float64 and int64 (the direct loop,
+# Note [Direct convolution] in src/cpu/conv.cpp), so that each dtype's path through
 # the shims is exercised. Rows aotrt refuses are left out: a shim that fails at run time in a
 # shared package splits the package (Sweep.handle), which costs CI a compile each time.
 CI_DTYPE_CASES = [
     ("sum", "bfloat16"), ("cumsum", "bfloat16"), ("topk", "bfloat16"), ("index_select", "bfloat16"),
     ("add", "bfloat16"), ("mm", "bfloat16"),
     ("sum", "float64"), ("cumprod", "float64"), ("sort", "float64"), ("gather", "float64"),
-    ("div.no_rounding_mode", "float64"), ("bmm", "float64"),
+    ("div.no_rounding_mode", "float64"), ("bmm", "float64"), ("nn.functional.conv2d", "float64"),
     ("sum", "int64"), ("cumsum", "int64"), ("sort", "int64"), ("index_put", "int64"),
-    ("div.no_rounding_mode", "int64"),
+    ("div.no_rounding_mode", "int64"), ("mm", "int64"), ("nn.functional.conv_transpose2d", "int64"),
     ("sum", "bool"), ("cummax", "bool"), ("argsort", "bool"), ("masked_fill", "bool"),
     ("div.no_rounding_mode", "bool"),
 ]

@@ -124,8 +124,12 @@ def _load_output(path: Path, like):
     if not path.exists():
         return None
     t = torch.from_numpy(np.load(path))
+    # numpy has no bfloat16 or complex32: aotrt writes them as float32 and complex64,
+    # which hold every value exactly
     if like.dtype == torch.bfloat16 and t.dtype == torch.float32:
-        t = t.to(torch.bfloat16)  # aotrt writes bf16 as float32, which holds it exactly
+        t = t.to(torch.bfloat16)
+    if like.dtype == torch.complex32 and t.dtype == torch.complex64:
+        t = t.to(torch.complex32)
     return t
 
 

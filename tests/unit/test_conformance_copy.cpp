@@ -2,6 +2,7 @@
 // and ATen's overlap rules. See the table in test_conformance.cpp.
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <vector>
 
 #include "conformance_backends.h"
@@ -150,6 +151,28 @@ TEST_P(ConformanceCopy, BetweenDtypes) {
   Tensor ties16 = empty(b, {4}, kF16);
   ASSERT_EQ(aoti_torch_copy_(ties16.get(), ties.get(), 0), AOTI_TORCH_SUCCESS);
   EXPECT_EQ(read<uint16_t>(ties16.get()), (std::vector<uint16_t>{0x3c00, 0x3c02, 0x7bff, 0x7c00}));
+}
+
+// complex32 (two float16 halves; view_as_complex of float16) converts on the CPU
+// through complex64: to complex32 rounds each half to nearest even, back is exact,
+// to a real dtype drops the imaginary part, as ATen's copy_.
+TEST(ConformanceCopyComplex32, ConvertsThroughComplex64OnTheCpu) {
+  constexpr int32_t kC32 = 8;
+  using C = std::complex<float>;
+  Tensor src = empty(kHost, {3}, kC64);
+  write<C>(src.get(), {C(1.5f, -2.f), C(65504.f, 1.00048828125f), C(-0.25f, 100.f)});
+  Tensor buf = empty(kHost, {7}, kC32);
+  Tensor c32 = reinterpret(buf.get(), {3}, {2}, 1);  // strided destination
+  ASSERT_EQ(aoti_torch_copy_(c32.get(), src.get(), 0), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  // little-endian pairs: real half in the low 16 bits
+  EXPECT_EQ(read<uint32_t>(c32.get()),
+            (std::vector<uint32_t>{0xc0003e00u, 0x3c007bffu, 0x5640b400u}));
+  Tensor back = empty(kHost, {3}, kC64);
+  ASSERT_EQ(aoti_torch_copy_(back.get(), c32.get(), 0), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  EXPECT_EQ(read<C>(back.get()), (std::vector<C>{C(1.5f, -2.f), C(65504.f, 1.f), C(-0.25f, 100.f)}));
+  Tensor real = empty(kHost, {3}, kF32);
+  ASSERT_EQ(aoti_torch_copy_(real.get(), c32.get(), 0), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  EXPECT_EQ(read<float>(real.get()), (F{1.5f, 65504.f, -0.25f}));
 }
 
 // dst.copy_(src) must be refused naming `what`, leaving `whole` unchanged.

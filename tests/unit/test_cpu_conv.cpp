@@ -477,17 +477,6 @@ TEST(CpuConv, ConcurrentCallsAgree) {
 
 // --- Refusals ---------------------------------------------------------------------------
 
-TEST(CpuConv, RefusesFloat64) {
-  HostBuffer<double> in(2 * 3 * 5 * 5, 1.0, kF64), w(4 * 3 * 9, 1.0, kF64);
-  Handle hin = in.view(dense({2, 3, 5, 5})), hw = w.view(dense({4, 3, 3, 3})), out;
-  const ConvCase c = conv2d({}, {}, std::nullopt, {1, 1}, {0, 0}, {1, 1});
-  EXPECT_EQ(run_conv(c, hin.get(), hw.get(), nullptr, out), AOTI_TORCH_FAILURE);
-  const std::string msg = aotrt_last_error();
-  EXPECT_NE(msg.find("aoti_torch_cpu_convolution"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("float64"), std::string::npos) << msg;
-  EXPECT_EQ(out.get(), nullptr);
-}
-
 TEST(CpuConv, RefusesMismatchedChannelsAndParams) {
   const ConvCase c = conv2d(dense({1, 3, 5, 5}), dense({4, 2, 3, 3}), std::nullopt, {1, 1},
                             {0, 0}, {1, 1});

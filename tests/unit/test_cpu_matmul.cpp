@@ -430,15 +430,6 @@ TEST(CpuMatmul, RefusesMismatchedShapesAndDtypes) {
   EXPECT_NE(std::string(aotrt_last_error()).find("cannot be broadcast"), std::string::npos);
 }
 
-TEST(CpuMatmul, RefusesIntegerProducts) {
-  HostBuffer<int32_t> a(6, 1, kI32), b(6, 1, kI32), out(4, 0, kI32);
-  Handle ha = a.view(dense({2, 3})), hb = b.view(dense({3, 2})), ho = out.view(dense({2, 2}));
-  EXPECT_EQ(aoti_torch_cpu_mm_out(ho.get(), ha.get(), hb.get()), AOTI_TORCH_FAILURE);
-  const std::string msg = aotrt_last_error();
-  EXPECT_NE(msg.find("int32"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("not served"), std::string::npos) << msg;
-}
-
 TEST(CpuMatmul, RefusesDeadHandles) {
   F32Operand a(dense({3, 4}), 1);
   F32Out out(dense({3, 5}));

@@ -569,8 +569,110 @@ def pooling_cases():
     return out
 
 
+# --- matmul ----------------------------------------------------------------------------
+# Integer products (Note [Integer matmul on the CPU]): inputs are out, then the operands;
+# floats: beta, alpha (addmm, baddbmm); the output is out after the call.
+def matmul_cases():
+    out = []
+    i32, i64 = torch.int32, torch.int64
+
+    def mm(name, op, res, operands, beta=None, alpha=None):
+        fn = getattr(torch, op)
+        kw = {} if beta is None else {"beta": beta, "alpha": alpha}
+        before = view(res.reshape(-1).tolist(), res.dtype, list(res.shape), list(res.stride()),
+                      res.storage_offset())
+        fn(*operands, out=res, **kw)
+        floats = [] if beta is None else [beta, alpha]
+        out.append(case(name, op, [before, *operands], [], res, floats))
+
+    a = view(pattern(12), i64, [3, 4])
+    b = transposed(pattern(20, 3), i64, [4, 5], 1)
+    mm("mm_int64_transposed_operand", "mm", view([0] * 15, i64, [3, 5]), [a, b])
+    mm("mm_int32_gapped_views", "mm", view([0] * 6, i32, [3, 2], [1, 4], 2),
+       [view(pattern(12, 2), i32, [3, 4], [9, 2], 1), view(pattern(8, 5), i32, [4, 2], [1, 6], 3)])
+    mm("mm_int32_wraps", "mm", view([0] * 4, i32, [2, 2]),
+       [view([2**30, 2**30, 3, -2**31], i32, [2, 2]), view([2, 2, 1, 5], i32, [2, 2])])
+    mm("mm_int64_wraps", "mm", view([0] * 2, i64, [1, 2]),
+       [view([2**62, 2**62], i64, [1, 2]), view([2, 4, 2, 1], i64, [2, 2])])
+    mm("mm_uint8_wraps", "mm", view([0] * 2, torch.uint8, [1, 2]),
+       [view([200, 100], torch.uint8, [1, 2]), view([2, 3, 1, 7], torch.uint8, [2, 2])])
+    mm("mm_int8_empty_k", "mm", view([5] * 6, torch.int8, [2, 3]),
+       [view([], torch.int8, [2, 0]), view([], torch.int8, [0, 3])])
+    mm("addmm_int32_beta_alpha_broadcast_row", "addmm", view([0] * 6, i32, [2, 3]),
+       [view([1, -2, 3], i32, [3]), view(pattern(8), i32, [2, 4]), transposed(pattern(12, 1), i32, [4, 3])], 2, 3)
+    mm("addmm_int64_fractional_alpha_truncates", "addmm", view([0] * 4, i64, [2, 2], [1, 2]),
+       [view(pattern(4, 3), i64, [2, 2]), view(pattern(6), i64, [2, 3]), view(pattern(6, 4), i64, [3, 2])], 1, 1.5)
+    mm("addmm_int32_wraps_self", "addmm", view([0] * 2, i32, [1, 2]),
+       [view([2**30, 2**30 + 1], i32, [1, 2]), view([1], i32, [1, 1]), view([2, 3], i32, [1, 2])], 4, 3)
+    mm("addmm_int16_beta0_ignores_self", "addmm", view([0] * 4, torch.int16, [2, 2]),
+       [view([9, 9, 9, 9], torch.int16, [2, 2]), view(pattern(4), torch.int16, [2, 2]),
+        view(pattern(4, 2), torch.int16, [2, 2])], 0, 2)
+    mm("bmm_int64_permuted", "bmm", view([0] * 12, i64, [2, 3, 2]),
+       [view(pattern(24, 1), i64, [2, 3, 4], [1, 8, 2]), view(pattern(16, 3), i64, [2, 4, 2], [8, 1, 4])])
+    mm("bmm_int32_out_strided", "bmm", view([0] * 8, i32, [2, 2, 2], [1, 2, 4]),
+       [view(pattern(12), i32, [2, 2, 3]), view(pattern(12, 7), i32, [2, 3, 2])])
+    mm("baddbmm_int64_broadcast_self", "baddbmm", view([0] * 12, i64, [2, 3, 2]),
+       [view([7, -3], i64, [1, 1, 2]), view(pattern(18), i64, [2, 3, 3]), view(pattern(12, 4), i64, [2, 3, 2], [6, 1, 3])],
+       -1, 2)
+    mm("baddbmm_int32_wraps", "baddbmm", view([0] * 2, i32, [1, 1, 2]),
+       [view([2**31 - 1, -2**31], i32, [1, 1, 2]), view([2**16], i32, [1, 1, 1]), view([2**15, 2**16], i32, [1, 1, 2])],
+       1, 1)
+    return out
+
+
+# --- conv ------------------------------------------------------------------------------
+# float64 and integer convolutions (Note [Direct convolution]): inputs are input, weight
+# and the bias when there is one; ints: transposed, groups, then stride, padding, dilation
+# and output_padding, one entry per spatial dim each.
+def conv_cases():
+    out = []
+    f64, i64 = torch.float64, torch.int64
+
+    def conv(name, x, w, b, stride, padding, dilation, transposed=False, output_padding=None, groups=1):
+        k = x.dim() - 2
+        output_padding = output_padding or [0] * k
+        r = torch.ops.aten.convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
+        ints = [int(transposed), groups, *stride, *padding, *dilation, *output_padding]
+        out.append(case(name, "convolution", [x, w] + ([b] if b is not None else []), ints, r))
+
+    conv("conv2d_f64_gapped_input_stride_padding_bias", view(pattern(2 * 3 * 5 * 6), f64, [2, 3, 5, 6], [200, 60, 12, 2], 3),
+         view(pattern(4 * 3 * 9, 1, 0.5), f64, [4, 3, 3, 3]), view([1, -2, 0.5, 3], f64, [4]), [2, 1], [1, 1], [1, 1])
+    x = view(pattern(1 * 4 * 6 * 6, 2), f64, [1, 4, 6, 6], [144, 1, 24, 4])  # channels-last
+    conv("conv2d_f64_channels_last_groups_dilation", x, view(pattern(6 * 2 * 4, 3), f64, [6, 2, 2, 2]), None,
+         [1, 1], [0, 2], [2, 1], groups=2)
+    conv("conv1d_f64_permuted_weight", view(pattern(2 * 2 * 7), f64, [2, 2, 7]),
+         view(pattern(3 * 2 * 3, 4), f64, [3, 2, 3], [1, 9, 3]), None, [2], [1], [1])
+    conv("conv3d_f64_bias", view(pattern(1 * 2 * 4 * 5 * 4), f64, [1, 2, 4, 5, 4]),
+         view(pattern(3 * 2 * 2 * 3 * 2, 5), f64, [3, 2, 2, 3, 2]), view([0.25, -1, 2], f64, [3]),
+         [1, 2, 1], [1, 0, 1], [1, 1, 2])
+    conv("conv2d_f64_batch_gap_transposed_weight", view(pattern(2 * 3 * 4 * 4), f64, [2, 3, 4, 4], [70, 16, 4, 1], 2),
+         view(pattern(2 * 3 * 4, 6), f64, [2, 3, 2, 2], [1, 2, 12, 6]), None, [1, 1], [0, 0], [1, 1])
+    conv("conv_transpose2d_f64_groups_output_padding_bias", view(pattern(2 * 4 * 3 * 4), f64, [2, 4, 3, 4]),
+         view(pattern(4 * 3 * 3 * 2, 1), f64, [4, 3, 3, 2]), view(pattern(6, 2, 0.5), f64, [6]),
+         [2, 3], [1, 0], [1, 1], True, [1, 2], 2)
+    conv("conv_transpose1d_f64_dilation_output_padding", view(pattern(1 * 2 * 5), f64, [1, 2, 5], [10, 1, 2]),
+         view(pattern(2 * 3 * 3, 3), f64, [2, 3, 3]), None, [1], [1], [2], True, [1])
+    conv("conv_transpose3d_f64", view(pattern(1 * 2 * 2 * 3 * 2), f64, [1, 2, 2, 3, 2]),
+         view(pattern(2 * 2 * 2 * 2 * 2, 7), f64, [2, 2, 2, 2, 2]), view([1, -1], f64, [2]),
+         [2, 1, 2], [0, 1, 1], [1, 1, 1], True, [1, 0, 0])
+    conv("conv2d_int64_wraps_bias", view([2**62, 2**62, 3, -2, 2**61, 1, 5, 7, 2**62], i64, [1, 1, 3, 3]),
+         view([2, 2, 4, 1], i64, [1, 1, 2, 2]), view([2**62], i64, [1]), [1, 1], [0, 0], [1, 1])
+    conv("conv_transpose2d_int64_stride", view(pattern(1 * 2 * 3 * 3), i64, [1, 2, 3, 3], [18, 1, 6, 2]),
+         view(pattern(2 * 2 * 2 * 2, 1), i64, [2, 2, 2, 2]), view([3, -4], i64, [2]), [2, 2], [0, 1], [1, 1], True)
+    conv("conv2d_int32_wraps_gapped", view([2**30, 3, 2**30, -7, 2**30, 1, 2, 2**29, 5, 9, 2, 4], torch.int32,
+                                           [1, 1, 3, 4], [30, 30, 10, 2], 1),
+         view([4, 1, 2, 8], torch.int32, [1, 1, 2, 2]), None, [1, 1], [1, 0], [1, 1])
+    conv("conv1d_uint8_wraps_bias", view([200, 100, 50, 250, 3], torch.uint8, [1, 1, 5]),
+         view([3, 2, 1, 2, 1, 5], torch.uint8, [2, 1, 3]), view([100, 7], torch.uint8, [2]), [1], [0], [1])
+    conv("conv3d_int16_groups", view(pattern(1 * 2 * 2 * 3 * 3), torch.int16, [1, 2, 2, 3, 3]),
+         view(pattern(4 * 1 * 2 * 2 * 2, 2), torch.int16, [4, 1, 2, 2, 2]), None, [1, 1, 1], [0, 1, 0], [1, 1, 1],
+         groups=2)
+    return out
+
+
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases, "pooling": pooling_cases}
+            "shape": shape_cases, "pooling": pooling_cases,
+            "matmul": matmul_cases, "conv": conv_cases}
 
 
 def main(names):

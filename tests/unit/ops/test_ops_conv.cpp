@@ -1,0 +1,72 @@
+// float64 and integer convolutions (Note [Direct convolution]) through the C ABI,
+// against torch eager's values, dtypes and strides (reference_conv.inc, from
+// gen_ops_reference.py): 1-, 2- and 3-d, plain and transposed, groups, stride,
+// padding, dilation, output_padding, bias, strided and expanded operands, and
+// integer wrap-around. CPU rows: the CUDA convolution is cuDNN's.
+#include <string>
+#include <vector>
+
+#include "ops_testing.h"
+
+namespace aotrt::test {
+namespace {
+
+#include "reference_conv.inc"
+
+using Convolution = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*,
+                                       const int64_t*, int64_t, const int64_t*, int64_t,
+                                       const int64_t*, int64_t, int32_t, const int64_t*, int64_t,
+                                       int64_t, AtenTensorHandle*);
+
+std::vector<std::string> all_names() {
+  std::vector<std::string> names;
+  for (const OpCase& c : kConvCases) names.emplace_back(c.name);
+  return names;
+}
+
+// ints: transposed, groups, then stride, padding, dilation, output_padding (k each).
+AOTITorchError call(Convolution f, const OpCase& c, std::vector<Tensor>& in, Tensor& out) {
+  const int64_t k = static_cast<int64_t>(c.inputs[0].sizes.size()) - 2;
+  const int64_t* p = c.ints.data() + 2;
+  AtenTensorHandle bias = in.size() > 2 ? in[2].get() : nullptr;
+  return f(in[0].get(), in[1].get(), in.size() > 2 ? &bias : nullptr, p, k, p + k, k, p + 2 * k,
+           k, static_cast<int32_t>(c.ints[0]), p + 3 * k, k, c.ints[1], out.out());
+}
+
+class OpsConv : public ::testing::TestWithParam<BackendCase> {};
+
+TEST_P(OpsConv, MatchesTorch) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  AOTRT_FIND_OP(f, Convolution, b, c.op);
+  std::vector<Tensor> in;
+  for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  Tensor out;
+  ASSERT_EQ(call(f, c, in, out), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  expect_matches(out.get(), c.outputs[0], c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsConv, ::testing::ValuesIn(all_backends(kConvCases, all_names())),
+                         backend_case_name);
+
+// ATen's slow transposed kernels serve float64 and int64 only; aotrt refuses int32 too.
+TEST(OpsConvRefusals, Int32TransposedIsRefusedLikeATen) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(f, Convolution, b, "convolution");
+  OpCase c{"int32_transposed", "convolution",
+           {Values{kI32, {1, 1, 2}, {2, 2, 1}, 0, {1, 2}}, Values{kI32, {1, 1, 2}, {2, 2, 1}, 0, {1, 1}}},
+           {1, 1, 1, 0, 1, 0},
+           {},
+           {}};
+  std::vector<Tensor> in;
+  for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  Tensor out;
+  ASSERT_NE(call(f, c, in, out), AOTI_TORCH_SUCCESS);
+  const std::string msg = aotrt_last_error();
+  EXPECT_NE(msg.find("aoti_torch_cpu_convolution"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("int32"), std::string::npos) << msg;
+  EXPECT_EQ(out.get(), nullptr);
+}
+
+}  // namespace
+}  // namespace aotrt::test
