@@ -50,24 +50,11 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+from aotrt_tools.cpu_models import SmallCNN  # noqa: E402  (needs the sys.path entry above)
+
 AOTRT = Path(os.environ.get("AOTRT_BIN", REPO / "build" / "aotrt"))
 BASE = {"aot_inductor.link_libtorch": False, "cpp.vec_isa_ok": True}
-
-
-class SmallCNN(nn.Module):
-    """Four conv-bn-relu blocks at 224x224 (issue 13's CPU CNN)."""
-
-    def __init__(self):
-        super().__init__()
-        ch = [3, 16, 32, 32, 64]
-        layers = []
-        for i in range(4):
-            layers += [nn.Conv2d(ch[i], ch[i + 1], 3, padding=1, stride=2 if i % 2 else 1),
-                       nn.BatchNorm2d(ch[i + 1]), nn.ReLU()]
-        self.layers = nn.Sequential(*layers)
-
-    def forward(self, x):
-        return self.layers(x)
 
 
 def models():

@@ -32,6 +32,10 @@ import pytest
 import torch
 from torch import nn
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # also as an export worker
+from aotrt_tools import cpu_models  # noqa: E402
+from aotrt_tools.cpu_models import SmallCNN  # noqa: E402
+
 ATOL, RTOL = 1e-4, 1e-4
 
 BASE = {"aot_inductor.link_libtorch": False, "freezing": True}
@@ -49,22 +53,6 @@ def _randomize_bn(module: nn.Module) -> nn.Module:
             m.weight.data.copy_(torch.rand(c, generator=g) + 0.5)
             m.bias.data.copy_(torch.randn(c, generator=g) * 0.1)
     return module
-
-
-class SmallCNN(nn.Module):
-    """Four conv-bn-relu blocks at 224x224 (the CNN of issue 13's CPU figures)."""
-
-    def __init__(self):
-        super().__init__()
-        ch = [3, 16, 32, 32, 64]
-        layers = []
-        for i in range(4):
-            layers += [nn.Conv2d(ch[i], ch[i + 1], 3, padding=1, stride=2 if i % 2 else 1),
-                       nn.BatchNorm2d(ch[i + 1]), nn.ReLU()]
-        self.layers = nn.Sequential(*layers)
-
-    def forward(self, x):
-        return self.layers(x)
 
 
 class ResBlock(nn.Module):
@@ -120,11 +108,12 @@ def _export(name: str, prepack: bool, path: Path) -> Path:
     """Exports in a fresh process: with torch 2.13, a prepack=True export that followed a
     prepack=False one in the same process got no fused ops (plain convolutions).
 
-    With AOTRT_E2E_CACHE set, the package is kept there, keyed by this file's source,
-    torch's version and the case, and reused while they are unchanged."""
+    With AOTRT_E2E_CACHE set, the package is kept there, keyed by this file's and
+    cpu_models.py's source, torch's version and the case, and reused while they are unchanged."""
     cache = os.environ.get("AOTRT_E2E_CACHE")
     if cache:
-        key = hashlib.sha256(Path(__file__).read_bytes() + torch.__version__.encode() +
+        sources = Path(__file__).read_bytes() + Path(cpu_models.__file__).read_bytes()
+        key = hashlib.sha256(sources + torch.__version__.encode() +
                              f"{name} {prepack}".encode()).hexdigest()[:16]
         kept = Path(cache) / "freezing" / key / path.name
         if not kept.exists():
