@@ -28,6 +28,14 @@ built=$(date +%s)
 
 export AOTRT_RANDOM_STEPS="${AOTRT_RANDOM_STEPS:-25000}"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# intercept_tls_get_addr=0: LeakSanitizer tracks dynamically allocated TLS
+# blocks through __tls_get_addr, and after a model .so with thread-locals is
+# dlclosed (the test model's, in the CLI that BenchCommand runs) its record of
+# one is garbage ("DTLS 11 at 0x...655"); its stop-the-world tracer then dies on
+# SIGSEGV at exit, a LeakSanitizer fatal error and not a leak. That failed CI on
+# f64f758. Off, it does not track those blocks; every heap allocation is still
+# checked for leaks.
+export LSAN_OPTIONS="intercept_tls_get_addr=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 "$BUILD_DIR/aotrt_unit_tests" "$@"
 echo "sanitize.sh: built in $(( built - start )) s, ran in $(( $(date +%s) - built )) s"
