@@ -417,9 +417,56 @@ def shape_cases():
     out.append(case("pad_last_dim_only", "pad", [p], [2, 0], torch.nn.functional.pad(p, (2, 0), value=-1.0), floats=[-1.0]))
     return out
 
+# --- embedding -------------------------------------------------------------------------
+# _embedding_bag(_forward_only): inputs weight, indices, offsets[, per_sample_weights];
+# ints: mode (0 sum 1 mean 2 max), include_last_offset, padding_idx, forward_only;
+# outputs: output, offset2bag, bag_size, max_indices.
+def embedding_cases():
+    out = []
+    f32, i64, i32 = torch.float32, torch.int64, torch.int32
+    ops = {0: torch.ops.aten._embedding_bag, 1: torch.ops.aten._embedding_bag_forward_only}
+    w = view(pattern(24), f32, [6, 4], [1, 7], 3)  # column-major with an offset: no fast path
+    wc = view(pattern(24, 2), f32, [6, 4])
+    ix = view([1, 2, 4, 5, 4, 3, 2, 0], i64, [8], [2], 1)
+    of = view([0, 3, 3, 5], i64, [4])
+
+    def add(name, weight, idx, off, mode, ilo, pad, fwd, psw=None):
+        # ATen's CPU kernel reads indices and offsets as if contiguous (a strided view gives
+        # garbage there); aotrt honours the view, so eager sees contiguous copies of them.
+        r = ops[fwd](weight, idx.contiguous(), off.contiguous(), False, mode, False, psw, bool(ilo), pad)
+        ins = [weight, idx, off] + ([psw] if psw is not None else [])
+        out.append(case(name, "_embedding_bag_forward_only" if fwd else "_embedding_bag", ins,
+                        [mode, ilo, pad, fwd], list(r)))
+
+    for mode, mname in ((0, "sum"), (1, "mean"), (2, "max")):
+        for fwd in (1, 0):
+            add(f"bag_{mname}_strided_weight_{'fwd' if fwd else 'full'}", w, ix, of, mode, 0, -1, fwd)
+            add(f"bag_{mname}_last_offset_{'fwd' if fwd else 'full'}", wc, ix,
+                view([0, 3, 3, 6], i64, [4]), mode, 1, -1, fwd)
+        add(f"bag_{mname}_padding", wc, ix, of, mode, 0, 4, 1)
+    psw = view(pattern(8, 5, 0.5), f32, [8])
+    add("bag_sum_per_sample_weights", wc, ix, of, 0, 0, -1, 1, psw)
+    add("bag_sum_per_sample_weights_strided", wc, ix, of, 0, 0, 2, 1,
+        view(pattern(8, 5, 0.5), f32, [8], [3], 2))
+    add("bag_mean_int32_indices", wc, view([5, 0, 0, 1], i32, [4]), view([0, 1], i32, [2]), 1, 0, -1, 1)
+    add("bag_max_mixed_index_dtypes", wc, view([5, 0, 0, 1], i32, [4]), view([0, 2], i64, [2]), 2, 0, -1, 1)
+    add("bag_sum_f64", view(pattern(12), torch.float64, [3, 4]), view([2, 1, 2], i64, [3]),
+        view([0, 1], i64, [2]), 0, 0, -1, 1)
+    for dt in (torch.float16, torch.bfloat16):
+        wl = view(pattern(24, 1, 0.25), dt, [6, 4])
+        add(f"bag_sum_{DTYPES[dt][1:].lower()}", wl, ix, of, 0, 0, -1, 1)
+        add(f"bag_mean_{DTYPES[dt][1:].lower()}", wl, ix, of, 1, 0, -1, 1)
+    nanw = view([1, 5, 3, 5, 3, math.nan, 0, 0], f32, [4, 2])
+    add("bag_max_ties_and_nan", nanw, view([0, 1, 2, 3, 2, 2, 3], i64, [7]), view([0, 3, 6], i64, [3]), 2, 0, -1, 1)
+    add("bag_max_all_padding", nanw, view([0, 1, 3, 3, 2], i64, [5]), view([0, 2, 4], i64, [3]), 2, 0, 3, 1)
+    add("bag_mean_last_offset_short", wc, ix, view([0, 4, 6], i64, [3]), 1, 1, 2, 1)
+    add("bag_mean_last_offset_short_fast_path", wc, ix, view([0, 4, 6], i64, [3]), 1, 1, -1, 1)
+    add("bag_max_last_offset_short", wc, ix, view([0, 4, 6], i64, [3]), 2, 1, -1, 1)
+    return out
+
 
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases}
+            "shape": shape_cases, "embedding": embedding_cases}
 
 
 def main(names):
