@@ -40,7 +40,7 @@ NOT_SERVED = [
      "backward-only: inductor emits it for training graphs, not for inference"),
     # Served on the CPU by ops-more's families; only their CUDA entries reach this list.
     (r"^(triangular_solve|cholesky_solve|cholesky_inverse|geqrf|ormqr|_fft_r2c|_fft_c2c|"
-     r"_cdist_forward|_pdist_forward|_embedding_bag|_embedding_bag_forward_only|hann_window|_int_mm_out|_weight_int8pack_mm|"
+     r"_cdist_forward|_pdist_forward|hann_window|_int_mm_out|_weight_int8pack_mm|"
      r"rand\w*|randn\w*|randint\w*|randperm|bernoulli_\w*|uniform|normal_functional|exponential|"
      r"native_dropout)$",
      "CPU only so far: the CUDA kernel table of its family (src/ops/<family>.h) is ops-cuda's"),

@@ -464,9 +464,73 @@ def embedding_cases():
     add("bag_max_last_offset_short", wc, ix, view([0, 4, 6], i64, [3]), 2, 1, -1, 1)
     return out
 
+# --- linear ----------------------------------------------------------------------------
+# _addmm_activation: inputs self, mat1, mat2; ints: use_gelu; floats: beta, alpha. addmv,
+# addbmm: inputs self, mat/batch1, vec/batch2; floats: beta, alpha. _fused_rms_norm: inputs
+# input[, weight]; ints: normalized_shape; floats: eps (empty: None); outputs output, rstd.
+# _trilinear: inputs i1, i2, i3; ints: len, expand1..., len, expand2..., len, expand3...,
+# len, sumdim....
+def linear_cases():
+    out = []
+    f32, f64 = torch.float32, torch.float64
+    A = torch.ops.aten
+    m1 = transposed(pattern(12, 0, 0.5), f32, [3, 4])
+    m2 = view(pattern(20, 3, 0.25), f32, [4, 5], [1, 6], 2)
+    bias = view(pattern(5, 1), f32, [5])
+    for gelu in (0, 1):
+        out.append(case(f"addmm_activation_{'gelu' if gelu else 'relu'}", "_addmm_activation", [bias, m1, m2],
+                        [gelu], A._addmm_activation(bias, m1, m2, beta=0.5, alpha=2.0, use_gelu=bool(gelu)),
+                        floats=[0.5, 2.0]))
+    b2d = view(pattern(15, 2), f32, [3, 5], [1, 3])
+    out.append(case("addmm_activation_2d_self_f64", "_addmm_activation",
+                    [b2d.double(), m1.double(), m2.double()], [1],
+                    A._addmm_activation(b2d.double(), m1.double(), m2.double(), use_gelu=True),
+                    floats=[1.0, 1.0]))
+    mv = view(pattern(12, 1), f32, [3, 4], [1, 3], 1)
+    vec = view(pattern(4, 2), f32, [4], [3], 1)
+    for sv, nm in ((view(pattern(3, 4), f32, [3], [2], 1), "strided_self"), (view([2], f32, [1]), "broadcast_self")):
+        out.append(case(f"addmv_{nm}", "addmv", [sv, mv, vec], [], torch.addmv(sv, mv, vec, beta=0.5, alpha=-1.5),
+                        floats=[0.5, -1.5]))
+    out.append(case("addmv_beta0_ignores_nan", "addmv", [view([math.nan] * 3, f64, [3]), mv.double(), vec.double()], [],
+                    torch.addmv(view([math.nan] * 3, f64, [3]), mv.double(), vec.double(), beta=0.0), floats=[0.0, 1.0]))
+    b1 = view(pattern(24, 0), f32, [2, 3, 4])
+    b2 = view(pattern(40, 5), f32, [2, 4, 5], [1, 2, 8])  # batches interleaved: packed
+    s2 = view(pattern(5, 7), f32, [1, 5])
+    out.append(case("addbmm_broadcast_self", "addbmm", [s2, b1, b2], [], torch.addbmm(s2, b1, b2, beta=2.0, alpha=0.5),
+                    floats=[2.0, 0.5]))
+    b1p = view(pattern(24, 1), f32, [2, 3, 4], [4, 8, 1])
+    b2c = view(pattern(40, 2), f32, [2, 4, 5])
+    out.append(case("addbmm_permuted_batch1", "addbmm", [view(pattern(15, 3), f32, [3, 5]), b1p, b2c], [],
+                    torch.addbmm(view(pattern(15, 3), f32, [3, 5]), b1p, b2c), floats=[1.0, 1.0]))
+    x = view(pattern(24, 0, 0.5), f32, [2, 3, 4], [1, 8, 2])
+    w = view(pattern(4, 3, 0.5), f32, [4])
+    out.append(case("rms_norm_weight", "_fused_rms_norm", [x, w], [4], list(A._fused_rms_norm(x, [4], w, 1e-5)),
+                    floats=[1e-5]))
+    out.append(case("rms_norm_two_dims_eps_none", "_fused_rms_norm", [x], [3, 4], list(A._fused_rms_norm(x, [3, 4], None, None))))
+    for dt in (torch.float16, torch.bfloat16):
+        xl = view(pattern(24, 1, 0.5), dt, [4, 6])
+        out.append(case(f"rms_norm_{DTYPES[dt][1:].lower()}_f32_weight", "_fused_rms_norm", [xl, view(pattern(6, 2, 0.25), f32, [6])],
+                        [6], list(A._fused_rms_norm(xl, [6], view(pattern(6, 2, 0.25), f32, [6]), 1e-3)), floats=[1e-3]))
+    xd = view(pattern(12, 2), f64, [3, 4])
+    out.append(case("rms_norm_f64", "_fused_rms_norm", [xd], [4], list(A._fused_rms_norm(xd, [4], None, 1e-6)), floats=[1e-6]))
+
+    def tri(name, i1, i2, i3, e1, e2, e3, sd):
+        ints = [len(e1), *e1, len(e2), *e2, len(e3), *e3, len(sd), *sd]
+        out.append(case(name, "_trilinear", [i1, i2, i3], ints, A._trilinear(i1, i2, i3, e1, e2, e3, sd)))
+    x1 = view(pattern(6, 0), f32, [2, 3])
+    W = view(pattern(105, 1), f32, [7, 3, 5], [1, 35, 7])
+    x2 = transposed(pattern(10, 2), f32, [2, 5])
+    tri("trilinear_bilinear", x1, W, x2, [1, 3], [0], [1, 2], [2, 3])
+    a, b, c = view(pattern(12, 0), f32, [4, 3]), view(pattern(12, 3), f32, [4, 3], [1, 4]), view(pattern(12, 5), f32, [4, 3])
+    tri("trilinear_sum_dim1", a, b, c, [], [], [], [1])
+    tri("trilinear_no_sum", a, b, c, [], [], [], [])
+    tri("trilinear_f64_each_expanded", view(pattern(12), f64, [4, 3]), view(pattern(15, 3), f64, [3, 5]),
+        view(pattern(20, 5), f64, [4, 5]), [2], [0], [1], [1])
+    return out
+
 
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases, "embedding": embedding_cases}
+            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases}
 
 
 def main(names):
