@@ -528,9 +528,41 @@ def linear_cases():
         view(pattern(20, 5), f64, [4, 5]), [2], [0], [1], [1])
     return out
 
+# --- segment ---------------------------------------------------------------------------
+# segment_reduce: inputs data, lengths or offsets; ints: reduce (0 sum 1 prod 2 mean 3 max
+# 4 min), axis, unsafe, 1 when the second input is offsets; floats: initial (empty: None).
+SEGMENT_REDUCES = ["sum", "prod", "mean", "max", "min"]
+
+
+def segment_cases():
+    out = []
+    f32, i64 = torch.float32, torch.int64
+    d = view([1, 2, 3, math.nan, 5, 6], f32, [6], [2], 1)
+    lengths = view([2, 0, 3, 1], i64, [4])
+    offs = view([0, 2, 2, 5, 6], torch.int32, [5], [2], 1)
+    S = torch.ops.aten.segment_reduce
+
+    def add(name, data, bounds, r, axis=0, unsafe=0, is_off=0, initial=None):
+        kw = {"offsets" if is_off else "lengths": bounds}
+        res = S(data, SEGMENT_REDUCES[r], axis=axis, unsafe=bool(unsafe), initial=initial, **kw)
+        out.append(case(name, "segment_reduce", [data, bounds], [r, axis, unsafe, is_off], res,
+                        floats=[] if initial is None else [initial]))
+    for r, nm in enumerate(SEGMENT_REDUCES):
+        add(f"segment_{nm}_lengths", d, lengths, r)
+        add(f"segment_{nm}_initial", d, lengths, r, initial=10.0)
+        add(f"segment_{nm}_offsets", d, offs, r, is_off=1)
+    d2 = view(pattern(24, 1), f32, [3, 4, 2], [1, 6, 3])
+    add("segment_sum_axis1_2d_lengths", d2, view([1, 3, 2, 2, 0, 4], i64, [3, 2]), 0, axis=1)
+    add("segment_max_axis_negative", d2, view([0, 1, 4, 0, 2, 4, 0, 0, 4], i64, [3, 3]), 3, axis=-2, is_off=1)
+    add("segment_mean_axis0_inner", d2, view([1, 2], i64, [2]), 2)
+    add("segment_sum_unsafe_short", d, view([2, 2], i64, [2]), 0, unsafe=1)
+    for dt in (torch.float16, torch.bfloat16, torch.float64):
+        add(f"segment_mean_{DTYPES[dt][1:].lower()}", view(pattern(6, 2, 0.5), dt, [6]), lengths, 2, initial=1.0)
+    return out
+
 
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases}
+            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases, "segment": segment_cases}
 
 
 def main(names):
