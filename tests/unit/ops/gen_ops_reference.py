@@ -560,9 +560,41 @@ def segment_cases():
         add(f"segment_mean_{DTYPES[dt][1:].lower()}", view(pattern(6, 2, 0.5), dt, [6]), lengths, 2, initial=1.0)
     return out
 
+# --- histogram -------------------------------------------------------------------------
+# histogram_bin_ct: inputs self[, weight]; ints: bins, density; floats: range (empty: None);
+# outputs hist, bin_edges. _histogramdd_from_bin_cts: inputs self[, weight]; ints: density,
+# then the bins; floats: range (empty: None).
+def histogram_cases():
+    out = []
+    f32, f64 = torch.float32, torch.float64
+    A = torch.ops.aten
+    x = view([1, 2, 1, 4, 5, -1, 3.99, 2.5], f32, [2, 4], [1, 2], 1)
+
+    def h(name, x, bins, rng=None, w=None, density=0):
+        r = A.histogram.bin_ct(x, bins, range=rng, weight=w, density=bool(density))
+        out.append(case(name, "histogram_bin_ct", [x] + ([w] if w is not None else []), [bins, density],
+                        list(r), floats=list(rng or [])))
+
+    def dd(name, x, bins, rng=None, w=None, density=0):
+        r = A._histogramdd_from_bin_cts(x, bins, range=rng, weight=w, density=bool(density))
+        out.append(case(name, "_histogramdd_from_bin_cts", [x] + ([w] if w is not None else []),
+                        [density, *bins], r, floats=list(rng or [])))
+    h("histogram_data_range", x, 4)
+    h("histogram_range_last_bin_closed", x, 4, [0.0, 4.0])
+    h("histogram_nan_outside_range", view([1, math.nan, 3, 0.5], f32, [4]), 3, [0.0, 3.0])
+    h("histogram_weight_density", x, 4, [0.0, 4.0], view(pattern(8, 1, 0.5), f32, [8], [2]), 1)
+    h("histogram_constant_input", view([2, 2], f64, [2]), 3)
+    h("histogram_empty_input", view([], f32, [0]), 3)
+    h("histogram_f64_edges", view([0.1, 0.2, 0.3, 0.7], f64, [4]), 3, [0.1, 0.7])
+    p = view([0, 0, 1, 1, 2, 0.5, 1.5, 2, 3, 3], f32, [5, 2], [1, 5])
+    dd("histogramdd_data_range", p, [2, 3])
+    dd("histogramdd_range_weight_density", p, [2, 3], [0.0, 2.0, 0.0, 2.0], view(pattern(5, 2), f32, [5]), 1)
+    dd("histogramdd_3d_points_f64", view(pattern(24, 3, 0.5), f64, [2, 4, 3]), [2, 1, 3])
+    return out
+
 
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases, "segment": segment_cases}
+            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases}
 
 
 def main(names):
