@@ -592,9 +592,31 @@ def histogram_cases():
     dd("histogramdd_3d_points_f64", view(pattern(24, 3, 0.5), f64, [2, 4, 3]), [2, 1, 3])
     return out
 
+# --- linalg ----------------------------------------------------------------------------
+# lu_unpack: inputs LU_data, LU_pivots (lu_factor's, of pattern matrices); ints:
+# unpack_data, unpack_pivots; outputs P, L, U.
+def linalg_cases():
+    out = []
+    f32, f64 = torch.float32, torch.float64
+
+    def add(name, a, data=1, piv=1, lu_view=None):
+        lu, pivots, _ = torch.linalg.lu_factor_ex(a)  # singular pattern matrices are fine
+        if lu_view is not None:
+            lu = lu_view(lu)
+        r = torch.ops.aten.lu_unpack(lu, pivots, bool(data), bool(piv))
+        out.append(case(name, "lu_unpack", [lu, pivots], [data, piv], list(r)))
+    sq = view(pattern(18, 1), f64, [2, 3, 3])
+    add("lu_unpack_square_batch", sq)
+    add("lu_unpack_wide", view(pattern(15, 2), f32, [3, 5]))
+    add("lu_unpack_tall_strided", view(pattern(12, 3), f64, [4, 3]),
+        lu_view=lambda lu: view(lu.reshape(-1).tolist(), f64, [4, 3], [1, 5], 2))
+    add("lu_unpack_pivots_only", sq, 0, 1)
+    add("lu_unpack_data_only", sq, 1, 0)
+    return out
+
 
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases}
+            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases, "linalg": linalg_cases}
 
 
 def main(names):
