@@ -614,9 +614,81 @@ def linalg_cases():
     add("lu_unpack_data_only", sq, 1, 0)
     return out
 
+# --- pointwise -------------------------------------------------------------------------
+# ints: a bitmask of the inputs that are complex (given as torch.view_as_real of them, the
+# test views them back with view_as_complex); complex outputs are recorded as view_as_real
+# of them. floats: the op's doubles (add: alpha; add_Scalar: other, alpha; mul_Scalar:
+# other; pow_Tensor_Scalar: exponent; pow_Scalar: self).
+def pointwise_cases():
+    out = []
+    f32, f64, c64, c128, i64, i32 = (torch.float32, torch.float64, torch.complex64, torch.complex128,
+                                     torch.int64, torch.int32)
+
+    def cview(n, dtype, sizes, strides=None, offset=0, start=0):
+        re = view(pattern(n, start, 0.5), torch.float64, sizes, strides, offset)
+        im = view(pattern(n, start + 3, 0.25), torch.float64, sizes, strides, offset)
+        buf = torch.full((re.storage().size() if False else 1,), 0, dtype=dtype)
+        strides = contiguous_strides(sizes) if strides is None else strides
+        extent = offset + 1 + sum((sz - 1) * st for sz, st in zip(sizes, strides))
+        buf = torch.full((extent + 1,), -77, dtype=dtype)
+        v = torch.as_strided(buf, sizes, strides, offset)
+        v.copy_(torch.complex(re.contiguous(), im.contiguous()).to(dtype))
+        return v
+
+    def add(name, op, inputs, r, floats=()):
+        mask = sum(1 << i for i, t in enumerate(inputs) if t.is_complex())
+        ins = [torch.view_as_real(t) if t.is_complex() else t for t in inputs]
+        res = torch.view_as_real(r) if r.is_complex() else r
+        out.append(case(name, op, ins, [mask], res, floats=list(floats)))
+    zc = cview(6, c64, [2, 3], [1, 2], 1)
+    zd = cview(6, c128, [3, 2], start=2)
+    x = view([-1.5, 0, math.nan, 2, -0.0, 3], f32, [2, 3], [1, 2])
+    add("abs_complex_strided", "abs", [zc], torch.abs(zc))
+    add("abs_float", "abs", [x], torch.abs(x))
+    add("abs_int", "abs", [view([-3, 0, 4], i32, [3])], torch.abs(view([-3, 0, 4], i32, [3])))
+    add("angle_complex", "angle", [zd], torch.angle(zd))
+    add("angle_float_nan", "angle", [x], torch.angle(x))
+    add("angle_int_to_float", "angle", [view([-3, 0, 4], i64, [3])], torch.angle(view([-3, 0, 4], i64, [3])))
+    zb = cview(3, c64, [3], start=5)
+    add("add_complex_broadcast_alpha", "add_Tensor", [zc, zb], torch.add(zc, zb, alpha=2.0), [2.0])
+    z0 = cview(1, c128, [], start=4)
+    add("add_float_with_0d_complex", "add_Tensor", [x, z0], torch.add(x, z0), [1.0])
+    add("add_complex64_float64", "add_Tensor", [zc, view(pattern(6, 1), f64, [2, 3])],
+        torch.add(zc, view(pattern(6, 1), f64, [2, 3])), [1.0])
+    add("add_scalar_complex", "add_Scalar", [zc], torch.add(zc, 1.5, alpha=-1.0), [1.5, -1.0])
+    add("add_scalar_int_stays_int", "add_Scalar", [view([1, 2, 3], i32, [3])],
+        torch.add(view([1, 2, 3], i32, [3]), 2), [2.0, 1.0])
+    add("add_scalar_int_float", "add_Scalar", [view([1, 2, 3], i32, [3])],
+        torch.add(view([1, 2, 3], i32, [3]), 2.5), [2.5, 1.0])
+    zt = cview(6, c128, [3, 2], [1, 3], 0, 7)
+    add("mul_complex_transposed", "mul_Tensor", [zd, zt], torch.mul(zd, zt))
+    add("mul_scalar_complex", "mul_Scalar", [zc], torch.mul(zc, 0.5), [0.5])
+    for e in (2.0, 1.5, -1.0):
+        add(f"pow_complex_scalar_{str(e).replace('.', '_').replace('-', 'm')}", "pow_Tensor_Scalar", [zc],
+            torch.pow(zc, e), [e])
+    add("pow_float_sqrt", "pow_Tensor_Scalar", [view([4, 2, 0.25], f32, [3])], torch.pow(view([4, 2, 0.25], f32, [3]), 0.5), [0.5])
+    add("pow_int_cube", "pow_Tensor_Scalar", [view([-2, 3, 5], i64, [3])], torch.pow(view([-2, 3, 5], i64, [3]), 3), [3.0])
+    zz = cview(2, c64, [2], start=1)
+    zz = torch.stack([torch.zeros((), dtype=c64), zz[1]])
+    add("pow_complex_tensor_zero_zero", "pow_Tensor_Tensor", [zz, torch.zeros(2, dtype=c64)],
+        torch.pow(zz, torch.zeros(2, dtype=c64)))
+    add("pow_complex_tensor", "pow_Tensor_Tensor", [zc, zb], torch.pow(zc, zb))
+    ib, ie = view([2, -1, 1, 3, -2], i64, [5]), view([3, -3, -5, 0, -1], i64, [5])
+    add("pow_int_negative_exponents", "pow_Tensor_Tensor", [ib, ie], torch.pow(ib, ie))
+    add("pow_scalar_base_int", "pow_Scalar", [view([0, 1, 5], i64, [3])], torch.pow(2, view([0, 1, 5], i64, [3])), [2.0])
+    add("pow_scalar_base_float", "pow_Scalar", [view([0, 1, 5], i64, [3])], torch.pow(2.5, view([0, 1, 5], i64, [3])), [2.5])
+    ab, an = view([1, 2, 0.5], f32, [3]), view([0.5, 3, -1], f32, [3], [2], 1)
+    add("polar_f32", "polar", [ab, an], torch.polar(ab, an))
+    add("polar_f64_broadcast", "polar", [ab.double(), view([0.25], f64, [1])], torch.polar(ab.double(), view([0.25], f64, [1])))
+    ga, gb = view([-4, 0, 6, -9, 7], i64, [5]), view([6, 0, -4, 0, 7], i64, [5])
+    add("gcd_int64", "gcd", [ga, gb], torch.gcd(ga, gb))
+    add("gcd_int32_broadcast", "gcd", [ga.int().reshape(5, 1), view([12, 18], i32, [2])],
+        torch.gcd(ga.int().reshape(5, 1), view([12, 18], i32, [2])))
+    return out
+
 
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases, "linalg": linalg_cases}
+            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases, "linalg": linalg_cases, "pointwise": pointwise_cases}
 
 
 def main(names):
