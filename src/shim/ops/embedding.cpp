@@ -7,9 +7,18 @@
 using namespace aotrt;
 
 namespace {
-// The four results, all handed out or none.
-void give_bag(AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
-              AtenTensorHandle* ret3, ops::EmbeddingBagResult r) {
+// Both rows: the four results of ops::embedding_bag, all handed out or none.
+// scale_grad_by_freq and sparse only shape the gradient.
+void embedding_bag_row(const OpArgs& args, AtenTensorHandle weight, AtenTensorHandle indices,
+                       AtenTensorHandle offsets, int64_t mode,
+                       AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
+                       int64_t padding_idx, bool forward_only, AtenTensorHandle* ret0,
+                       AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3) {
+  ops::EmbeddingBagResult r = ops::embedding_bag(
+      args.tensor(weight, "weight"), args.tensor(indices, "indices"),
+      args.tensor(offsets, "offsets"), mode,
+      args.optional_tensor(per_sample_weights, "per_sample_weights"), include_last_offset != 0,
+      padding_idx, forward_only, args.fn);
   ShimResults results;
   results.give(ret0, std::move(r.output));
   results.give(ret1, std::move(r.offset2bag));
@@ -20,35 +29,25 @@ void give_bag(AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* 
 }  // namespace
 
 AOTRT_OP(_embedding_bag,
-             (AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets,
-              int32_t scale_grad_by_freq, int64_t mode, int32_t sparse,
-              AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
-              int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
-              AtenTensorHandle* ret2, AtenTensorHandle* ret3),
-             (void)scale_grad_by_freq;  // gradient options: no effect on the forward
-             (void)sparse;
-             give_bag(ret0, ret1, ret2, ret3,
-                      ops::embedding_bag(args.tensor(weight, "weight"),
-                                         args.tensor(indices, "indices"),
-                                         args.tensor(offsets, "offsets"), mode,
-                                         args.optional_tensor(per_sample_weights,
-                                                              "per_sample_weights"),
-                                         include_last_offset != 0, padding_idx,
-                                         /*forward_only=*/false, fn)))
+         (AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets,
+          int32_t scale_grad_by_freq, int64_t mode, int32_t sparse,
+          AtenTensorHandle* per_sample_weights, int32_t include_last_offset, int64_t padding_idx,
+          AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+          AtenTensorHandle* ret3),
+         (void)scale_grad_by_freq;
+         (void)sparse;
+         embedding_bag_row(args, weight, indices, offsets, mode, per_sample_weights,
+                           include_last_offset, padding_idx, /*forward_only=*/false, ret0, ret1,
+                           ret2, ret3))
 
 AOTRT_OP(_embedding_bag_forward_only,
-             (AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets,
-              int32_t scale_grad_by_freq, int64_t mode, int32_t sparse,
-              AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
-              int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
-              AtenTensorHandle* ret2, AtenTensorHandle* ret3),
-             (void)scale_grad_by_freq;
-             (void)sparse;
-             give_bag(ret0, ret1, ret2, ret3,
-                      ops::embedding_bag(args.tensor(weight, "weight"),
-                                         args.tensor(indices, "indices"),
-                                         args.tensor(offsets, "offsets"), mode,
-                                         args.optional_tensor(per_sample_weights,
-                                                              "per_sample_weights"),
-                                         include_last_offset != 0, padding_idx,
-                                         /*forward_only=*/true, fn)))
+         (AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets,
+          int32_t scale_grad_by_freq, int64_t mode, int32_t sparse,
+          AtenTensorHandle* per_sample_weights, int32_t include_last_offset, int64_t padding_idx,
+          AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+          AtenTensorHandle* ret3),
+         (void)scale_grad_by_freq;
+         (void)sparse;
+         embedding_bag_row(args, weight, indices, offsets, mode, per_sample_weights,
+                           include_last_offset, padding_idx, /*forward_only=*/true, ret0, ret1,
+                           ret2, ret3))

@@ -70,13 +70,6 @@ TEST_P(OpsLinear, MatchesTorch) {
 INSTANTIATE_TEST_SUITE_P(Torch, OpsLinear, ::testing::ValuesIn(all_backends(kLinearCases)),
                          backend_case_name);
 
-void expect_refused(AOTITorchError rc, const char* fn, const char* what) {
-  EXPECT_EQ(rc, AOTI_TORCH_FAILURE) << what;
-  const std::string msg = aotrt_last_error();
-  EXPECT_NE(msg.find(fn), std::string::npos) << msg;
-  EXPECT_NE(msg.find(what), std::string::npos) << msg;
-}
-
 TEST(OpsLinearRefusals, NameTheFunctionAndArgument) {
   const Backend b = built_backends()[0];
   AOTRT_FIND_OP(act, AddmmAct, b, "_addmm_activation");
