@@ -448,7 +448,8 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr> lu_unpack(const TensorImpl& lu,
               dtype_name(pivots.dtype()));
   Sizes want_piv = batch;
   want_piv.push_back(k);
-  AOTRT_CHECK(sizes_of(pivots) == want_piv, kInvalidArgument, fn, ": argument 'LU_pivots' of sizes ",
+  AOTRT_CHECK(sizes_of(pivots) == want_piv, kInvalidArgument, fn,
+              ": argument 'LU_pivots' of sizes ",
               sizes_text(pivots.sizes()), " does not match LU_data ", sizes_text(lu.sizes()),
               " (expected ", sizes_text(want_piv), ")");
   AOTRT_CHECK(pivots.device() == lu.device(), kInvalidArgument, fn, ": 'LU_pivots' is on ",

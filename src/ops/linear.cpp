@@ -292,7 +292,8 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
   const std::vector<int64_t> out_contig = contiguous_strides(out_sizes);
   std::vector<int64_t> out_full_strides;
   for (int64_t d = 0, o = 0; d < total; ++d) {
-    out_full_strides.push_back(summed[static_cast<size_t>(d)] ? 0 : out_contig[static_cast<size_t>(o++)]);
+    const bool s = summed[static_cast<size_t>(d)];
+    out_full_strides.push_back(s ? 0 : out_contig[static_cast<size_t>(o++)]);
   }
   if (out->numel() == 0) return out;
   StridedView v[3];

@@ -17,8 +17,8 @@ SegmentReduce parse_reduce(std::string_view r, const char* fn) {
   if (r == "mean") return SegmentReduce::kMean;
   if (r == "max" || r == "amax") return SegmentReduce::kMax;
   if (r == "min" || r == "amin") return SegmentReduce::kMin;
-  AOTRT_FAIL(kInvalidArgument, fn, ": reduce must be sum, prod, mean, max (amax) or min (amin), not '",
-             r, "'");
+  AOTRT_FAIL(kInvalidArgument, fn,
+             ": reduce must be sum, prod, mean, max (amax) or min (amin), not '", r, "'");
 }
 
 std::unique_ptr<TensorImpl> contiguous_copy(const TensorImpl& t, ScalarType dtype,

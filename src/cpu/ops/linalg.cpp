@@ -251,7 +251,8 @@ void lu_unpack(const TensorImpl& lu, const TensorImpl& pivots, const TensorImpl*
         char* dst = static_cast<char*>(l->data_ptr()) + b * m * k * int64_t{sizeof(T)};
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < k; ++j)
-            write_elem<T>(dst, i * k + j, i > j ? read_elem<T>(src, i * n + j) : i == j ? one : nil);
+            write_elem<T>(dst, i * k + j,
+                          i > j ? read_elem<T>(src, i * n + j) : i == j ? one : nil);
       }
       if (u != nullptr) {
         char* dst = static_cast<char*>(u->data_ptr()) + b * k * n * int64_t{sizeof(T)};
@@ -271,7 +272,9 @@ void lu_unpack(const TensorImpl& lu, const TensorImpl& pivots, const TensorImpl*
         }
         char* dst = static_cast<char*>(p->data_ptr()) + b * m * m * int64_t{sizeof(T)};
         for (int64_t i = 0; i < m * m; ++i) write_elem<T>(dst, i, nil);
-        for (int64_t j = 0; j < m; ++j) write_elem<T>(dst, perm[static_cast<size_t>(j)] * m + j, one);
+        for (int64_t j = 0; j < m; ++j) {
+          write_elem<T>(dst, perm[static_cast<size_t>(j)] * m + j, one);
+        }
       }
     }
   });

@@ -12,7 +12,8 @@ AOTRT_OP_CPU(histogram_bin_ct,
               AtenTensorHandle* ret1),
              const int64_t counts[] = {bins};
              ops::HistogramResult r = ops::histogramdd(
-                 args.tensor(self, "self"), counts, args.optional_floats(range, range_len_, "range"),
+                 args.tensor(self, "self"), counts,
+                 args.optional_floats(range, range_len_, "range"),
                  args.optional_tensor(weight, "weight"), density != 0, /*dd=*/false, fn);
              give(ret0, ret1, std::move(r.hist), std::move(r.edges[0])))
 
