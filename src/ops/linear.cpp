@@ -234,8 +234,9 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
                                       std::span<const int64_t> sumdim, const char* fn) {
   check_like(i2, i1, "i2", "i1", fn);
   check_like(i3, i1, "i3", "i1", fn);
-  AOTRT_CHECK(is_floating(i1.dtype()), kUnsupported, fn, ": i1 is ", dtype_name(i1.dtype()),
-              "; float16, bfloat16, float32 and float64 are served");
+  AOTRT_CHECK(!is_complex(i1.dtype()) && i1.dtype() != ScalarType::Bool, kUnsupported, fn,
+              ": i1 is ", dtype_name(i1.dtype()),
+              "; floating and integer dtypes are served");
   const int64_t total = i1.dim() + static_cast<int64_t>(expand1.size());
   const TensorImpl* ins[] = {&i1, &i2, &i3};
   const std::span<const int64_t> expands[] = {expand1, expand2, expand3};

@@ -26,8 +26,8 @@
 //   and summed over sumdim, which leaves the result (contiguous). unroll_dim
 //   only picks ATen's loop order. F.bilinear calls it as
 //   _trilinear(x1, W, x2, [1, 3], [0], [1, 2], [2, 3]). aotrt sums the
-//   products directly (double accumulation; float16/bfloat16 in float), with
-//   no gemm.
+//   products directly (double accumulation; float16/bfloat16 in float;
+//   integers in int64, wrapping), with no gemm.
 #pragma once
 
 #include <cstdint>

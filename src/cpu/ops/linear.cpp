@@ -108,12 +108,37 @@ void rms_norm(const StridedView& x, const StridedView* w, const StridedView& out
   });
 }
 
+template <typename T, typename A>
+T acc_to(A acc) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(acc);  // the low bits, as ATen's integer result
+  } else {
+    return convert_value<T>(acc);
+  }
+}
+
+// Integer products and sums wrap as two's complement (ATen's integer bmm).
+template <typename A>
+A wrap_mul_add(A acc, A x, A y, A z) {
+  if constexpr (std::is_integral_v<A>) {
+    const auto u = static_cast<uint64_t>(x) * static_cast<uint64_t>(y) * static_cast<uint64_t>(z);
+    return static_cast<A>(static_cast<uint64_t>(acc) + u);
+  } else {
+    return acc + x * y * z;
+  }
+}
+
 void sum_of_products(const StridedView& a, const StridedView& b, const StridedView& c,
                      const StridedView& out, std::span<const bool> summed, const char* fn) {
-  visit_float(a.dtype, fn, [&](auto tag) {
+  const bool served = visit_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    using A = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float,
-                                 double>;
+    if constexpr (is_complex_v<T> || std::is_same_v<T, bool>) {
+      AOTRT_FAIL(kUnsupported, fn, ": dtype ", dtype_name(a.dtype), " is not served");
+    } else {
+    using A = std::conditional_t<
+        std::is_integral_v<T>, int64_t,
+        std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float,
+                           double>>;
     // Kept dims outside, summed dims inside: each output element once.
     std::vector<int64_t> kept, inner;
     for (size_t d = 0; d < summed.size(); ++d) {
@@ -125,15 +150,18 @@ void sum_of_products(const StridedView& a, const StridedView& b, const StridedVi
       for_each_index(inner, [&](const std::vector<int64_t>& s) {
         size_t ki = 0, si = 0;
         for (size_t d = 0; d < summed.size(); ++d) full[d] = summed[d] ? s[si++] : k[ki++];
-        acc += static_cast<A>(load(read_elem<T>(a.data, offset_of(full, a.strides)))) *
-               static_cast<A>(load(read_elem<T>(b.data, offset_of(full, b.strides)))) *
-               static_cast<A>(load(read_elem<T>(c.data, offset_of(full, c.strides))));
+        acc = wrap_mul_add(acc,
+                           static_cast<A>(load(read_elem<T>(a.data, offset_of(full, a.strides)))),
+                           static_cast<A>(load(read_elem<T>(b.data, offset_of(full, b.strides)))),
+                           static_cast<A>(load(read_elem<T>(c.data, offset_of(full, c.strides)))));
       });
       size_t ki = 0;
       for (size_t d = 0; d < summed.size(); ++d) full[d] = summed[d] ? 0 : k[ki++];
-      write_elem<T>(out.data, offset_of(full, out.strides), convert_value<T>(acc));
+      write_elem<T>(out.data, offset_of(full, out.strides), static_cast<T>(acc_to<T>(acc)));
     });
+    }
   });
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(a.dtype), " is not served");
 }
 
 constexpr LinearKernels kLinear{

@@ -526,6 +526,9 @@ def linear_cases():
     tri("trilinear_no_sum", a, b, c, [], [], [], [])
     tri("trilinear_f64_each_expanded", view(pattern(12), f64, [4, 3]), view(pattern(15, 3), f64, [3, 5]),
         view(pattern(20, 5), f64, [4, 5]), [2], [0], [1], [1])
+    tri("trilinear_int64_bilinear", view(pattern(6, 0), torch.int64, [2, 3]),
+        view(pattern(105, 1), torch.int64, [7, 3, 5]), view(pattern(10, 2), torch.int64, [2, 5]),
+        [1, 3], [0], [1, 2], [2, 3])
     return out
 
 # --- segment ---------------------------------------------------------------------------
