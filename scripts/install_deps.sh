@@ -11,7 +11,7 @@ $SUDO apt-get update -qq
 # ocl-icd-opencl-dev: oneDNN's dnnl-config.cmake needs OpenCL; it is only a
 # Recommends of libdnnl-dev, which --no-install-recommends leaves out.
 $SUDO apt-get install -y -qq --no-install-recommends \
-  build-essential pkg-config cmake ninja-build \
+  build-essential pkg-config cmake ninja-build ccache \
   libzip-dev nlohmann-json3-dev libdnnl-dev libopenblas-dev libkissfft-dev \
   ocl-icd-opencl-dev \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \

@@ -20,6 +20,13 @@ steps=()
 step() { steps+=("$1: $(( $(date +%s) - $2 )) s"); }
 
 export AOTRT_ROBUSTNESS_LOG="$PWD/build/robustness.jsonl"
+# Packages exported by torch (the e2e zoo and one-op cases, the OpInfo batches, the Triton
+# repository) are cached outside the clone, keyed by the export code's and the case's
+# source and torch's version, so a second run on one machine exports only what changed;
+# aotrt itself is always built and every package is run and compared again. A fresh
+# machine starts with an empty cache. AOTRT_CACHE_DIR moves it; an empty folder runs cold.
+CACHE_ROOT="${AOTRT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/aotrt/test-cache}"
+mkdir -p "$CACHE_ROOT"
 mkdir -p build
 rm -f "$AOTRT_ROBUSTNESS_LOG"
 
@@ -48,7 +55,7 @@ t=$(date +%s); AOTRT_FUZZ_DIR=build-fuzz scripts/fuzz.sh --short; step fuzz "$t"
 echo "== end-to-end tests on the CPU"
 t=$(date +%s)
 # The exported zoo is kept for the Python package's tests below.
-export AOTRT_E2E_CACHE="${AOTRT_E2E_CACHE:-$PWD/build/e2e-cache}"
+export AOTRT_E2E_CACHE="${AOTRT_E2E_CACHE:-$CACHE_ROOT/e2e}"
 export AOTRT_BIN="$PWD/build/aotrt"
 export AOTRT_TSAN_UNIT_TESTS="$PWD/build-tsan/aotrt_unit_tests"
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest tests/e2e -v -rA
@@ -56,15 +63,18 @@ step e2e "$t"
 
 echo "== OpInfo CPU slice (tests/opinfo: op_db ops through aotrt, vs docs/opinfo/)"
 t=$(date +%s)
-AOTRT_OPINFO_CACHE="$PWD/build/opinfo-cache" python3 -m pytest tests/opinfo -v -rA
+AOTRT_OPINFO_CACHE="${AOTRT_OPINFO_CACHE:-$CACHE_ROOT/opinfo}" python3 -m pytest tests/opinfo -v -rA
 step opinfo "$t"
 
 echo "== Python package (pip install ., tests/python)"
 t=$(date +%s)
 # `pip install .` as a user runs it, through a wheel so that one build serves both
 # environments: this python (with torch, for the tests) and a venv with numpy alone.
+# Built as build/ is (RelWithDebInfo; the wheel's default is Release) in a folder beside
+# it, so that ccache serves the library's objects compiled above (Note [ccache]).
 rm -rf build/python-dist
-python3 -m pip wheel . -q --no-build-isolation --no-deps -w build/python-dist -C build-dir=build/python-wheel
+python3 -m pip wheel . -q --no-build-isolation --no-deps -w build/python-dist \
+  -C build-dir=build-wheel -C cmake.build-type=RelWithDebInfo
 python3 -m pip install -q --force-reinstall --no-deps build/python-dist/aotrt-*.whl
 [ -x build/venv-numpy/bin/python ] || python3 -m venv build/venv-numpy
 build/venv-numpy/bin/python -m pip install -q numpy
@@ -83,9 +93,9 @@ step python "$t"
 
 echo "== Triton Inference Server with the aotrt backend (tritonserver 2.51 on 127.0.0.1)"
 t=$(date +%s)
-# Exports (3 zoo models) are kept in build/triton_zoo and reused while the export code is unchanged.
+# Exports (3 zoo models) are kept in the cache above and reused while the export code is unchanged.
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" AOTRT_BUILD_DIR="$PWD/build" \
-  AOTRT_TRITON_CACHE="${AOTRT_TRITON_CACHE:-$PWD/build/triton_zoo}" \
+  AOTRT_TRITON_CACHE="${AOTRT_TRITON_CACHE:-$CACHE_ROOT/triton_zoo}" \
   timeout 1200 python3 -m pytest tests/triton -v -rA
 step triton "$t"
 

@@ -42,14 +42,15 @@ def tritonserver() -> Path:
 
 
 def backend_directory(build_dir: Path, into: Path) -> Path:
-    """A --backend-directory holding aotrt/libtriton_aotrt.so and the libaotrt it links."""
+    """A --backend-directory holding aotrt/libtriton_aotrt.so, the libaotrt it links and
+    libaotrt_abi.so, which libaotrt opens beside itself (Note [The ABI face])."""
     lib = build_dir / "libtriton_aotrt.so"
     if not lib.is_file():
         raise FileNotFoundError(f"{lib} not found: build it (cmake --build {build_dir} --target triton_aotrt)")
     dest = into / "aotrt"
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(lib, dest / lib.name)
-    for so in build_dir.glob("libaotrt.so*"):
+    for so in [*build_dir.glob("libaotrt.so*"), build_dir / "libaotrt_abi.so"]:
         shutil.copy2(so, dest / so.name, follow_symlinks=True)
     return into
 

@@ -110,12 +110,16 @@ bool is_non_overlapping_and_dense(std::span<const int64_t> sizes,
   return true;
 }
 
-bool is_channels_last_strides_2d(std::span<const int64_t> sizes,
-                                 std::span<const int64_t> strides) {
-  if (sizes.size() != 4) return false;
+namespace {
+
+// c10's channels-last stride test: the dims in `order` (C first, then the
+// spatial dims innermost first, then N) have non-decreasing strides, each at
+// least the one before times its size.
+bool channels_last_in_order(std::span<const int64_t> sizes, std::span<const int64_t> strides,
+                            std::span<const int> order) {
   int64_t min = 0;
   if (strides[1] == 0) return false;  // trivial C: default to NCHW
-  for (int d : {1, 3, 2, 0}) {
+  for (int d : order) {
     if (sizes[d] == 0) return false;
     if (strides[d] < min) return false;
     // N111 and N11W tensors are ambiguous; c10 calls them NCHW.
@@ -124,6 +128,20 @@ bool is_channels_last_strides_2d(std::span<const int64_t> sizes,
     if (sizes[d] > 1) min *= sizes[d];
   }
   return true;
+}
+
+}  // namespace
+
+bool is_channels_last_strides_2d(std::span<const int64_t> sizes,
+                                 std::span<const int64_t> strides) {
+  static constexpr int kOrder[] = {1, 3, 2, 0};
+  return sizes.size() == 4 && channels_last_in_order(sizes, strides, kOrder);
+}
+
+bool is_channels_last_strides_3d(std::span<const int64_t> sizes,
+                                 std::span<const int64_t> strides) {
+  static constexpr int kOrder[] = {1, 4, 3, 2, 0};
+  return sizes.size() == 5 && channels_last_in_order(sizes, strides, kOrder);
 }
 
 // Note [Preserve-format strides]

@@ -55,6 +55,9 @@ bool is_non_overlapping_and_dense(std::span<const int64_t> sizes,
 // c10's is_channels_last_strides_2d for 4-d tensors (suggest_memory_format).
 bool is_channels_last_strides_2d(std::span<const int64_t> sizes,
                                  std::span<const int64_t> strides);
+// c10's is_channels_last_strides_3d for 5-d tensors.
+bool is_channels_last_strides_3d(std::span<const int64_t> sizes,
+                                 std::span<const int64_t> strides);
 
 // Strides ATen's empty_like(preserve_format) gives: the same strides for a
 // non-overlapping dense tensor, else dense strides in the same dim order

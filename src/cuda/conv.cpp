@@ -84,22 +84,6 @@ namespace {
 
 enum class Layout { kContiguous, kChannelsLast };
 
-// c10's is_channels_last_strides_3d (the 2-D one is in core/view.h).
-bool is_channels_last_strides_3d(std::span<const int64_t> sizes,
-                                 std::span<const int64_t> strides) {
-  if (sizes.size() != 5) return false;
-  int64_t min = 0;
-  if (strides[1] == 0) return false;
-  for (int d : {1, 4, 3, 2, 0}) {
-    if (sizes[d] == 0) return false;
-    if (strides[d] < min) return false;
-    if (d == 0 && min == strides[1]) return false;
-    min = strides[d];
-    if (sizes[d] > 1) min *= sizes[d];
-  }
-  return true;
-}
-
 // c10's suggest_memory_format, for the 4-D or 5-D shapes cuDNN sees.
 bool suggests_channels_last(std::span<const int64_t> sizes, std::span<const int64_t> strides) {
   return sizes.size() == 4 ? is_channels_last_strides_2d(sizes, strides)

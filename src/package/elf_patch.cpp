@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
+#include <array>
+#include <span>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -143,8 +146,26 @@ std::vector<uint64_t> dynstr_references(const Image& img, const std::vector<Elf6
 // `from` (an import, or also a definition when `definitions` is set) to `to`,
 // a name of the same length that differs in a prefix only.
 enum class Renamed { kNoSuchSymbol, kYes, kSharedBytes };
+// A reference `k` of .dynsym `dynsym_index` asked for a version (CXXABI_1.3.7,
+// GLIBC_2.18, ...); aotrt's definitions are unversioned, so it becomes
+// unversioned too.
+void make_unversioned(Image& img, const std::vector<Elf64_Shdr>& headers, size_t dynsym_index, uint64_t k) {
+  for (const Elf64_Shdr& v : headers) {
+    if (v.sh_type != SHT_GNU_versym || v.sh_link != dynsym_index) continue;
+    check_table(img, v, sizeof(Elf64_Half), ".gnu.version");
+    AOTRT_CHECK(k < v.sh_size / sizeof(Elf64_Half), kPackage, img.what(),
+                ": .gnu.version has no entry for symbol ", k);
+    const Elf64_Half global = VER_NDX_GLOBAL;
+    std::memcpy(img.at(v.sh_offset + k * sizeof(Elf64_Half)), &global, sizeof global);
+  }
+}
+
+// `companions`: longer names that may hold `from` as their suffix (the linker
+// merges "getenv" into "secure_getenv"), each with what it becomes when the
+// shared bytes change; aotrt defines those too. Any other overlap refuses.
 Renamed rename_symbol(Image& img, const std::vector<Elf64_Shdr>& headers, const char* from,
-                   const char* to, bool definitions) {
+                   const char* to, bool definitions,
+                   std::span<const std::array<const char*, 2>> companions = {}) {
   const size_t len = std::strlen(from);
   if (std::strlen(to) != len) return Renamed::kSharedBytes;
   // The bytes that differ: "__cxa" -> "aotrt"; names that start later are unchanged.
@@ -172,23 +193,27 @@ Renamed rename_symbol(Image& img, const std::vector<Elf64_Shdr>& headers, const 
       }
       // Another name whose bytes overlap the changed prefix would change too.
       const uint64_t start = sym.st_name;
+      std::vector<uint64_t> companion_names;  // string offsets of accepted companions
       for (uint64_t o : dynstr_references(img, headers, dynsym.sh_link, k)) {
         if (o == start || o >= start + changed) continue;
         if (o > start) return Renamed::kSharedBytes;
         const auto other = img.string_length(strtab.sh_offset, strtab.sh_size, o);
-        if (other && o + *other == start + len) return Renamed::kSharedBytes;  // ours is its suffix
+        if (!other || o + *other != start + len) continue;  // ends before ours starts changing
+        // Ours is its suffix: only a known companion may share the bytes.
+        const std::string name(reinterpret_cast<const char*>(img.at(strtab.sh_offset + o)), *other);
+        const bool known = std::any_of(companions.begin(), companions.end(), [&](const auto& c) {
+          return name == c[0] && std::string(c[1]) == name.substr(0, start - o) + to;
+        });
+        if (!known) return Renamed::kSharedBytes;
+        companion_names.push_back(o);
       }
       std::memcpy(img.at(strtab.sh_offset + start), to, changed);
-      // The import asked for libstdc++'s CXXABI_1.3.7 (or glibc's
-      // GLIBC_2.18) version; aotrt's definition is unversioned, so the
-      // reference becomes unversioned too.
-      for (const Elf64_Shdr& v : headers) {
-        if (v.sh_type != SHT_GNU_versym || v.sh_link != i) continue;
-        check_table(img, v, sizeof(Elf64_Half), ".gnu.version");
-        AOTRT_CHECK(k < v.sh_size / sizeof(Elf64_Half), kPackage, img.what(),
-                    ": .gnu.version has no entry for symbol ", k);
-        const Elf64_Half global = VER_NDX_GLOBAL;
-        std::memcpy(img.at(v.sh_offset + k * sizeof(Elf64_Half)), &global, sizeof global);
+      make_unversioned(img, headers, i, k);
+      for (uint64_t other = 1; other < count && !companion_names.empty(); ++other) {
+        const auto osym = img.read<Elf64_Sym>(dynsym.sh_offset + other * sizeof(Elf64_Sym), "symbol");
+        if (std::find(companion_names.begin(), companion_names.end(), osym.st_name) != companion_names.end()) {
+          make_unversioned(img, headers, i, other);
+        }
       }
       return Renamed::kYes;
     }
@@ -225,7 +250,8 @@ ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& wh
     }
   }
   if (input_checks) {
-    const Renamed r = rename_symbol(img, headers, kGetenv, kGetenvReplacement, /*definitions=*/false);
+    const Renamed r = rename_symbol(img, headers, kGetenv, kGetenvReplacement, /*definitions=*/false,
+                                    kGetenvCompanions);
     result.getenv_redirected = r == Renamed::kYes;
     result.getenv_shared = r == Renamed::kSharedBytes;
   }

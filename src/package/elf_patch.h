@@ -34,6 +34,8 @@
 // stays loaded, when another name shares the bytes it would change.
 #pragma once
 
+#include <array>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -54,6 +56,9 @@ inline constexpr const char* kModuleLoads[][2] = {{"cuModuleLoad", "aoModuleLoad
 // reads, renamed to aotrt's, which answer AOTI_RUNTIME_CHECK_INPUTS for it.
 inline constexpr const char* kGetenv = "getenv";
 inline constexpr const char* kGetenvReplacement = "aotenv";
+// A linker keeps one string for "secure_getenv" and "getenv" (its suffix);
+// renaming the shared bytes makes the first secure_aotenv, which aotrt defines too.
+inline constexpr std::array<const char*, 2> kGetenvCompanions[] = {{"secure_getenv", "secure_aotenv"}};
 
 struct ElfPatchResult {
   size_t unique_symbols_demoted = 0;  // Note [Unique symbols and dlclose]

@@ -534,7 +534,11 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
     pkg.archive.extract(e, m->dir.path() + "/" + package::base_name(e.name));
   }
 
-  runtime::self_library_handle();  // Note [Model symbol binding]
+  {  // Notes [Model symbol binding], [The ABI face]
+    std::vector<std::string> imports;
+    for (const ShimSymbol& s : pkg.shim_symbols) imports.push_back(s.name);
+    runtime::expose_to_models(imports);
+  }
   if (m->info.device.is_cuda()) cuda::expose_runtime_symbols();
   // Notes [Unique symbols and dlclose], [Thread-local destructors and
   // dlclose], [Model input checks].
@@ -553,7 +557,8 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
     const char* err = ::dlerror();
     const std::string text = err ? err : "dlopen failed";
     // The aoti_* imports were checked above; other imports (Sleef_*, GOMP_*,
-    // libc) come from aotrt's own dependencies or the .so's DT_NEEDED.
+    // libc) come from the ABI face's dependencies, aotrt's own where a program
+    // links it, or the .so's DT_NEEDED (Note [The ABI face]).
     const char* hint = text.find("undefined symbol") != std::string::npos
                            ? " (an import that neither aotrt nor the libraries the .so needs define)"
                            : "";

@@ -12,4 +12,9 @@ extern "C" {
 // AOTI_RUNTIME_CHECK_INPUTS, so that the model's own input checks run; else
 // null. The string is not to be modified or freed.
 AOTRT_EXPORT char* aotenv(const char* name);
+// secure_getenv's contract with the same answer: null where the process runs
+// setuid or with other secure-execution mode (glibc's AT_SECURE). A model's
+// secure_getenv import becomes this one where the linker merged "getenv" into
+// its string (package/elf_patch.h, kGetenvCompanions).
+AOTRT_EXPORT char* secure_aotenv(const char* name);
 }

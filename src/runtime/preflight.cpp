@@ -87,6 +87,43 @@ void check_extern_nodes(OpenedPackage& p) {
   }
 }
 
+// Note [Frozen CPU packages]
+// On the CPU, inductor's inference path is torch._inductor.config.freezing=True
+// (batch norms folded into convolutions, weights constant-folded). With it,
+// cpp.weight_prepack (on by default) turns every convolution and linear into a
+// oneDNN fused op of torch's hand-written shim_cpu.h
+// (aoti_torch_cpu_mkldnn__convolution_pointwise, its _binary and transposed
+// siblings, aoti_torch_cpu__linear_pointwise, _linear_pointwise_binary,
+// _mkl_linear) whose weights are "opaque" constants: layout _mkldnn, data in a
+// oneDNN-blocked format described by a serialized oneDNN 3.x memory
+// descriptor (constants_info_[i].opaque_metadata), which the model registers
+// through aoti_torch_create_tensor_from_blob_v2 with that layout. aotrt links
+// Debian's oneDNN 2.7, which cannot read 3.x descriptors, so it cannot know
+// where such a weight's elements lie. Measured with torch 2.13 on a 4-block
+// conv-bn-relu CNN, a residual block, a 2-layer MLP and a transformer encoder
+// layer: with cpp.weight_prepack=False the same freezing=True export folds the
+// same batch norms and constants into plain strided weights and calls no fused
+// op at all (aoti_torch_cpu_convolution, aoti_torch_cpu_addmm_out, which aotrt
+// serves); with it on, every conv and linear weight is opaque. No package was
+// seen calling a fused op on plain weights, so aotrt serves none of them and
+// refuses a package with opaque constants here, before its .so is loaded,
+// naming the setting that avoids them. The model's import of
+// aoti_torch_layout__mkldnn marks it: the generated code asks for that layout
+// only to register opaque constants (CACHE_TORCH_LAYOUT(_mkldnn)).
+void check_onednn_prepack(OpenedPackage& p) {
+  if (!std::binary_search(p.elf.undefined.begin(), p.elf.undefined.end(),
+                          std::string("aoti_torch_layout__mkldnn"))) {
+    return;
+  }
+  p.problems.push_back(
+      "the model keeps constants in oneDNN's blocked (_mkldnn) layout, which "
+      "torch._inductor.config.freezing=True makes with cpp.weight_prepack=True (the default) "
+      "for its oneDNN fused ops (aoti_torch_cpu_mkldnn__convolution_pointwise, "
+      "aoti_torch_cpu__linear_pointwise, ...); aotrt cannot read oneDNN 3.x blocked weights, so "
+      "re-export with inductor_configs={\"freezing\": True, \"cpp.weight_prepack\": False} "
+      "(the same folding, plain weights; Note [Frozen CPU packages])");
+}
+
 void check_symbols(OpenedPackage& p) {
   // What a model asks of aotrt: the aoti_* C ABI.
   std::vector<std::string> missing;
@@ -164,6 +201,7 @@ OpenedPackage open_package(const std::string& path, const std::string& model_nam
   check_machine(p);
   if (p.elf.native) {
     check_libtorch(p);
+    check_onednn_prepack(p);
     check_symbols(p);
   }
   check_device_and_weights(p, external_weights);

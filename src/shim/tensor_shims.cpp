@@ -141,7 +141,11 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(
   (void)opaque_metadata_size;
   if (layout != 0) {
     return shim_boundary(__func__, [&] {
+      // Layout 3 is _mkldnn: Note [Frozen CPU packages] (runtime/preflight.cpp).
       AOTRT_FAIL(kUnsupported, "aoti_torch_create_tensor_from_blob_v2: layout ", layout,
+                 layout == 3 ? " (_mkldnn, a oneDNN-blocked constant of a freezing=True export; "
+                               "re-export with cpp.weight_prepack=False)"
+                             : "",
                  " is not served; aotrt serves strided tensors (layout 0)");
     });
   }

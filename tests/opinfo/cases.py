@@ -6,9 +6,11 @@ bakes everything else in (dims, scalars, dtypes, lists of ints). Its outputs are
 the op's result, flattened to a tuple (torch.return_types named tuples do not export); a
 non-tensor leaf of the result (an int, a bool) is dropped and noted.
 
-numpy has no bfloat16 and `aotrt run` reads .npy inputs, so a bf16 tensor input is handed to
-the module as float32 (which holds each bf16 value exactly) and cast back to bf16 inside the
-module, before the op: the op itself still sees bf16. Every other dtype goes in as itself.
+Every input goes into the package with the sample's own dtype, bf16 included: the package's
+input is bf16, as a user's would be. numpy has no bfloat16, so its .npy holds float32 (which
+holds each bf16 value exactly) and the sweep hands it to `aotrt run` as `FILE:bfloat16`
+(input_npy_arg); aotrt writes bf16 outputs as float32, which the sweep casts back to bf16
+before comparing.
 
 This file decides what a package contains, so it is part of the cache key (harness_hash).
 """
@@ -41,8 +43,9 @@ DEFAULT_DTYPES = {
     "cuda": ["float32", "bfloat16", "float16", "int64", "int32", "bool"],
 }
 
-# Dtypes numpy cannot hold: passed as float32 and cast inside the module.
-_CAST_INSIDE = (torch.bfloat16,)
+# Dtypes numpy cannot hold: their .npy files hold float32, which aotrt converts when told the
+# dtype (`--input FILE:bfloat16`).
+NPY_AS_FLOAT32 = (torch.bfloat16,)
 
 # Ops whose outputs are uninitialized memory: values cannot be compared, only shapes and dtypes.
 UNINITIALIZED_OPS = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty",
@@ -108,22 +111,16 @@ class OneOp(torch.nn.Module):
         self.fn = fn
         self.leaves, self.spec = pytree.tree_flatten((sample.input, list(sample.args), dict(sample.kwargs)))
         self.tensor_slots = [i for i, leaf in enumerate(self.leaves) if isinstance(leaf, torch.Tensor)]
-        # Dtype each input must have when the op sees it (bf16 arrives as float32).
-        self.op_dtypes = [self.leaves[i].dtype for i in self.tensor_slots]
         self.dropped_outputs: list[str] = []
 
     def example_inputs(self) -> tuple[torch.Tensor, ...]:
-        """The module's inputs: the sample's tensors, bf16 ones as float32."""
-        out = []
-        for i in self.tensor_slots:
-            t = self.leaves[i].detach()
-            out.append(t.float() if t.dtype in _CAST_INSIDE else t)
-        return tuple(out)
+        """The module's inputs: the sample's tensors, each with its own dtype."""
+        return tuple(self.leaves[i].detach() for i in self.tensor_slots)
 
     def forward(self, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
         leaves = list(self.leaves)
-        for slot, t, dt in zip(self.tensor_slots, tensors, self.op_dtypes):
-            leaves[slot] = t.to(dt) if t.dtype != dt else t
+        for slot, t in zip(self.tensor_slots, tensors):
+            leaves[slot] = t
         inp, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
         result = self.fn(inp, *args, **kwargs)
         outs = []
@@ -137,3 +134,46 @@ class OneOp(torch.nn.Module):
 
 def one_op(op_name: str, sample) -> OneOp:
     return OneOp(op_table()[op_name].op, sample)
+
+
+def npy_array(t: torch.Tensor):
+    """t as a numpy array for its .npy file (bf16 as float32, exact; see NPY_AS_FLOAT32)."""
+    t = t.cpu().contiguous()
+    return (t.float() if t.dtype in NPY_AS_FLOAT32 else t).numpy()
+
+
+def input_npy_arg(path: Path, dtype: str) -> str:
+    """`aotrt run --input` for an input .npy of `dtype`: FILE:DTYPE where the file holds
+    another dtype (bf16 as float32)."""
+    return f"{path}:{dtype}" if DTYPES[dtype] in NPY_AS_FLOAT32 else str(path)
+
+
+# --------------------------------------------------------------------------------------
+# Tolerances
+# --------------------------------------------------------------------------------------
+
+# The OpInfo test whose tolerance overrides apply: inductor's own comparison of compiled code
+# with eager (test/inductor/test_torchinductor_opinfo.py), what this sweep does too.
+_OVERRIDE_TEST = ("TestInductorOpInfo", "test_comprehensive")
+
+
+def tolerance(op_name: str, dtype: str, device: str) -> tuple[float, float, str]:
+    """(rtol, atol, where from) for the outputs of a case of `dtype`: op_db's toleranceOverride
+    for the op, dtype and device in TestInductorOpInfo.test_comprehensive where it declares one,
+    else torch.testing.assert_close's default for the dtype."""
+    from torch.testing._comparison import default_tolerances
+    from torch.testing._internal.common_device_type import toleranceOverride
+
+    dt = DTYPES[dtype]
+    dev = torch.device(device).type
+    op = op_table()[op_name]
+    for info in op.decorators:
+        if (getattr(info, "cls_name", None), getattr(info, "test_name", None)) != _OVERRIDE_TEST:
+            continue
+        if info.device_type not in (None, dev) or (info.dtypes is not None and dt not in info.dtypes):
+            continue
+        for d in info.decorators:
+            if isinstance(d, toleranceOverride) and dt in d.d:
+                return d.d[dt].rtol, d.d[dt].atol, "op_db override (TestInductorOpInfo)"
+    rtol, atol = default_tolerances(dt) if dt.is_floating_point else (0.0, 0.0)
+    return rtol, atol, "default"

@@ -184,7 +184,7 @@ def _prepare_one(op: str, sample, d: Path) -> dict[str, Any]:
         outputs=[dict(dtype=str(t.dtype).removeprefix("torch."), sizes=list(t.shape)) for t in expected],
         random=random_values, dropped_outputs=module.dropped_outputs)
     for i, t in enumerate(inputs):
-        np.save(d / f"input_{i}.npy", t.cpu().contiguous().numpy())  # 0-d stays 0-d
+        np.save(d / f"input_{i}.npy", cases.npy_array(t))  # 0-d stays 0-d; bf16 as float32
     torch.save([t.cpu() for t in expected], d / "expected.pt")
     t0 = time.perf_counter()
     try:
@@ -212,7 +212,8 @@ def _load_inputs(rec: dict[str, Any], cache: Path, device: str) -> list[torch.Te
     out = []
     for i, spec in enumerate(rec["inputs"]):
         a = torch.from_numpy(np.load(d / f"input_{i}.npy"))
-        t = torch.empty_strided(spec["sizes"], spec["strides"], dtype=a.dtype, device=device)
+        t = torch.empty_strided(spec["sizes"], spec["strides"], dtype=cases.DTYPES.get(spec["dtype"], a.dtype),
+                                device=device)
         t.copy_(a)
         out.append(t)
     return out

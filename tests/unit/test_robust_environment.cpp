@@ -3,6 +3,9 @@
 // through aotrt's answer to the model's getenv, never through setenv.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <span>
@@ -123,4 +126,46 @@ TEST(ElfPatch, InputChecksRedirectTheModelsGetenv) {
   EXPECT_TRUE(r.getenv_redirected);
   EXPECT_FALSE(r.getenv_shared);
   EXPECT_NE(so.find(std::string("aotenv") + '\0'), std::string::npos);
+}
+
+// GNU ld keeps one string for "secure_getenv" and "getenv" (its suffix). The
+// shared bytes are renamed for both, and both names bind to aotrt's
+// (aotenv, secure_aotenv), which answer AOTI_RUNTIME_CHECK_INPUTS.
+TEST(ElfPatch, GetenvMergedIntoSecureGetenvIsRedirectedWithIt) {
+  std::string so = read_file(AOTRT_TEST_ENV_READER_SO);
+  const size_t merged = so.find(std::string("secure_getenv") + '\0');
+  ASSERT_NE(merged, std::string::npos);
+  // The fixture's point: no "getenv" string of its own (the linker merged it).
+  ASSERT_EQ(so.find(std::string("\0getenv\0", 8)), std::string::npos)
+      << "the linker kept getenv apart; the fixture no longer tests a shared string";
+  std::span<uint8_t> image(reinterpret_cast<uint8_t*>(so.data()), so.size());
+  const auto r = aotrt::package::patch_for_dlclose(image, "env reader", false, /*input_checks=*/true);
+  EXPECT_TRUE(r.getenv_redirected);
+  EXPECT_FALSE(r.getenv_shared);
+  EXPECT_NE(so.find(std::string("secure_aotenv") + '\0'), std::string::npos);
+
+  // Loaded, both reads answer for aotrt (this test binary links libaotrt, so
+  // aotenv and secure_aotenv are in the global scope).
+  TempDir dir;
+  const std::string path = dir.path() + "/env_reader.so";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(so.data(), 1, so.size(), f), so.size());
+    std::fclose(f);
+  }
+  // The host's own setting wins where it has one (another test may leave one).
+  const char* host = std::getenv("AOTI_RUNTIME_CHECK_INPUTS");
+  const std::string expected = host ? host : "1";
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << ::dlerror();
+  using Read = const char* (*)(const char*);
+  auto plain = reinterpret_cast<Read>(::dlsym(h, "env_reader_plain"));
+  auto secure = reinterpret_cast<Read>(::dlsym(h, "env_reader_secure"));
+  ASSERT_TRUE(plain && secure);
+  EXPECT_STREQ(plain("AOTI_RUNTIME_CHECK_INPUTS"), expected.c_str());
+  EXPECT_STREQ(secure("AOTI_RUNTIME_CHECK_INPUTS"), expected.c_str());
+  EXPECT_EQ(plain("AOTRT_SURELY_UNSET_VARIABLE"), nullptr);
+  EXPECT_STREQ(secure("HOME"), std::getenv("HOME"));
+  ::dlclose(h);
 }

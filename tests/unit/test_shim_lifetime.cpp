@@ -211,6 +211,17 @@ TEST(ShimFromBlob, V2ServesStridedLayoutOnly) {
   EXPECT_TRUE(error_mentions({"aoti_torch_create_tensor_from_blob_v2", "layout 2"}));
   EXPECT_EQ(out, nullptr);
   EXPECT_EQ(counters(kCpu), before);
+
+  // _mkldnn (layout 3, a oneDNN-blocked constant of a freezing=True export): the refusal names
+  // the export setting that avoids it (Note [Frozen CPU packages]).
+  const uint8_t metadata[8] = {1, 0, 0, 0, 1, 0, 0, 0};
+  EXPECT_EQ(aoti_torch_create_tensor_from_blob_v2(buf.data(), 1, sizes.data(), strides.data(), 0,
+                                                  kF32, 0, 0, &out, aoti_torch_layout__mkldnn(),
+                                                  metadata, sizeof(metadata)),
+            AOTI_TORCH_FAILURE);
+  EXPECT_TRUE(error_mentions({"layout 3 (_mkldnn", "cpp.weight_prepack=False"}));
+  EXPECT_EQ(out, nullptr);
+  EXPECT_EQ(counters(kCpu), before);
 }
 
 TEST(ShimNewTensorHandle, SharesStorageAndOutlivesTheOriginal) {

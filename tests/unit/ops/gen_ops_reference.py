@@ -690,8 +690,162 @@ def pointwise_cases():
     return out
 
 
+# --- pooling ---------------------------------------------------------------------------
+# ints: int lists as a length then the elements, scalars as themselves, in the shim's
+# argument order (see test_ops_pooling.cpp's Ints reader). inputs: self (then indices,
+# random_samples or grid).
+def pooling_cases():
+    out = []
+    f32, f64, bf16, f16 = torch.float32, torch.float64, torch.bfloat16, torch.float16
+    aten = torch.ops.aten
+
+    def ramp(n, start=0, scale=0.1):
+        return [((i * 37 + start) % 101 - 50) * scale for i in range(n)]
+
+    def lists(*ls):
+        r = []
+        for x in ls:
+            if isinstance(x, (list, tuple)):
+                r += [len(x), *x]
+            else:
+                r.append(NONE if x is None else int(x))
+        return r
+
+    def cl(values, dtype, sizes, offset=0):
+        """A channels-last (4-d) or channels_last_3d (5-d) view."""
+        n, c, *sp = sizes
+        st, step = [0] * len(sizes), c
+        st[1] = 1
+        for d in range(len(sizes) - 1, 1, -1):
+            st[d] = step
+            step *= sizes[d]
+        st[0] = step
+        return view(values, dtype, sizes, st, offset)
+
+    def maxp(name, x, k, s, p, d, ceil):
+        nd = len(k) if len(k) > 1 else x.dim() - 2
+        fn = aten.max_pool2d_with_indices if x.dim() - 1 <= 3 and nd == 2 else aten.max_pool3d_with_indices
+        op = "max_pool2d_with_indices" if fn is aten.max_pool2d_with_indices else "max_pool3d_with_indices"
+        out.append(case(name, op, [x], lists(k, s, p, d, ceil), fn(x, k, s, p, d, bool(ceil))))
+
+    def avgp(name, x, k, s, p, ceil, cip, div, op="avg_pool2d"):
+        fn = getattr(aten, op)
+        out.append(case(name, op, [x], lists(k, s, p, ceil, cip, div), fn(x, k, s, p, bool(ceil), bool(cip), div)))
+
+    def adap(name, op, x, size):
+        out.append(case(name, op, [x], lists(size), getattr(aten, op)(x, size)))
+
+    x4 = view(ramp(2 * 3 * 7 * 9), f32, [2, 3, 7, 9])
+    maxp("max2d_basic", x4, [3, 3], [2, 2], [1, 1], [1, 1], 0)
+    maxp("max2d_ceil_dilation", x4, [3, 2], [2, 3], [1, 0], [2, 1], 1)
+    maxp("max2d_empty_stride_single_ints", x4, [2], [], [0], [1], 0)
+    maxp("max2d_channels_last", cl(ramp(2 * 3 * 7 * 9, 5), f32, [2, 3, 7, 9]), [3, 3], [2, 2], [1, 1], [1, 1], 1)
+    maxp("max2d_gapped_offset", view(ramp(3 * 5 * 6, 2), f32, [3, 5, 6], [70, 13, 2], 3), [2, 3], [1, 2], [1, 1], [1, 1], 0)
+    maxp("max2d_transposed_hw", view(ramp(2 * 5 * 6, 9), f64, [1, 2, 5, 6], [60, 30, 1, 5]), [2, 2], [2, 2], [0, 1], [1, 1], 1)
+    nanx = ramp(2 * 4 * 4, 1)
+    nanx[5] = math.nan; nanx[6] = math.nan; nanx[20] = math.inf; nanx[21] = -math.inf
+    maxp("max2d_nan_wins", view(nanx, f32, [2, 4, 4]), [2, 2], [2, 2], [0, 0], [1, 1], 0)
+    nancl = ramp(1 * 3 * 4 * 4, 2)
+    for i in (3, 4, 17, 30, 31):
+        nancl[i] = math.nan
+    maxp("max2d_nan_channels_last", cl(nancl, f32, [1, 3, 4, 4]), [2, 2], [1, 1], [1, 1], [1, 1], 0)
+    maxp("max3d_nan_ties", view([1, 1, math.nan, 2, 2, math.nan, 0, 2], f32, [1, 1, 2, 2, 2]), [2, 2, 2], [], [0, 0, 0], [1, 1, 1], 0)
+    adap("amax2d_nan_channels_last", "adaptive_max_pool2d", cl(nancl, f32, [1, 3, 4, 4]), [3, 2])
+    maxp("max2d_bf16", view(ramp(2 * 6 * 6, 3), bf16, [2, 6, 6]), [3, 3], [2, 2], [1, 1], [1, 1], 1)
+    maxp("max2d_f16", view(ramp(2 * 6 * 6, 4), f16, [1, 2, 6, 6]), [2, 2], [1, 1], [1, 0], [1, 2], 0)
+    maxp("max2d_int64", view(pattern(2 * 5 * 5, 3), torch.int64, [2, 5, 5]), [2, 2], [2, 2], [1, 1], [1, 1], 1)
+    x5 = view(ramp(2 * 2 * 5 * 6 * 7), f32, [2, 2, 5, 6, 7])
+    maxp("max3d_basic", x5, [3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], 0)
+    maxp("max3d_ceil_dilation", x5, [2, 3, 2], [2, 2, 3], [1, 1, 0], [2, 1, 2], 1)
+    maxp("max3d_channels_last_3d", cl(ramp(2 * 3 * 4 * 5 * 6, 7), f32, [2, 3, 4, 5, 6]), [2, 2, 2], [2, 2, 2], [1, 0, 1], [1, 1, 1], 1)
+    maxp("max3d_unbatched_f64", view(ramp(2 * 4 * 5 * 6, 8), f64, [2, 4, 5, 6], [150, 30, 6, 1], 1), [2, 2, 2], [1, 2, 2], [0, 1, 1], [1, 1, 1], 0)
+    maxp("max2d_empty_batch", view([], f32, [0, 2, 5, 5]), [2, 2], [2, 2], [0, 0], [1, 1], 0)
+    avgp("avg3d_empty_batch", view([], f64, [0, 2, 3, 4, 4]), [2, 2, 2], [], [0, 0, 0], 0, 1, None, "avg_pool3d")
+    adap("aavg2d_zero_output", "_adaptive_avg_pool2d", view(ramp(2 * 3 * 3), f32, [2, 3, 3]), [0, 2])
+    maxp("max3d_bf16", view(ramp(1 * 2 * 4 * 4 * 4, 9), bf16, [1, 2, 4, 4, 4]), [2, 2, 2], [], [0, 0, 0], [1, 1, 1], 0)
+
+    avgp("avg2d_basic", x4, [3, 3], [2, 2], [1, 1], 0, 1, None)
+    avgp("avg2d_exclude_pad_ceil", x4, [3, 2], [2, 3], [1, 1], 1, 0, None)
+    avgp("avg2d_include_pad_ceil", x4, [3, 3], [2, 2], [1, 1], 1, 1, None)
+    avgp("avg2d_divisor_override", x4, [2, 3], [1, 2], [1, 0], 0, 1, 5)
+    avgp("avg2d_channels_last", cl(ramp(2 * 3 * 7 * 9, 5), f32, [2, 3, 7, 9]), [3, 3], [2, 2], [1, 1], 1, 0, None)
+    avgp("avg2d_unbatched_gapped", view(ramp(3 * 5 * 6, 2), f32, [3, 5, 6], [70, 13, 2], 3), [2, 2], [], [1, 1], 0, 1, None)
+    avgp("avg2d_bf16", view(ramp(2 * 6 * 6, 3), bf16, [2, 6, 6]), [3, 3], [2, 2], [1, 1], 1, 1, None)
+    avgp("avg2d_f16", view(ramp(2 * 6 * 6, 3), f16, [1, 2, 6, 6]), [2, 2], [2, 2], [0, 0], 0, 1, None)
+    avgp("avg2d_f64", view(ramp(2 * 6 * 6, 3), f64, [1, 2, 6, 6]), [3, 2], [2, 1], [1, 1], 0, 0, None)
+    avgp("avg2d_int64_truncates", view(pattern(2 * 5 * 5, 3), torch.int64, [2, 5, 5]), [2, 2], [2, 2], [1, 1], 1, 0, None)
+    avgp("avg3d_basic", x5, [3, 3, 3], [2, 2, 2], [1, 1, 1], 0, 1, None, "avg_pool3d")
+    avgp("avg3d_exclude_pad_ceil", x5, [2, 3, 2], [2, 2, 3], [1, 1, 0], 1, 0, None, "avg_pool3d")
+    avgp("avg3d_divisor", view(ramp(2 * 4 * 5 * 6, 8), f64, [2, 4, 5, 6], [150, 30, 6, 1], 1), [2, 2, 2], [1, 2, 2], [0, 1, 1], 0, 1, 3, "avg_pool3d")
+    avgp("avg3d_channels_last_3d_contiguous_out", cl(ramp(2 * 3 * 4 * 5 * 6, 7), f32, [2, 3, 4, 5, 6]), [2, 2, 2], [2, 2, 2], [1, 0, 1], 1, 1, None, "avg_pool3d")
+
+    adap("aavg2d_uneven_bins", "_adaptive_avg_pool2d", x4, [4, 5])
+    adap("aavg2d_channels_last", "_adaptive_avg_pool2d", cl(ramp(2 * 3 * 7 * 9, 5), f32, [2, 3, 7, 9]), [3, 4])
+    adap("aavg2d_unbatched_bf16", "_adaptive_avg_pool2d", view(ramp(3 * 5 * 7, 1), bf16, [3, 5, 7]), [2, 3])
+    adap("aavg2d_f16_upsamples", "_adaptive_avg_pool2d", view(ramp(1 * 2 * 3 * 3, 1), f16, [1, 2, 3, 3]), [5, 4])
+    adap("aavg3d_uneven", "_adaptive_avg_pool3d", x5, [2, 4, 3])
+    adap("aavg3d_unbatched_f64_gapped", "_adaptive_avg_pool3d", view(ramp(2 * 4 * 5 * 6, 8), f64, [2, 4, 5, 6], [150, 30, 6, 1], 1), [3, 2, 4])
+    adap("aavg3d_channels_last_3d", "_adaptive_avg_pool3d", cl(ramp(2 * 3 * 4 * 5 * 6, 7), f32, [2, 3, 4, 5, 6]), [3, 3, 3])
+    adap("amax2d_uneven", "adaptive_max_pool2d", x4, [4, 5])
+    adap("amax2d_channels_last", "adaptive_max_pool2d", cl(ramp(2 * 3 * 7 * 9, 5), f32, [2, 3, 7, 9]), [3, 4])
+    adap("amax2d_nan", "adaptive_max_pool2d", view(nanx, f32, [2, 4, 4]), [3, 3])
+    adap("amax2d_bf16", "adaptive_max_pool2d", view(ramp(3 * 5 * 7, 1), bf16, [3, 5, 7]), [2, 3])
+    adap("amax3d_uneven", "adaptive_max_pool3d", x5, [2, 4, 3])
+    adap("amax3d_unbatched_f64", "adaptive_max_pool3d", view(ramp(2 * 4 * 5 * 6, 8), f64, [2, 4, 5, 6], [150, 30, 6, 1], 1), [3, 2, 4])
+
+    def frac(name, x, k, size, samples):
+        op = f"fractional_max_pool{len(k)}d"
+        out.append(case(name, op, [x, samples], lists(k, size), getattr(aten, op)(x, k, size, samples)))
+
+    frac("frac2d_basic", x4, [2, 3], [4, 5], view([0.1, 0.9, 0.5, 0.3, 0.77, 0.01, 0.45, 0.6, 0.2, 0.99, 0.7, 0.35], f32, [2, 3, 2]))
+    frac("frac2d_unbatched_channels_strided", view(ramp(3 * 8 * 9, 4), f64, [3, 8, 9], [1, 27, 3]), [3, 2], [3, 5],
+         view([0.25, 0.75, 0.5, 0.5, 0.95, 0.05], f64, [1, 3, 2]))
+    frac("frac2d_bf16", view(ramp(2 * 7 * 7, 2), bf16, [1, 2, 7, 7]), [2, 2], [4, 3], view([0.3, 0.6, 0.9, 0.1], bf16, [1, 2, 2]))
+    frac("frac2d_out1", view(ramp(2 * 7 * 7, 2), f32, [1, 2, 7, 7]), [2, 3], [1, 1], view([0.3, 0.6, 0.9, 0.1], f32, [1, 2, 2]))
+    frac("frac3d_basic", x5, [2, 2, 3], [3, 4, 4],
+         view([0.1, 0.5, 0.9, 0.3, 0.7, 0.2, 0.6, 0.4, 0.8, 0.05, 0.95, 0.55], f32, [2, 2, 3]))
+
+    def unpool(name, x, k, nd, size, dtype=f32):
+        pool = aten.max_pool2d_with_indices if nd == 2 else aten.max_pool3d_with_indices
+        v, i = pool(x, k, k, [0] * nd, [1] * nd, False)
+        if nd == 2:
+            r = aten.max_unpool2d(v, i, size)
+            out.append(case(name, "max_unpool2d", [v, i], lists(size), r))
+        else:
+            r = aten.max_unpool3d(v, i, size, k, [0] * nd)
+            out.append(case(name, "max_unpool3d", [v, i], lists(size, k, [0] * nd), r))
+
+    unpool("unpool2d_basic", x4, [2, 2], 2, [7, 9])
+    unpool("unpool2d_channels_last", cl(ramp(2 * 3 * 7 * 9, 5), f32, [2, 3, 7, 9]), [2, 3], 2, [6, 9])
+    unpool("unpool2d_unbatched_larger_out", view(ramp(3 * 4 * 6, 1), f64, [3, 4, 6]), [2, 2], 2, [5, 7])
+    unpool("unpool3d_basic", x5, [2, 2, 2], 3, [5, 6, 7])
+    unpool("unpool3d_unbatched", view(ramp(2 * 4 * 4 * 6, 3), f32, [2, 4, 4, 6]), [2, 2, 3], 3, [5, 4, 7])
+    # strided input and indices
+    v, i = aten.max_pool2d_with_indices(x4, [2, 2], [2, 2], [0, 0], [1, 1], False)
+    vt, it = v.transpose(2, 3).contiguous().transpose(2, 3), i.transpose(2, 3).contiguous().transpose(2, 3)
+    out.append(case("unpool2d_strided_inputs", "max_unpool2d", [vt, it], lists([7, 9]), aten.max_unpool2d(vt, it, [7, 9])))
+
+    def grid(name, x, g, mode, pad, align):
+        out.append(case(name, "grid_sampler_3d", [x, g], [mode, pad, align], aten.grid_sampler_3d(x, g, mode, pad, bool(align))))
+
+    xs = view(ramp(2 * 2 * 3 * 4 * 5, 3), f32, [2, 2, 3, 4, 5])
+    gv = [((i * 29 + 7) % 53) / 53 * 2.6 - 1.3 for i in range(2 * 2 * 3 * 2 * 3)]
+    gv[0] = 1.0; gv[1] = -1.0; gv[2] = 0.0
+    g = view(gv, f32, [2, 2, 3, 2, 3])
+    for mode, mname in ((0, "bilinear"), (1, "nearest")):
+        for pad, pname in ((0, "zeros"), (1, "border"), (2, "reflection")):
+            for align in (0, 1):
+                grid(f"grid3d_{mname}_{pname}_align{align}", xs, g, mode, pad, align)
+    grid("grid3d_channels_last_3d_f64", cl(ramp(2 * 2 * 3 * 4 * 5, 3), f64, [2, 2, 3, 4, 5]),
+         view(gv, f64, [2, 2, 3, 2, 3], [36, 3, 12, 6, 1]), 0, 2, 0)
+    grid("grid3d_bf16", view(ramp(2 * 2 * 3 * 4 * 5, 3), bf16, [2, 2, 3, 4, 5]), view(gv, bf16, [2, 2, 3, 2, 3]), 0, 0, 1)
+    return out
+
+
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases, "embedding": embedding_cases, "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases, "linalg": linalg_cases, "pointwise": pointwise_cases}
+            "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
+            "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
+            "linalg": linalg_cases, "pointwise": pointwise_cases}
 
 
 def main(names):
