@@ -125,6 +125,22 @@ std::unique_ptr<TensorImpl> addbmm(const TensorImpl& self, const TensorImpl& bat
   const int64_t sizes[] = {n, p};
   check_broadcasts(self, sizes, fn);
   auto out = empty_contiguous(sizes, batch1.dtype(), batch1.device(), fn);
+  if (b > 0 && (batch1.dtype() == ScalarType::Float16 ||
+                batch1.dtype() == ScalarType::BFloat16)) {
+    // float16/bfloat16 in ATen's order: out = beta * self + alpha * batch1[0] @
+    // batch2[0], then out += alpha * batch1[i] @ batch2[i], rounded after each.
+    const int64_t m1[] = {n, k}, m1s[] = {batch1.strides()[1], batch1.strides()[2]};
+    const int64_t m2[] = {k, p}, m2s[] = {batch2.strides()[1], batch2.strides()[2]};
+    for (int64_t i = 0; i < b; ++i) {
+      auto x = make_tensor(batch1.storage(), m1, m1s,
+                           batch1.storage_offset() + i * batch1.strides()[0], batch1.dtype(), fn);
+      auto y = make_tensor(batch2.storage(), m2, m2s,
+                           batch2.storage_offset() + i * batch2.strides()[0], batch2.dtype(), fn);
+      addmm_out(*out, i == 0 ? self : *out, *x, *y, i == 0 ? beta : 1.0, alpha, fn);
+    }
+    return out;
+  }
+  // Otherwise one [n, b*k] @ [b*k, p] product, as ATen's float32 result sums.
   // batch1 packed as [n, b, k] (one copy), read as [n, b*k].
   const int64_t nbk[] = {n, b, k};
   auto a = empty_contiguous(nbk, batch1.dtype(), batch1.device(), fn);

@@ -11,9 +11,11 @@
 // - addmv: beta * self + alpha * mat @ vec, self broadcast to [n]; addbmm:
 //   beta * self + alpha * sum_b batch1[b] @ batch2[b], self broadcast to
 //   [n, p]. Both go through the matmul family's gemm (addmm_out): addmv with
-//   vec as a [k, 1] view, addbmm as one [n, B*k] @ [B*k, p] product (batch1
+//   vec as a [k, 1] view; addbmm as one [n, B*k] @ [B*k, p] product (batch1
 //   packed to [n, B, k], batch2 viewed as [B*k, p] when its layout allows,
-//   else packed). beta == 0 does not read self.
+//   else packed), but float16/bfloat16 as ATen runs them: one addmm per
+//   batch into the result, rounded after each (the OpInfo sweep tells the
+//   two apart). beta == 0 does not read self.
 // - _fused_rms_norm: over the trailing dims of normalized_shape, rstd =
 //   1 / sqrt(mean(x^2) + eps) in the op math type (float for float16 and
 //   bfloat16, else the input's), eps None meaning that type's epsilon;
