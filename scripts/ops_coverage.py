@@ -39,16 +39,15 @@ NOT_SERVED = [
     (r"_backward$|_backward_|_dense_backward|_per_sample_weights_backward",
      "backward-only: inductor emits it for training graphs, not for inference"),
     # Served on the CPU by ops-more's families; only their CUDA entries reach this list.
-    (r"^(triangular_solve|cholesky_solve|cholesky_inverse|geqrf|ormqr|_fft_r2c|_fft_c2c|"
+    (r"^(triangular_solve|cholesky_solve|cholesky_inverse|geqrf|ormqr|lu_unpack|_fft_r2c|_fft_c2c|"
      r"_cdist_forward|_pdist_forward|hann_window|_int_mm_out|_weight_int8pack_mm|"
      r"rand\w*|randn\w*|randint\w*|randperm|bernoulli_\w*|uniform|normal_functional|exponential|"
      r"native_dropout)$",
      "CPU only so far: the CUDA kernel table of its family (src/ops/<family>.h) is ops-cuda's"),
     (r"^(resize_|resize_as_|set__source_Tensor)$",
      "in-place storage changes of a handle: not written yet (ops-cpu did not reach them this session)"),
-    (r"^(add_\w+|mul_\w+|pow_\w+|abs|angle|polar|gcd|amax|subtract_Tensor)$",
-     "pointwise family (inductor emits these for complex dtypes): not written yet (ops-cpu did not reach it "
-     "this session)"),
+    (r"^(amax|subtract_Tensor)$",
+     "c_shim_aten.h pointwise ops: not written yet (opsmisc reached the cpu/cuda pointwise shims only)"),
     (r"^(rand\w*|randn\w*|randint\w*|randperm|bernoulli_\w*|uniform|normal_functional|exponential|"
      r"native_dropout)$", "RNG family: ops-more, in progress"),
     # Served on the CPU by the pooling family (src/ops/pooling.h); only the CUDA entries reach here.
@@ -57,9 +56,8 @@ NOT_SERVED = [
      "is not written; AOTRT_OP_CPU rows this session"),
     (r"fft|stft|hann_window", "FFT family: ops-more, in progress"),
     (r"^(triangular_solve|cholesky\w*|geqrf|ormqr|lu_unpack|linalg_\w+)$", "linear algebra family: ops-more, in progress"),
-    (r"^(_embedding_bag\w*|_cdist\w*|_pdist\w*|segment_reduce|_segment_reduce\w*|_trilinear|"
-     r"_fused_rms_norm|_addmm_activation|_int_mm\w*|_weight_int8pack_mm|_dyn_quant\w*|_scaled_mm\w*|"
-     r"_grouped_mm|_efficientzerotensor|addbmm|addmv)$", "ops-more, in progress"),
+    (r"^(_cdist\w*|_pdist\w*|_int_mm\w*|_weight_int8pack_mm|_dyn_quant\w*|_scaled_mm\w*|"
+     r"_grouped_mm|_efficientzerotensor)$", "ops-more, in progress"),
     (r"attention|_flash_", "attention family: ops-cuda (CUDA flash attention), in progress"),
 ]
 

@@ -435,4 +435,42 @@ void check_errors(const TensorImpl& info, const std::string& api_name, bool is_m
   AOTRT_FAIL(kInvalidArgument, fn, ": ", prefix, why);
 }
 
+std::tuple<TensorPtr, TensorPtr, TensorPtr> lu_unpack(const TensorImpl& lu,
+                                                      const TensorImpl& pivots, bool unpack_data,
+                                                      bool unpack_pivots, const char* fn) {
+  AOTRT_CHECK(lu.dim() >= 2, kInvalidArgument, fn,
+              ": argument 'LU_data' must have at least 2 dimensions (a batch of matrices), got ",
+              lu.dim());
+  const int64_t m = rows(lu), n = cols(lu), k = std::min(m, n);
+  const Sizes batch = batch_of(lu);
+  AOTRT_CHECK(pivots.dtype() == ScalarType::Int32, kInvalidArgument, fn,
+              ": argument 'LU_pivots' must be int32 (lu_factor's pivots), not ",
+              dtype_name(pivots.dtype()));
+  Sizes want_piv = batch;
+  want_piv.push_back(k);
+  AOTRT_CHECK(sizes_of(pivots) == want_piv, kInvalidArgument, fn,
+              ": argument 'LU_pivots' of sizes ",
+              sizes_text(pivots.sizes()), " does not match LU_data ", sizes_text(lu.sizes()),
+              " (expected ", sizes_text(want_piv), ")");
+  AOTRT_CHECK(pivots.device() == lu.device(), kInvalidArgument, fn, ": 'LU_pivots' is on ",
+              pivots.device().str(), ", 'LU_data' on ", lu.device().str());
+  const Sizes empty_sizes{0};
+  TensorPtr p = unpack_pivots ? new_dense(with_matrix(batch, m, m), lu.dtype(), lu.device(), fn)
+                              : new_dense(empty_sizes, lu.dtype(), lu.device(), fn);
+  TensorPtr l = unpack_data ? new_dense(with_matrix(batch, m, k), lu.dtype(), lu.device(), fn)
+                            : new_dense(empty_sizes, lu.dtype(), lu.device(), fn);
+  TensorPtr u = unpack_data ? new_dense(with_matrix(batch, k, n), lu.dtype(), lu.device(), fn)
+                            : new_dense(empty_sizes, lu.dtype(), lu.device(), fn);
+  if (!unpack_data && !unpack_pivots) return {std::move(p), std::move(l), std::move(u)};
+  TensorPtr lu_dense = new_dense(sizes_of(lu), lu.dtype(), lu.device(), fn);
+  copy_tensor(*lu_dense, lu, fn);
+  TensorPtr piv_dense = new_dense(sizes_of(pivots), ScalarType::Int32, lu.device(), fn);
+  copy_tensor(*piv_dense, pivots, fn);
+  linalg_kernel(&LinalgKernels::lu_unpack, lu, fn)(*lu_dense, *piv_dense,
+                                                   unpack_pivots ? p.get() : nullptr,
+                                                   unpack_data ? l.get() : nullptr,
+                                                   unpack_data ? u.get() : nullptr, fn);
+  return {std::move(p), std::move(l), std::move(u)};
+}
+
 }  // namespace aotrt::ops

@@ -51,6 +51,11 @@ struct LinalgKernels {
   // ormqr: c <- op(Q) c (left) or c op(Q) from reflectors a and tau.
   void (*ormqr)(const TensorImpl& c, const TensorImpl& a, const TensorImpl& tau, bool left,
                 bool transpose);
+  // lu_unpack from a dense (row-major) lu [B, m, n] and int32 pivots [B, k]:
+  // p [B, m, m], l [B, m, k], u [B, k, n], dense, each written when not null
+  // (any dtype: a copy of elements). Pivots out of [1, m] are refused.
+  void (*lu_unpack)(const TensorImpl& lu, const TensorImpl& pivots, const TensorImpl* p,
+                    const TensorImpl* l, const TensorImpl* u, const char* fn);
 };
 
 using TensorPtr = std::unique_ptr<TensorImpl>;
@@ -89,6 +94,15 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr> det(const TensorImpl& a, const char*
 // _linalg_slogdet(A) -> (sign, logabsdet, LU, pivots).
 std::tuple<TensorPtr, TensorPtr, TensorPtr, TensorPtr> slogdet(const TensorImpl& a,
                                                                const char* fn);
+// lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots) -> (P, L, U):
+// A = P L U for lu_factor's output. L unit lower [.., m, k], U upper
+// [.., k, n] (k = min(m, n)), P the permutation of the pivots' row swaps
+// applied in order; all contiguous, LU's dtype (any dtype, as ATen). What is
+// not unpacked comes back as an empty [0] tensor, as in ATen. Pivots must be
+// int32 with LU's batch sizes and k entries, each in [1, m].
+std::tuple<TensorPtr, TensorPtr, TensorPtr> lu_unpack(const TensorImpl& lu,
+                                                      const TensorImpl& pivots, bool unpack_data,
+                                                      bool unpack_pivots, const char* fn);
 // _linalg_check_errors(info, api_name, is_matrix): throws ATen's message
 // for the first nonzero info. Reads info on the host (a sync on CUDA).
 void check_errors(const TensorImpl& info, const std::string& api_name, bool is_matrix,

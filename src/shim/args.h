@@ -131,6 +131,15 @@ struct OpArgs {
                 " has length ", len, ptr == nullptr ? " and is null" : "");
     return {ptr, static_cast<size_t>(len)};
   }
+  // float[]? as (const double**, length): a null pointer means None, else
+  // *p holds `len` values.
+  std::optional<std::span<const double>> optional_floats(const double** p, int64_t len,
+                                                         const char* name) const {
+    if (p == nullptr) return std::nullopt;
+    AOTRT_CHECK(len >= 0 && (*p != nullptr || len == 0), kInvalidArgument, ArgName{fn, name},
+                " has length ", len, *p == nullptr ? " and is null" : "");
+    return std::span<const double>(*p, static_cast<size_t>(len));
+  }
   // ScalarType? as int32_t*: null means None.
   std::optional<ScalarType> optional_dtype(const int32_t* code, const char* name) const {
     if (code == nullptr) return std::nullopt;

@@ -109,7 +109,12 @@ def ormqr(a, tau, c):
     return torch.ormqr(a, tau, c, left=True, transpose=True)
 
 
+def lu_unpack(lu, pivots):
+    return tuple(torch.lu_unpack(lu, pivots))
+
+
 _L = torch.linalg.cholesky(_spd(5, (2,)))
+_LU = torch.linalg.lu_factor(torch.randn(2, 5, 4))
 _QR = torch.geqrf(torch.randn(6, 4))
 # (case, path, extern targets or shims it must use)
 CASES = [
@@ -151,6 +156,8 @@ CASES = [
     (Case("geqrf", geqrf, [torch.randn(2, 6, 4)]), "shim", ["aoti_torch_cpu_geqrf"]),
     (Case("ormqr", ormqr, [_QR.a, _QR.tau, torch.randn(6, 3)]), "shim",
      ["aoti_torch_cpu_ormqr"]),
+    (Case("lu_unpack", lu_unpack, [_LU.LU.mT.contiguous().mT, _LU.pivots]), "shim",
+     ["aoti_torch_cpu_lu_unpack"]),
 ]
 
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/elements.h"
 #include "cpu/lapack.h"
 #include "ops/dispatch.h"
 #include "ops/linalg.h"
@@ -234,6 +235,52 @@ void ormqr(const TensorImpl& c, const TensorImpl& a, const TensorImpl& tau, bool
   });
 }
 
+// lu_unpack's pieces, element by element in LU's dtype (Note in ops/linalg.h).
+void lu_unpack(const TensorImpl& lu, const TensorImpl& pivots, const TensorImpl* p,
+               const TensorImpl* l, const TensorImpl* u, const char* fn) {
+  const int64_t m = lu.sizes()[lu.dim() - 2], n = lu.sizes()[lu.dim() - 1];
+  const int64_t k = std::min(m, n);
+  int64_t batches = 1;
+  for (int64_t d = 0; d + 2 < lu.dim(); ++d) batches *= lu.sizes()[d];
+  const bool served = visit_dtype(lu.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T one = convert_value<T>(1), nil = convert_value<T>(0);
+    for (int64_t b = 0; b < batches; ++b) {
+      const char* src = static_cast<const char*>(lu.data_ptr()) + b * m * n * int64_t{sizeof(T)};
+      if (l != nullptr) {
+        char* dst = static_cast<char*>(l->data_ptr()) + b * m * k * int64_t{sizeof(T)};
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < k; ++j)
+            write_elem<T>(dst, i * k + j,
+                          i > j ? read_elem<T>(src, i * n + j) : i == j ? one : nil);
+      }
+      if (u != nullptr) {
+        char* dst = static_cast<char*>(u->data_ptr()) + b * k * n * int64_t{sizeof(T)};
+        for (int64_t i = 0; i < k; ++i)
+          for (int64_t j = 0; j < n; ++j)
+            write_elem<T>(dst, i * n + j, i <= j ? read_elem<T>(src, i * n + j) : nil);
+      }
+      if (p != nullptr) {
+        const auto* piv = static_cast<const int32_t*>(pivots.data_ptr()) + b * k;
+        std::vector<int64_t> perm(static_cast<size_t>(m));
+        for (int64_t i = 0; i < m; ++i) perm[static_cast<size_t>(i)] = i;
+        for (int64_t i = 0; i < k; ++i) {
+          AOTRT_CHECK(piv[i] >= 1 && piv[i] <= m, kInvalidArgument, fn,
+                      ": LU_pivots must be between 1 and LU_data.size(-2) = ", m, ", got ",
+                      piv[i], " (pass lu_factor's pivots)");
+          std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(piv[i] - 1)]);
+        }
+        char* dst = static_cast<char*>(p->data_ptr()) + b * m * m * int64_t{sizeof(T)};
+        for (int64_t i = 0; i < m * m; ++i) write_elem<T>(dst, i, nil);
+        for (int64_t j = 0; j < m; ++j) {
+          write_elem<T>(dst, perm[static_cast<size_t>(j)] * m + j, one);
+        }
+      }
+    }
+  });
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(lu.dtype()), " is not served");
+}
+
 constexpr LinalgKernels kLinalg{
     .lu_factor = lu_factor,
     .lu_solve = lu_solve,
@@ -244,6 +291,7 @@ constexpr LinalgKernels kLinalg{
     .geqrf = geqrf,
     .lu_det = lu_det,
     .ormqr = ormqr,
+    .lu_unpack = lu_unpack,
 };
 AOTRT_REGISTER_KERNELS(LinalgKernels, cpu, kLinalg);
 

@@ -55,6 +55,15 @@ AOTRT_OP_CPU(ormqr,
                                    args.tensor(input3, "input3"), left != 0, transpose != 0,
                                    fn)))
 
+AOTRT_OP_CPU(lu_unpack,
+             (AtenTensorHandle LU_data, AtenTensorHandle LU_pivots, int32_t unpack_data,
+              int32_t unpack_pivots, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+              AtenTensorHandle* ret2),
+             give_all({ret0, ret1, ret2},
+                      ops::lu_unpack(args.tensor(LU_data, "LU_data"),
+                                     args.tensor(LU_pivots, "LU_pivots"), unpack_data != 0,
+                                     unpack_pivots != 0, fn)))
+
 // Proxy-executor ops: argument names and defaults from ATen's schemas
 // (native_functions.yaml).
 AOTRT_PROXY_OP("aten::linalg_solve_triangular", {"self", "B", "upper", "left", "unitriangular"},

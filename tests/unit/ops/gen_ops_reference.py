@@ -417,6 +417,279 @@ def shape_cases():
     out.append(case("pad_last_dim_only", "pad", [p], [2, 0], torch.nn.functional.pad(p, (2, 0), value=-1.0), floats=[-1.0]))
     return out
 
+# --- embedding -------------------------------------------------------------------------
+# _embedding_bag(_forward_only): inputs weight, indices, offsets[, per_sample_weights];
+# ints: mode (0 sum 1 mean 2 max), include_last_offset, padding_idx, forward_only;
+# outputs: output, offset2bag, bag_size, max_indices.
+def embedding_cases():
+    out = []
+    f32, i64, i32 = torch.float32, torch.int64, torch.int32
+    ops = {0: torch.ops.aten._embedding_bag, 1: torch.ops.aten._embedding_bag_forward_only}
+    w = view(pattern(24), f32, [6, 4], [1, 7], 3)  # column-major with an offset: no fast path
+    wc = view(pattern(24, 2), f32, [6, 4])
+    ix = view([1, 2, 4, 5, 4, 3, 2, 0], i64, [8], [2], 1)
+    of = view([0, 3, 3, 5], i64, [4])
+
+    def add(name, weight, idx, off, mode, ilo, pad, fwd, psw=None):
+        # ATen's CPU kernel reads indices and offsets as if contiguous (a strided view gives
+        # garbage there); aotrt honours the view, so eager sees contiguous copies of them.
+        r = ops[fwd](weight, idx.contiguous(), off.contiguous(), False, mode, False, psw, bool(ilo), pad)
+        ins = [weight, idx, off] + ([psw] if psw is not None else [])
+        out.append(case(name, "_embedding_bag_forward_only" if fwd else "_embedding_bag", ins,
+                        [mode, ilo, pad, fwd], list(r)))
+
+    for mode, mname in ((0, "sum"), (1, "mean"), (2, "max")):
+        for fwd in (1, 0):
+            add(f"bag_{mname}_strided_weight_{'fwd' if fwd else 'full'}", w, ix, of, mode, 0, -1, fwd)
+            add(f"bag_{mname}_last_offset_{'fwd' if fwd else 'full'}", wc, ix,
+                view([0, 3, 3, 6], i64, [4]), mode, 1, -1, fwd)
+        add(f"bag_{mname}_padding", wc, ix, of, mode, 0, 4, 1)
+    psw = view(pattern(8, 5, 0.5), f32, [8])
+    add("bag_sum_per_sample_weights", wc, ix, of, 0, 0, -1, 1, psw)
+    add("bag_sum_per_sample_weights_strided", wc, ix, of, 0, 0, 2, 1,
+        view(pattern(8, 5, 0.5), f32, [8], [3], 2))
+    add("bag_mean_int32_indices", wc, view([5, 0, 0, 1], i32, [4]), view([0, 1], i32, [2]), 1, 0, -1, 1)
+    add("bag_max_mixed_index_dtypes", wc, view([5, 0, 0, 1], i32, [4]), view([0, 2], i64, [2]), 2, 0, -1, 1)
+    add("bag_sum_f64", view(pattern(12), torch.float64, [3, 4]), view([2, 1, 2], i64, [3]),
+        view([0, 1], i64, [2]), 0, 0, -1, 1)
+    for dt in (torch.float16, torch.bfloat16):
+        wl = view(pattern(24, 1, 0.25), dt, [6, 4])
+        add(f"bag_sum_{DTYPES[dt][1:].lower()}", wl, ix, of, 0, 0, -1, 1)
+        add(f"bag_mean_{DTYPES[dt][1:].lower()}", wl, ix, of, 1, 0, -1, 1)
+    nanw = view([1, 5, 3, 5, 3, math.nan, 0, 0], f32, [4, 2])
+    add("bag_max_ties_and_nan", nanw, view([0, 1, 2, 3, 2, 2, 3], i64, [7]), view([0, 3, 6], i64, [3]), 2, 0, -1, 1)
+    add("bag_max_all_padding", nanw, view([0, 1, 3, 3, 2], i64, [5]), view([0, 2, 4], i64, [3]), 2, 0, 3, 1)
+    add("bag_mean_last_offset_short", wc, ix, view([0, 4, 6], i64, [3]), 1, 1, 2, 1)
+    add("bag_mean_last_offset_short_fast_path", wc, ix, view([0, 4, 6], i64, [3]), 1, 1, -1, 1)
+    add("bag_max_last_offset_short", wc, ix, view([0, 4, 6], i64, [3]), 2, 1, -1, 1)
+    return out
+
+# --- linear ----------------------------------------------------------------------------
+# _addmm_activation: inputs self, mat1, mat2; ints: use_gelu; floats: beta, alpha. addmv,
+# addbmm: inputs self, mat/batch1, vec/batch2; floats: beta, alpha. _fused_rms_norm: inputs
+# input[, weight]; ints: normalized_shape; floats: eps (empty: None); outputs output, rstd.
+# _trilinear: inputs i1, i2, i3; ints: len, expand1..., len, expand2..., len, expand3...,
+# len, sumdim....
+def linear_cases():
+    out = []
+    f32, f64 = torch.float32, torch.float64
+    A = torch.ops.aten
+    m1 = transposed(pattern(12, 0, 0.5), f32, [3, 4])
+    m2 = view(pattern(20, 3, 0.25), f32, [4, 5], [1, 6], 2)
+    bias = view(pattern(5, 1), f32, [5])
+    for gelu in (0, 1):
+        out.append(case(f"addmm_activation_{'gelu' if gelu else 'relu'}", "_addmm_activation", [bias, m1, m2],
+                        [gelu], A._addmm_activation(bias, m1, m2, beta=0.5, alpha=2.0, use_gelu=bool(gelu)),
+                        floats=[0.5, 2.0]))
+    b2d = view(pattern(15, 2), f32, [3, 5], [1, 3])
+    out.append(case("addmm_activation_2d_self_f64", "_addmm_activation",
+                    [b2d.double(), m1.double(), m2.double()], [1],
+                    A._addmm_activation(b2d.double(), m1.double(), m2.double(), use_gelu=True),
+                    floats=[1.0, 1.0]))
+    mv = view(pattern(12, 1), f32, [3, 4], [1, 3], 1)
+    vec = view(pattern(4, 2), f32, [4], [3], 1)
+    for sv, nm in ((view(pattern(3, 4), f32, [3], [2], 1), "strided_self"), (view([2], f32, [1]), "broadcast_self")):
+        out.append(case(f"addmv_{nm}", "addmv", [sv, mv, vec], [], torch.addmv(sv, mv, vec, beta=0.5, alpha=-1.5),
+                        floats=[0.5, -1.5]))
+    out.append(case("addmv_beta0_ignores_nan", "addmv", [view([math.nan] * 3, f64, [3]), mv.double(), vec.double()], [],
+                    torch.addmv(view([math.nan] * 3, f64, [3]), mv.double(), vec.double(), beta=0.0), floats=[0.0, 1.0]))
+    b1 = view(pattern(24, 0), f32, [2, 3, 4])
+    b2 = view(pattern(40, 5), f32, [2, 4, 5], [1, 2, 8])  # batches interleaved: packed
+    s2 = view(pattern(5, 7), f32, [1, 5])
+    out.append(case("addbmm_broadcast_self", "addbmm", [s2, b1, b2], [], torch.addbmm(s2, b1, b2, beta=2.0, alpha=0.5),
+                    floats=[2.0, 0.5]))
+    b1p = view(pattern(24, 1), f32, [2, 3, 4], [4, 8, 1])
+    b2c = view(pattern(40, 2), f32, [2, 4, 5])
+    out.append(case("addbmm_permuted_batch1", "addbmm", [view(pattern(15, 3), f32, [3, 5]), b1p, b2c], [],
+                    torch.addbmm(view(pattern(15, 3), f32, [3, 5]), b1p, b2c), floats=[1.0, 1.0]))
+    x = view(pattern(24, 0, 0.5), f32, [2, 3, 4], [1, 8, 2])
+    w = view(pattern(4, 3, 0.5), f32, [4])
+    out.append(case("rms_norm_weight", "_fused_rms_norm", [x, w], [4], list(A._fused_rms_norm(x, [4], w, 1e-5)),
+                    floats=[1e-5]))
+    out.append(case("rms_norm_two_dims_eps_none", "_fused_rms_norm", [x], [3, 4], list(A._fused_rms_norm(x, [3, 4], None, None))))
+    for dt in (torch.float16, torch.bfloat16):
+        xl = view(pattern(24, 1, 0.5), dt, [4, 6])
+        out.append(case(f"rms_norm_{DTYPES[dt][1:].lower()}_f32_weight", "_fused_rms_norm", [xl, view(pattern(6, 2, 0.25), f32, [6])],
+                        [6], list(A._fused_rms_norm(xl, [6], view(pattern(6, 2, 0.25), f32, [6]), 1e-3)), floats=[1e-3]))
+    xd = view(pattern(12, 2), f64, [3, 4])
+    out.append(case("rms_norm_f64", "_fused_rms_norm", [xd], [4], list(A._fused_rms_norm(xd, [4], None, 1e-6)), floats=[1e-6]))
+
+    def tri(name, i1, i2, i3, e1, e2, e3, sd):
+        ints = [len(e1), *e1, len(e2), *e2, len(e3), *e3, len(sd), *sd]
+        out.append(case(name, "_trilinear", [i1, i2, i3], ints, A._trilinear(i1, i2, i3, e1, e2, e3, sd)))
+    x1 = view(pattern(6, 0), f32, [2, 3])
+    W = view(pattern(105, 1), f32, [7, 3, 5], [1, 35, 7])
+    x2 = transposed(pattern(10, 2), f32, [2, 5])
+    tri("trilinear_bilinear", x1, W, x2, [1, 3], [0], [1, 2], [2, 3])
+    a, b, c = view(pattern(12, 0), f32, [4, 3]), view(pattern(12, 3), f32, [4, 3], [1, 4]), view(pattern(12, 5), f32, [4, 3])
+    tri("trilinear_sum_dim1", a, b, c, [], [], [], [1])
+    tri("trilinear_no_sum", a, b, c, [], [], [], [])
+    tri("trilinear_f64_each_expanded", view(pattern(12), f64, [4, 3]), view(pattern(15, 3), f64, [3, 5]),
+        view(pattern(20, 5), f64, [4, 5]), [2], [0], [1], [1])
+    tri("trilinear_int64_bilinear", view(pattern(6, 0), torch.int64, [2, 3]),
+        view(pattern(105, 1), torch.int64, [7, 3, 5]), view(pattern(10, 2), torch.int64, [2, 5]),
+        [1, 3], [0], [1, 2], [2, 3])
+    return out
+
+# --- segment ---------------------------------------------------------------------------
+# segment_reduce: inputs data, lengths or offsets; ints: reduce (0 sum 1 prod 2 mean 3 max
+# 4 min), axis, unsafe, 1 when the second input is offsets; floats: initial (empty: None).
+SEGMENT_REDUCES = ["sum", "prod", "mean", "max", "min"]
+
+
+def segment_cases():
+    out = []
+    f32, i64 = torch.float32, torch.int64
+    d = view([1, 2, 3, math.nan, 5, 6], f32, [6], [2], 1)
+    lengths = view([2, 0, 3, 1], i64, [4])
+    offs = view([0, 2, 2, 5, 6], torch.int32, [5], [2], 1)
+    S = torch.ops.aten.segment_reduce
+
+    def add(name, data, bounds, r, axis=0, unsafe=0, is_off=0, initial=None):
+        kw = {"offsets" if is_off else "lengths": bounds}
+        res = S(data, SEGMENT_REDUCES[r], axis=axis, unsafe=bool(unsafe), initial=initial, **kw)
+        out.append(case(name, "segment_reduce", [data, bounds], [r, axis, unsafe, is_off], res,
+                        floats=[] if initial is None else [initial]))
+    for r, nm in enumerate(SEGMENT_REDUCES):
+        add(f"segment_{nm}_lengths", d, lengths, r)
+        add(f"segment_{nm}_initial", d, lengths, r, initial=10.0)
+        add(f"segment_{nm}_offsets", d, offs, r, is_off=1)
+    d2 = view(pattern(24, 1), f32, [3, 4, 2], [1, 6, 3])
+    add("segment_sum_axis1_2d_lengths", d2, view([1, 3, 2, 2, 0, 4], i64, [3, 2]), 0, axis=1)
+    add("segment_max_axis_negative", d2, view([0, 1, 4, 0, 2, 4, 0, 0, 4], i64, [3, 3]), 3, axis=-2, is_off=1)
+    add("segment_mean_axis0_inner", d2, view([1, 2], i64, [2]), 2)
+    add("segment_sum_unsafe_short", d, view([2, 2], i64, [2]), 0, unsafe=1)
+    for dt in (torch.float16, torch.bfloat16, torch.float64):
+        add(f"segment_mean_{DTYPES[dt][1:].lower()}", view(pattern(6, 2, 0.5), dt, [6]), lengths, 2, initial=1.0)
+    return out
+
+# --- histogram -------------------------------------------------------------------------
+# histogram_bin_ct: inputs self[, weight]; ints: bins, density; floats: range (empty: None);
+# outputs hist, bin_edges. _histogramdd_from_bin_cts: inputs self[, weight]; ints: density,
+# then the bins; floats: range (empty: None).
+def histogram_cases():
+    out = []
+    f32, f64 = torch.float32, torch.float64
+    A = torch.ops.aten
+    x = view([1, 2, 1, 4, 5, -1, 3.99, 2.5], f32, [2, 4], [1, 2], 1)
+
+    def h(name, x, bins, rng=None, w=None, density=0):
+        r = A.histogram.bin_ct(x, bins, range=rng, weight=w, density=bool(density))
+        out.append(case(name, "histogram_bin_ct", [x] + ([w] if w is not None else []), [bins, density],
+                        list(r), floats=list(rng or [])))
+
+    def dd(name, x, bins, rng=None, w=None, density=0):
+        r = A._histogramdd_from_bin_cts(x, bins, range=rng, weight=w, density=bool(density))
+        out.append(case(name, "_histogramdd_from_bin_cts", [x] + ([w] if w is not None else []),
+                        [density, *bins], r, floats=list(rng or [])))
+    h("histogram_data_range", x, 4)
+    h("histogram_range_last_bin_closed", x, 4, [0.0, 4.0])
+    h("histogram_nan_outside_range", view([1, math.nan, 3, 0.5], f32, [4]), 3, [0.0, 3.0])
+    h("histogram_weight_density", x, 4, [0.0, 4.0], view(pattern(8, 1, 0.5), f32, [8], [2]), 1)
+    h("histogram_constant_input", view([2, 2], f64, [2]), 3)
+    h("histogram_empty_input", view([], f32, [0]), 3)
+    h("histogram_f64_edges", view([0.1, 0.2, 0.3, 0.7], f64, [4]), 3, [0.1, 0.7])
+    p = view([0, 0, 1, 1, 2, 0.5, 1.5, 2, 3, 3], f32, [5, 2], [1, 5])
+    dd("histogramdd_data_range", p, [2, 3])
+    dd("histogramdd_range_weight_density", p, [2, 3], [0.0, 2.0, 0.0, 2.0], view(pattern(5, 2), f32, [5]), 1)
+    dd("histogramdd_3d_points_f64", view(pattern(24, 3, 0.5), f64, [2, 4, 3]), [2, 1, 3])
+    return out
+
+# --- linalg ----------------------------------------------------------------------------
+# lu_unpack: inputs LU_data, LU_pivots (lu_factor's, of pattern matrices); ints:
+# unpack_data, unpack_pivots; outputs P, L, U.
+def linalg_cases():
+    out = []
+    f32, f64 = torch.float32, torch.float64
+
+    def add(name, a, data=1, piv=1, lu_view=None):
+        lu, pivots, _ = torch.linalg.lu_factor_ex(a)  # singular pattern matrices are fine
+        if lu_view is not None:
+            lu = lu_view(lu)
+        r = torch.ops.aten.lu_unpack(lu, pivots, bool(data), bool(piv))
+        out.append(case(name, "lu_unpack", [lu, pivots], [data, piv], list(r)))
+    sq = view(pattern(18, 1), f64, [2, 3, 3])
+    add("lu_unpack_square_batch", sq)
+    add("lu_unpack_wide", view(pattern(15, 2), f32, [3, 5]))
+    add("lu_unpack_tall_strided", view(pattern(12, 3), f64, [4, 3]),
+        lu_view=lambda lu: view(lu.reshape(-1).tolist(), f64, [4, 3], [1, 5], 2))
+    add("lu_unpack_pivots_only", sq, 0, 1)
+    add("lu_unpack_data_only", sq, 1, 0)
+    return out
+
+# --- pointwise -------------------------------------------------------------------------
+# ints: a bitmask of the inputs that are complex (given as torch.view_as_real of them, the
+# test views them back with view_as_complex); complex outputs are recorded as view_as_real
+# of them. floats: the op's doubles (add: alpha; add_Scalar: other, alpha; mul_Scalar:
+# other; pow_Tensor_Scalar: exponent; pow_Scalar: self).
+def pointwise_cases():
+    out = []
+    f32, f64, c64, c128, i64, i32 = (torch.float32, torch.float64, torch.complex64, torch.complex128,
+                                     torch.int64, torch.int32)
+
+    def cview(n, dtype, sizes, strides=None, offset=0, start=0):
+        re = view(pattern(n, start, 0.5), torch.float64, sizes, strides, offset)
+        im = view(pattern(n, start + 3, 0.25), torch.float64, sizes, strides, offset)
+        buf = torch.full((re.storage().size() if False else 1,), 0, dtype=dtype)
+        strides = contiguous_strides(sizes) if strides is None else strides
+        extent = offset + 1 + sum((sz - 1) * st for sz, st in zip(sizes, strides))
+        buf = torch.full((extent + 1,), -77, dtype=dtype)
+        v = torch.as_strided(buf, sizes, strides, offset)
+        v.copy_(torch.complex(re.contiguous(), im.contiguous()).to(dtype))
+        return v
+
+    def add(name, op, inputs, r, floats=()):
+        mask = sum(1 << i for i, t in enumerate(inputs) if t.is_complex())
+        ins = [torch.view_as_real(t) if t.is_complex() else t for t in inputs]
+        res = torch.view_as_real(r) if r.is_complex() else r
+        out.append(case(name, op, ins, [mask], res, floats=list(floats)))
+    zc = cview(6, c64, [2, 3], [1, 2], 1)
+    zd = cview(6, c128, [3, 2], start=2)
+    x = view([-1.5, 0, math.nan, 2, -0.0, 3], f32, [2, 3], [1, 2])
+    add("abs_complex_strided", "abs", [zc], torch.abs(zc))
+    add("abs_float", "abs", [x], torch.abs(x))
+    add("abs_int", "abs", [view([-3, 0, 4], i32, [3])], torch.abs(view([-3, 0, 4], i32, [3])))
+    add("angle_complex", "angle", [zd], torch.angle(zd))
+    add("angle_float_nan", "angle", [x], torch.angle(x))
+    add("angle_int_to_float", "angle", [view([-3, 0, 4], i64, [3])], torch.angle(view([-3, 0, 4], i64, [3])))
+    zb = cview(3, c64, [3], start=5)
+    add("add_complex_broadcast_alpha", "add_Tensor", [zc, zb], torch.add(zc, zb, alpha=2.0), [2.0])
+    z0 = cview(1, c128, [], start=4)
+    add("add_float_with_0d_complex", "add_Tensor", [x, z0], torch.add(x, z0), [1.0])
+    add("add_complex64_float64", "add_Tensor", [zc, view(pattern(6, 1), f64, [2, 3])],
+        torch.add(zc, view(pattern(6, 1), f64, [2, 3])), [1.0])
+    add("add_scalar_complex", "add_Scalar", [zc], torch.add(zc, 1.5, alpha=-1.0), [1.5, -1.0])
+    add("add_scalar_int_stays_int", "add_Scalar", [view([1, 2, 3], i32, [3])],
+        torch.add(view([1, 2, 3], i32, [3]), 2), [2.0, 1.0])
+    add("add_scalar_int_float", "add_Scalar", [view([1, 2, 3], i32, [3])],
+        torch.add(view([1, 2, 3], i32, [3]), 2.5), [2.5, 1.0])
+    zt = cview(6, c128, [3, 2], [1, 3], 0, 7)
+    add("mul_complex_transposed", "mul_Tensor", [zd, zt], torch.mul(zd, zt))
+    add("mul_scalar_complex", "mul_Scalar", [zc], torch.mul(zc, 0.5), [0.5])
+    for e in (2.0, 1.5, -1.0):
+        add(f"pow_complex_scalar_{str(e).replace('.', '_').replace('-', 'm')}", "pow_Tensor_Scalar", [zc],
+            torch.pow(zc, e), [e])
+    add("pow_float_sqrt", "pow_Tensor_Scalar", [view([4, 2, 0.25], f32, [3])], torch.pow(view([4, 2, 0.25], f32, [3]), 0.5), [0.5])
+    add("pow_int_cube", "pow_Tensor_Scalar", [view([-2, 3, 5], i64, [3])], torch.pow(view([-2, 3, 5], i64, [3]), 3), [3.0])
+    zz = cview(2, c64, [2], start=1)
+    zz = torch.stack([torch.zeros((), dtype=c64), zz[1]])
+    add("pow_complex_tensor_zero_zero", "pow_Tensor_Tensor", [zz, torch.zeros(2, dtype=c64)],
+        torch.pow(zz, torch.zeros(2, dtype=c64)))
+    add("pow_complex_tensor", "pow_Tensor_Tensor", [zc, zb], torch.pow(zc, zb))
+    ib, ie = view([2, -1, 1, 3, -2], i64, [5]), view([3, -3, -5, 0, -1], i64, [5])
+    add("pow_int_negative_exponents", "pow_Tensor_Tensor", [ib, ie], torch.pow(ib, ie))
+    add("pow_scalar_base_int", "pow_Scalar", [view([0, 1, 5], i64, [3])], torch.pow(2, view([0, 1, 5], i64, [3])), [2.0])
+    add("pow_scalar_base_float", "pow_Scalar", [view([0, 1, 5], i64, [3])], torch.pow(2.5, view([0, 1, 5], i64, [3])), [2.5])
+    ab, an = view([1, 2, 0.5], f32, [3]), view([0.5, 3, -1], f32, [3], [2], 1)
+    add("polar_f32", "polar", [ab, an], torch.polar(ab, an))
+    add("polar_f64_broadcast", "polar", [ab.double(), view([0.25], f64, [1])], torch.polar(ab.double(), view([0.25], f64, [1])))
+    ga, gb = view([-4, 0, 6, -9, 7], i64, [5]), view([6, 0, -4, 0, 7], i64, [5])
+    add("gcd_int64", "gcd", [ga, gb], torch.gcd(ga, gb))
+    add("gcd_int32_broadcast", "gcd", [ga.int().reshape(5, 1), view([12, 18], i32, [2])],
+        torch.gcd(ga.int().reshape(5, 1), view([12, 18], i32, [2])))
+    return out
+
+
 # --- pooling ---------------------------------------------------------------------------
 # ints: int lists as a length then the elements, scalars as themselves, in the shim's
 # argument order (see test_ops_pooling.cpp's Ints reader). inputs: self (then indices,
@@ -671,8 +944,10 @@ def conv_cases():
 
 
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
-            "shape": shape_cases, "pooling": pooling_cases,
-            "matmul": matmul_cases, "conv": conv_cases}
+            "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
+            "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
+            "linalg": linalg_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
+            "conv": conv_cases}
 
 
 def main(names):

@@ -129,6 +129,14 @@ inline void expect_matches(AtenTensorHandle h, const Values& want, const std::st
   EXPECT_TRUE(same_values(values_of(h), want.values, tolerance_of(want.dtype))) << what;
 }
 
+// rc is a failure whose last error names `fn` and says `what`.
+inline void expect_refused(AOTITorchError rc, const std::string& fn, const std::string& what) {
+  EXPECT_EQ(rc, AOTI_TORCH_FAILURE) << what;
+  const std::string msg = aotrt_last_error();
+  EXPECT_NE(msg.find(fn), std::string::npos) << msg;
+  EXPECT_NE(msg.find(what), std::string::npos) << msg;
+}
+
 // The op `name` of backend b (aoti_torch_<cpu|cuda>_<name>), or null.
 template <typename Fn>
 Fn find_op(const Backend& b, const std::string& name) {

@@ -1,0 +1,172 @@
+// CPU kernels of the linear family (ops/linear.h): the activation after
+// _addmm_activation's gemm, RMS norm rows, and _trilinear's sum of products
+// (Note [Linear semantics]).
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "cpu/elements.h"
+#include "ops/dispatch.h"
+#include "ops/linear.h"
+
+namespace aotrt::cpu {
+namespace {
+using ops::Activation;
+using ops::LinearKernels;
+
+template <typename T>
+constexpr bool is_float_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                            std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// Calls f(T{}) for the four floating dtypes; refuses the rest naming fn.
+template <typename F>
+void visit_float(ScalarType t, const char* fn, F&& f) {
+  const bool served = visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_v<T>) {
+      f(tag);
+    } else {
+      AOTRT_FAIL(kUnsupported, fn, ": dtype ", dtype_name(t), " is not served");
+    }
+  });
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(t), " is not served");
+}
+
+// Element offsets of every index of `sizes` in row-major order, through
+// `strides` (elements).
+template <typename F>
+void for_each_index(std::span<const int64_t> sizes, F&& f) {
+  const size_t nd = sizes.size();
+  std::vector<int64_t> idx(nd, 0);
+  for (int64_t s : sizes) {
+    if (s == 0) return;
+  }
+  while (true) {
+    f(idx);
+    size_t d = nd;
+    while (d > 0) {
+      --d;
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+      if (d == 0) return;
+    }
+    if (nd == 0) return;
+  }
+}
+
+int64_t offset_of(const std::vector<int64_t>& idx, std::span<const int64_t> strides) {
+  int64_t off = 0;
+  for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * strides[d];
+  return off;
+}
+
+void activation(Activation act, const StridedView& v, const char* fn) {
+  visit_float(v.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    for_each_index(v.sizes, [&](const std::vector<int64_t>& idx) {
+      const int64_t off = offset_of(idx, v.strides);
+      const A x = static_cast<A>(load(read_elem<T>(v.data, off)));
+      const A y = act == Activation::kRelu
+                      ? (x > A(0) || std::isnan(x) ? x : A(0))
+                      : x * A(0.5) * (A(1) + std::erf(x * A(M_SQRT1_2)));
+      write_elem<T>(v.data, off, convert_value<T>(y));
+    });
+  });
+}
+
+void rms_norm(const StridedView& x, const StridedView* w, const StridedView& out,
+              const StridedView& rstd, double eps, const char* fn) {
+  visit_float(x.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const int64_t rows = x.sizes[0], inner = x.sizes[1];
+#pragma omp parallel for schedule(static) if (rows * inner >= 32768 && rows > 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      A sum = 0;
+      for (int64_t i = 0; i < inner; ++i) {
+        const A v = static_cast<A>(load(read_elem<T>(x.data, r * x.strides[0] + i * x.strides[1])));
+        sum += v * v;
+      }
+      const A rs = A(1) / std::sqrt(sum / static_cast<A>(inner) + static_cast<A>(eps));
+      write_elem<A>(rstd.data, r * rstd.strides[0], rs);
+      for (int64_t i = 0; i < inner; ++i) {
+        const A v = static_cast<A>(load(read_elem<T>(x.data, r * x.strides[0] + i * x.strides[1])));
+        T y = convert_value<T>(v * rs);
+        if (w != nullptr) {
+          visit_float(w->dtype, fn, [&](auto wtag) {
+            using W = decltype(wtag);
+            using M = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<W, double>,
+                                         double, float>;
+            const M wv = static_cast<M>(load(read_elem<W>(w->data, i * w->strides[0])));
+            y = convert_value<T>(static_cast<M>(load(y)) * wv);
+          });
+        }
+        write_elem<T>(out.data, r * out.strides[0] + i * out.strides[1], y);
+      }
+    }
+  });
+}
+
+template <typename T, typename A>
+T acc_to(A acc) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(acc);  // the low bits, as ATen's integer result
+  } else {
+    return convert_value<T>(acc);
+  }
+}
+
+// Integer products and sums wrap as two's complement (ATen's integer bmm).
+template <typename A>
+A wrap_mul_add(A acc, A x, A y, A z) {
+  if constexpr (std::is_integral_v<A>) {
+    const auto u = static_cast<uint64_t>(x) * static_cast<uint64_t>(y) * static_cast<uint64_t>(z);
+    return static_cast<A>(static_cast<uint64_t>(acc) + u);
+  } else {
+    return acc + x * y * z;
+  }
+}
+
+void sum_of_products(const StridedView& a, const StridedView& b, const StridedView& c,
+                     const StridedView& out, std::span<const bool> summed, const char* fn) {
+  const bool served = visit_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_complex_v<T> || std::is_same_v<T, bool>) {
+      AOTRT_FAIL(kUnsupported, fn, ": dtype ", dtype_name(a.dtype), " is not served");
+    } else {
+    using A = std::conditional_t<
+        std::is_integral_v<T>, int64_t,
+        std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float,
+                           double>>;
+    // Kept dims outside, summed dims inside: each output element once.
+    std::vector<int64_t> kept, inner;
+    for (size_t d = 0; d < summed.size(); ++d) {
+      (summed[d] ? inner : kept).push_back(a.sizes[d]);
+    }
+    std::vector<int64_t> full(summed.size());
+    for_each_index(kept, [&](const std::vector<int64_t>& k) {
+      A acc = 0;
+      for_each_index(inner, [&](const std::vector<int64_t>& s) {
+        size_t ki = 0, si = 0;
+        for (size_t d = 0; d < summed.size(); ++d) full[d] = summed[d] ? s[si++] : k[ki++];
+        acc = wrap_mul_add(acc,
+                           static_cast<A>(load(read_elem<T>(a.data, offset_of(full, a.strides)))),
+                           static_cast<A>(load(read_elem<T>(b.data, offset_of(full, b.strides)))),
+                           static_cast<A>(load(read_elem<T>(c.data, offset_of(full, c.strides)))));
+      });
+      size_t ki = 0;
+      for (size_t d = 0; d < summed.size(); ++d) full[d] = summed[d] ? 0 : k[ki++];
+      write_elem<T>(out.data, offset_of(full, out.strides), static_cast<T>(acc_to<T>(acc)));
+    });
+    }
+  });
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(a.dtype), " is not served");
+}
+
+constexpr LinearKernels kLinear{
+    .activation = activation, .rms_norm = rms_norm, .sum_of_products = sum_of_products};
+AOTRT_REGISTER_KERNELS(LinearKernels, cpu, kLinear);
+
+}  // namespace
+}  // namespace aotrt::cpu

@@ -1,0 +1,213 @@
+// CPU kernels of the pointwise family (ops/pointwise.h; Note [Pointwise
+// semantics]): one pass over the output's elements in row-major order of
+// its shape, each operand read through its own (broadcast) strides.
+#include <cmath>
+#include <complex>
+#include <array>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "core/error.h"
+#include "cpu/elements.h"
+#include "ops/dispatch.h"
+#include "ops/pointwise.h"
+
+namespace aotrt::cpu {
+namespace {
+using ops::BinaryOp;
+using ops::PointwiseKernels;
+using ops::UnaryOp;
+
+// f(offset in each view) for every index of the shape, row-major.
+template <size_t N, typename F>
+void for_each_element(std::span<const int64_t> shape,
+                      const std::array<std::span<const int64_t>, N>& strides, F&& f) {
+  const size_t nd = shape.size();
+  for (int64_t s : shape) {
+    if (s == 0) return;
+  }
+  std::vector<int64_t> idx(nd, 0);
+  std::array<int64_t, N> off{};
+  while (true) {
+    f(off);
+    size_t d = nd;
+    while (true) {
+      if (d == 0) return;
+      --d;
+      if (++idx[d] < shape[d]) {
+        for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+        break;
+      }
+      for (size_t k = 0; k < N; ++k) off[k] -= (shape[d] - 1) * strides[k][d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <typename T>
+struct real_of {
+  using type = T;
+};
+template <typename R>
+struct real_of<std::complex<R>> {
+  using type = R;
+};
+template <typename T>
+using real_t = typename real_of<T>::type;
+
+// ATen's integer pow: repeated squaring; negative exponents give 1 for base
+// 1, +-1 for base -1, else 0.
+template <typename I>
+I int_pow(I base, I exp) {
+  if constexpr (std::is_signed_v<I>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp & 1) ? I(-1) : I(1);
+      return 0;
+    }
+  }
+  using U = std::make_unsigned_t<I>;
+  U result = 1, b = static_cast<U>(base);
+  for (auto e = static_cast<U>(exp); e != 0; e >>= 1) {
+    if (e & 1) result = static_cast<U>(result * b);
+    b = static_cast<U>(b * b);
+  }
+  return static_cast<I>(result);
+}
+
+template <typename V>
+V complex_pow(V x, V y) {
+  return std::exp(y * std::log(x));
+}
+
+// Tensor_Scalar pow with ATen's special exponents for floating and complex.
+template <typename V>
+V pow_scalar_exponent(V x, V e) {
+  if (e == V(2)) return x * x;
+  if (e == V(3)) return x * x * x;
+  if (e == V(0.5)) return std::sqrt(x);
+  if (e == V(-0.5)) return V(1) / std::sqrt(x);
+  if (e == V(-1)) return V(1) / x;
+  if (e == V(-2)) return V(1) / (x * x);
+  if constexpr (is_complex_v<V>) {
+    return complex_pow(x, e);
+  } else {
+    return std::pow(x, e);
+  }
+}
+
+void unary(UnaryOp op, const StridedView& in, const StridedView& out, const char* fn) {
+  const bool served = visit_dtype(in.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using R = real_t<T>;
+    if constexpr (std::is_same_v<T, bool>) {
+      AOTRT_FAIL(kInvalidArgument, fn, ": bool input");
+    } else {
+      const std::array<std::span<const int64_t>, 2> st{in.strides, out.strides};
+      for_each_element<2>(in.sizes, st, [&](const std::array<int64_t, 2>& off) {
+        const auto x = load(read_elem<T>(in.data, off[0]));
+        if (op == UnaryOp::kAbs) {
+          if constexpr (is_complex_v<T>) {
+            write_elem<R>(out.data, off[1], std::abs(x));
+          } else if constexpr (std::is_unsigned_v<T>) {
+            write_elem<T>(out.data, off[1], read_elem<T>(in.data, off[0]));
+          } else if constexpr (std::is_integral_v<T>) {
+            write_elem<T>(out.data, off[1], static_cast<T>(x < 0 ? T(0) - x : x));
+          } else {
+            write_elem<T>(out.data, off[1], convert_value<T>(std::abs(x)));
+          }
+        } else if constexpr (is_complex_v<T>) {
+          write_elem<R>(out.data, off[1], std::arg(x));
+        } else if constexpr (!std::is_integral_v<T>) {
+          using A = decltype(x);
+          const A a = std::isnan(x) ? x : (x < 0 ? A(M_PI) : A(0));
+          write_elem<T>(out.data, off[1], convert_value<T>(a));
+        } else {
+          AOTRT_FAIL(kInternal, fn, ": integer angle reached the kernel");
+        }
+      });
+    }
+  });
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
+}
+
+void binary(BinaryOp op, const StridedView& a, const StridedView& b, const StridedView& out,
+            double alpha, const char* fn) {
+  const bool served = visit_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using V = decltype(load(T{}));
+    const std::array<std::span<const int64_t>, 3> st{a.strides, b.strides, out.strides};
+    const V al = convert_value<V>(alpha);
+    for_each_element<3>(out.sizes, st, [&](const std::array<int64_t, 3>& off) {
+      const V x = load(read_elem<T>(a.data, off[0]));
+      const V y = load(read_elem<T>(b.data, off[1]));
+      if (op == BinaryOp::kPolar) {
+        if constexpr (std::is_floating_point_v<V>) {
+          write_elem<std::complex<V>>(out.data, off[2],
+                                      std::complex<V>(x * std::cos(y), x * std::sin(y)));
+        } else {
+          AOTRT_FAIL(kInternal, fn, ": polar of a non-floating dtype");
+        }
+        return;
+      }
+      V r{};
+      switch (op) {
+        case BinaryOp::kAdd:
+          if constexpr (std::is_same_v<T, bool>) {
+            r = x || (y && alpha != 0);
+          } else if constexpr (std::is_integral_v<V>) {
+            using U = std::make_unsigned_t<V>;
+            r = static_cast<V>(static_cast<U>(x) + static_cast<U>(al) * static_cast<U>(y));
+          } else {
+            r = x + al * y;
+          }
+          break;
+        case BinaryOp::kMul:
+          if constexpr (std::is_same_v<T, bool>) {
+            r = x && y;
+          } else if constexpr (std::is_integral_v<V>) {
+            using U = std::make_unsigned_t<V>;
+            r = static_cast<V>(static_cast<U>(x) * static_cast<U>(y));
+          } else {
+            r = x * y;
+          }
+          break;
+        case BinaryOp::kPow:
+        case BinaryOp::kPowScalarExponent:
+          if constexpr (std::is_same_v<T, bool>) {
+            AOTRT_FAIL(kInvalidArgument, fn, ": bool pow");
+          } else if constexpr (std::is_integral_v<V>) {
+            r = int_pow(x, y);
+          } else if (op == BinaryOp::kPowScalarExponent) {
+            r = pow_scalar_exponent(x, y);
+          } else if constexpr (is_complex_v<V>) {
+            r = complex_pow(x, y);
+          } else {
+            r = std::pow(x, y);
+          }
+          break;
+        case BinaryOp::kGcd:
+          if constexpr (std::is_integral_v<V> && !std::is_same_v<T, bool>) {
+            if constexpr (std::is_signed_v<V>) {
+              r = static_cast<V>(std::gcd(x, y));  // non-negative for int8..int64
+            } else {
+              r = std::gcd(x, y);
+            }
+          } else {
+            AOTRT_FAIL(kInternal, fn, ": gcd of a non-integer dtype");
+          }
+          break;
+        default: break;
+      }
+      write_elem<T>(out.data, off[2], convert_value<T>(r));
+    });
+  });
+  AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(a.dtype), " is not served");
+}
+
+constexpr PointwiseKernels kPointwise{.unary = unary, .binary = binary};
+AOTRT_REGISTER_KERNELS(PointwiseKernels, cpu, kPointwise);
+
+}  // namespace
+}  // namespace aotrt::cpu

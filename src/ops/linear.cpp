@@ -1,0 +1,333 @@
+#include "ops/linear.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/copy.h"
+#include "core/error.h"
+#include "core/view.h"
+#include "ops/dims.h"
+#include "ops/dispatch.h"
+#include "ops/matmul.h"
+
+namespace aotrt::ops {
+namespace {
+
+void check_dims(const TensorImpl& t, int64_t dims, const char* name, const char* fn) {
+  AOTRT_CHECK(t.dim() == dims, kInvalidArgument, fn, ": ", name, " must be ", dims, "-d, not ",
+              t.dim(), "-d");
+}
+
+void check_like(const TensorImpl& t, const TensorImpl& first, const char* name,
+                const char* first_name, const char* fn) {
+  AOTRT_CHECK(t.dtype() == first.dtype(), kInvalidArgument, fn, ": ", name, " is ",
+              dtype_name(t.dtype()), ", ", first_name, " ", dtype_name(first.dtype()),
+              " (ATen wants one dtype)");
+  AOTRT_CHECK(t.device() == first.device(), kInvalidArgument, fn, ": ", name, " is on ",
+              t.device().str(), ", ", first_name, " on ", first.device().str());
+}
+
+// self broadcast to `sizes` (numpy rules), refused naming it otherwise.
+void check_broadcasts(const TensorImpl& self, std::span<const int64_t> sizes, const char* fn) {
+  bool ok = self.dim() <= static_cast<int64_t>(sizes.size());
+  for (int64_t i = 0; ok && i < self.dim(); ++i) {
+    const int64_t s = self.sizes()[self.dim() - 1 - i];
+    ok = s == 1 || s == sizes[sizes.size() - 1 - static_cast<size_t>(i)];
+  }
+  AOTRT_CHECK(ok, kInvalidArgument, fn, ": self of sizes ", sizes_text(self.sizes()),
+              " cannot be broadcast to ", sizes_text(sizes));
+}
+
+std::unique_ptr<TensorImpl> empty_contiguous(std::span<const int64_t> sizes, ScalarType dtype,
+                                             Device device, const char* fn) {
+  return empty_strided(sizes, contiguous_strides(sizes), dtype, device, fn);
+}
+
+// A view of t's memory with other sizes and strides.
+std::unique_ptr<TensorImpl> view_of(const TensorImpl& t, std::span<const int64_t> sizes,
+                                    std::span<const int64_t> strides, const char* fn) {
+  return make_tensor(t.storage(), sizes, strides, t.storage_offset(), t.dtype(), fn);
+}
+
+void check_gemm_dtype(const TensorImpl& t, const char* name, const char* fn) {
+  AOTRT_CHECK(is_floating(t.dtype()), kUnsupported, fn, ": ", name, " is ",
+              dtype_name(t.dtype()),
+              "; the gemm serves float16, bfloat16, float32 and float64");
+}
+
+}  // namespace
+
+std::unique_ptr<TensorImpl> addmm_activation(const TensorImpl& self, const TensorImpl& mat1,
+                                             const TensorImpl& mat2, double beta, double alpha,
+                                             bool use_gelu, const char* fn) {
+  check_dims(mat1, 2, "mat1", fn);
+  check_dims(mat2, 2, "mat2", fn);
+  check_like(mat2, mat1, "mat2", "mat1", fn);
+  check_like(self, mat1, "self", "mat1", fn);
+  check_gemm_dtype(mat1, "mat1", fn);
+  AOTRT_CHECK(mat1.sizes()[1] == mat2.sizes()[0], kInvalidArgument, fn, ": mat1 ",
+              sizes_text(mat1.sizes()), " and mat2 ", sizes_text(mat2.sizes()),
+              " cannot be multiplied");
+  const int64_t sizes[] = {mat1.sizes()[0], mat2.sizes()[1]};
+  check_broadcasts(self, sizes, fn);
+  auto out = empty_contiguous(sizes, mat1.dtype(), mat1.device(), fn);
+  addmm_out(*out, self, mat1, mat2, beta, alpha, fn);
+  if (out->numel() > 0) {
+    kernel(&LinearKernels::activation, out->device(), fn)(
+        use_gelu ? Activation::kGelu : Activation::kRelu, strided_view(*out), fn);
+  }
+  return out;
+}
+
+std::unique_ptr<TensorImpl> addmv(const TensorImpl& self, const TensorImpl& mat,
+                                  const TensorImpl& vec, double beta, double alpha,
+                                  const char* fn) {
+  check_dims(mat, 2, "mat", fn);
+  check_dims(vec, 1, "vec", fn);
+  check_like(vec, mat, "vec", "mat", fn);
+  check_like(self, mat, "self", "mat", fn);
+  check_gemm_dtype(mat, "mat", fn);
+  AOTRT_CHECK(mat.sizes()[1] == vec.sizes()[0], kInvalidArgument, fn, ": mat ",
+              sizes_text(mat.sizes()), " and vec ", sizes_text(vec.sizes()),
+              " cannot be multiplied");
+  const int64_t n = mat.sizes()[0];
+  const int64_t sizes[] = {n};
+  check_broadcasts(self, sizes, fn);
+  auto out = empty_contiguous(sizes, mat.dtype(), mat.device(), fn);
+  // The product as addmm's: [n, k] @ [k, 1] into [n, 1], self as [n, 1] or 0-d.
+  const int64_t col[] = {n, 1}, col_strides[] = {1, 1};
+  const int64_t v_sizes[] = {vec.sizes()[0], 1}, v_strides[] = {vec.strides()[0], 1};
+  auto out2 = view_of(*out, col, col_strides, fn);
+  auto vec2 = view_of(vec, v_sizes, v_strides, fn);
+  if (self.dim() == 1) {
+    const int64_t s_sizes[] = {self.sizes()[0], 1}, s_strides[] = {self.strides()[0], 1};
+    addmm_out(*out2, *view_of(self, s_sizes, s_strides, fn), mat, *vec2, beta, alpha, fn);
+  } else {
+    addmm_out(*out2, self, mat, *vec2, beta, alpha, fn);
+  }
+  return out;
+}
+
+std::unique_ptr<TensorImpl> addbmm(const TensorImpl& self, const TensorImpl& batch1,
+                                   const TensorImpl& batch2, double beta, double alpha,
+                                   const char* fn) {
+  check_dims(batch1, 3, "batch1", fn);
+  check_dims(batch2, 3, "batch2", fn);
+  check_like(batch2, batch1, "batch2", "batch1", fn);
+  check_like(self, batch1, "self", "batch1", fn);
+  check_gemm_dtype(batch1, "batch1", fn);
+  const int64_t b = batch1.sizes()[0], n = batch1.sizes()[1], k = batch1.sizes()[2];
+  const int64_t p = batch2.sizes()[2];
+  AOTRT_CHECK(batch2.sizes()[0] == b && batch2.sizes()[1] == k, kInvalidArgument, fn,
+              ": batch1 ", sizes_text(batch1.sizes()), " and batch2 ",
+              sizes_text(batch2.sizes()), " cannot be multiplied batch by batch");
+  const int64_t sizes[] = {n, p};
+  check_broadcasts(self, sizes, fn);
+  auto out = empty_contiguous(sizes, batch1.dtype(), batch1.device(), fn);
+  if (b > 0 && (batch1.dtype() == ScalarType::Float16 ||
+                batch1.dtype() == ScalarType::BFloat16)) {
+    // float16/bfloat16 in ATen's order: out = beta * self + alpha * batch1[0] @
+    // batch2[0], then out += alpha * batch1[i] @ batch2[i], rounded after each.
+    const int64_t m1[] = {n, k}, m1s[] = {batch1.strides()[1], batch1.strides()[2]};
+    const int64_t m2[] = {k, p}, m2s[] = {batch2.strides()[1], batch2.strides()[2]};
+    for (int64_t i = 0; i < b; ++i) {
+      auto x = make_tensor(batch1.storage(), m1, m1s,
+                           batch1.storage_offset() + i * batch1.strides()[0], batch1.dtype(), fn);
+      auto y = make_tensor(batch2.storage(), m2, m2s,
+                           batch2.storage_offset() + i * batch2.strides()[0], batch2.dtype(), fn);
+      addmm_out(*out, i == 0 ? self : *out, *x, *y, i == 0 ? beta : 1.0, alpha, fn);
+    }
+    return out;
+  }
+  // Otherwise one [n, b*k] @ [b*k, p] product, as ATen's float32 result sums.
+  // batch1 packed as [n, b, k] (one copy), read as [n, b*k].
+  const int64_t nbk[] = {n, b, k};
+  auto a = empty_contiguous(nbk, batch1.dtype(), batch1.device(), fn);
+  const int64_t perm_sizes[] = {n, b, k};
+  const int64_t perm_strides[] = {batch1.strides()[1], batch1.strides()[0], batch1.strides()[2]};
+  copy_tensor(*a, *view_of(batch1, perm_sizes, perm_strides, fn), fn);
+  const int64_t a_sizes[] = {n, b * k}, a_strides[] = {b * k, 1};
+  auto a2 = view_of(*a, a_sizes, a_strides, fn);
+  // batch2 read as [b*k, p] in place when its batches follow each other rows apart.
+  std::unique_ptr<TensorImpl> packed;
+  const TensorImpl* b2 = &batch2;
+  if (batch2.strides()[0] != k * batch2.strides()[1] && b > 1 && k > 1) {
+    packed = empty_contiguous(batch2.sizes(), batch2.dtype(), batch2.device(), fn);
+    copy_tensor(*packed, batch2, fn);
+    b2 = packed.get();
+  }
+  const int64_t b_sizes[] = {b * k, p};
+  const int64_t b_strides[] = {k > 1 || b == 1 ? b2->strides()[1] : b2->strides()[0],
+                               b2->strides()[2]};
+  addmm_out(*out, self, *a2, *view_of(*b2, b_sizes, b_strides, fn), beta, alpha, fn);
+  return out;
+}
+
+NormResult fused_rms_norm(const TensorImpl& input, std::span<const int64_t> normalized_shape,
+                          const TensorImpl* weight, std::optional<double> eps, const char* fn) {
+  const ScalarType t = input.dtype();
+  AOTRT_CHECK(is_floating(t), kInvalidArgument, fn,
+              ": input must be a floating-point tensor, not ", dtype_name(t));
+  const auto nn = static_cast<int64_t>(normalized_shape.size());
+  AOTRT_CHECK(nn >= 1 && nn <= input.dim(), kInvalidArgument, fn,
+              ": normalized_shape ", sizes_text(normalized_shape),
+              " must name 1 to input.dim() trailing dims of input ", sizes_text(input.sizes()));
+  for (int64_t i = 0; i < nn; ++i) {
+    AOTRT_CHECK(input.sizes()[input.dim() - nn + i] == normalized_shape[i], kInvalidArgument, fn,
+                ": normalized_shape ", sizes_text(normalized_shape),
+                " is not the trailing sizes of input ", sizes_text(input.sizes()));
+  }
+  if (weight != nullptr) {
+    AOTRT_CHECK(std::vector<int64_t>(weight->sizes().begin(), weight->sizes().end()) ==
+                    std::vector<int64_t>(normalized_shape.begin(), normalized_shape.end()),
+                kInvalidArgument, fn, ": weight of sizes ", sizes_text(weight->sizes()),
+                " must have normalized_shape ", sizes_text(normalized_shape));
+    AOTRT_CHECK(is_floating(weight->dtype()), kInvalidArgument, fn,
+                ": weight must be floating-point, not ", dtype_name(weight->dtype()));
+    AOTRT_CHECK(weight->device() == input.device(), kInvalidArgument, fn, ": weight is on ",
+                weight->device().str(), ", input on ", input.device().str());
+  }
+  const ScalarType math = t == ScalarType::Float64 ? t : ScalarType::Float32;
+  const double eps_v = eps.value_or(math == ScalarType::Float64
+                                        ? std::numeric_limits<double>::epsilon()
+                                        : double{std::numeric_limits<float>::epsilon()});
+  NormResult r;
+  r.output = empty_contiguous(input.sizes(), t, input.device(), fn);
+  std::vector<int64_t> rstd_sizes(input.sizes().begin(), input.sizes().end());
+  int64_t rows = 1, inner = 1;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (d >= input.dim() - nn) {
+      inner *= input.sizes()[d];
+      rstd_sizes[d] = 1;
+    } else {
+      rows *= input.sizes()[d];
+    }
+  }
+  r.rstd = empty_contiguous(rstd_sizes, math, input.device(), fn);
+  if (input.numel() == 0) return r;
+  // x as [rows, inner]: packed first unless its memory already reads so.
+  std::unique_ptr<TensorImpl> packed;
+  const TensorImpl* x = &input;
+  if (!is_contiguous(input.sizes(), input.strides())) {
+    packed = empty_contiguous(input.sizes(), t, input.device(), fn);
+    copy_tensor(*packed, input, fn);
+    x = packed.get();
+  }
+  const int64_t flat[] = {rows, inner}, flat_strides[] = {inner, 1};
+  auto x2 = view_of(*x, flat, flat_strides, fn);
+  auto out2 = view_of(*r.output, flat, flat_strides, fn);
+  const int64_t rs[] = {rows}, rs_strides[] = {1};
+  auto rstd2 = view_of(*r.rstd, rs, rs_strides, fn);
+  std::unique_ptr<TensorImpl> w2;
+  std::optional<StridedView> wv;
+  if (weight != nullptr) {
+    const int64_t ws[] = {inner};
+    std::unique_ptr<TensorImpl> wpacked;
+    const TensorImpl* w = weight;
+    if (!is_contiguous(weight->sizes(), weight->strides())) {
+      wpacked = empty_contiguous(weight->sizes(), weight->dtype(), weight->device(), fn);
+      copy_tensor(*wpacked, *weight, fn);
+      w = wpacked.get();
+    }
+    w2 = view_of(*w, ws, rs_strides, fn);
+    wv = strided_view(*w2);
+    kernel(&LinearKernels::rms_norm, input.device(), fn)(strided_view(*x2), &*wv,
+                                                          strided_view(*out2),
+                                                          strided_view(*rstd2), eps_v, fn);
+    return r;
+  }
+  kernel(&LinearKernels::rms_norm, input.device(), fn)(strided_view(*x2), nullptr,
+                                                        strided_view(*out2), strided_view(*rstd2),
+                                                        eps_v, fn);
+  return r;
+}
+
+std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2,
+                                      const TensorImpl& i3, std::span<const int64_t> expand1,
+                                      std::span<const int64_t> expand2,
+                                      std::span<const int64_t> expand3,
+                                      std::span<const int64_t> sumdim, const char* fn) {
+  check_like(i2, i1, "i2", "i1", fn);
+  check_like(i3, i1, "i3", "i1", fn);
+  AOTRT_CHECK(!is_complex(i1.dtype()) && i1.dtype() != ScalarType::Bool, kUnsupported, fn,
+              ": i1 is ", dtype_name(i1.dtype()),
+              "; floating and integer dtypes are served");
+  const int64_t total = i1.dim() + static_cast<int64_t>(expand1.size());
+  const TensorImpl* ins[] = {&i1, &i2, &i3};
+  const std::span<const int64_t> expands[] = {expand1, expand2, expand3};
+  const char* names[] = {"expand1", "expand2", "expand3"};
+  // Each input's sizes and strides over the total dims (stride 0 where expanded).
+  std::vector<int64_t> sizes[3], strides[3];
+  for (int k = 0; k < 3; ++k) {
+    const TensorImpl& t = *ins[k];
+    AOTRT_CHECK(t.dim() + static_cast<int64_t>(expands[k].size()) == total, kInvalidArgument,
+                fn, ": ", names[k], " gives i", k + 1, " ",
+                t.dim() + static_cast<int64_t>(expands[k].size()), " dims, i1 has ", total);
+    std::vector<bool> expanded(static_cast<size_t>(total), false);
+    for (int64_t e : expands[k]) {
+      const int64_t d = wrap_dim(e, total, fn);
+      AOTRT_CHECK(!expanded[static_cast<size_t>(d)], kInvalidArgument, fn, ": ", names[k],
+                  " names dim ", d, " twice");
+      expanded[static_cast<size_t>(d)] = true;
+    }
+    int64_t src = 0;
+    for (int64_t d = 0; d < total; ++d) {
+      if (expanded[static_cast<size_t>(d)]) {
+        sizes[k].push_back(1);
+        strides[k].push_back(0);
+      } else {
+        sizes[k].push_back(t.sizes()[src]);
+        strides[k].push_back(t.strides()[src]);
+        ++src;
+      }
+    }
+  }
+  std::vector<bool> summed(static_cast<size_t>(total), false);
+  for (int64_t s : sumdim) summed[static_cast<size_t>(wrap_dim(s, total, fn))] = true;
+  std::vector<int64_t> full(static_cast<size_t>(total)), out_sizes;
+  for (int64_t d = 0; d < total; ++d) {
+    int64_t size = 1;
+    for (int k = 0; k < 3; ++k) {
+      const int64_t s = sizes[k][static_cast<size_t>(d)];
+      if (strides[k][static_cast<size_t>(d)] == 0 && s == 1) continue;  // expanded
+      AOTRT_CHECK(size == 1 || s == size, kInvalidArgument, fn, ": the inputs' sizes at dim ",
+                  d, " differ (", size, " and ", s, ")");
+      size = s;
+    }
+    full[static_cast<size_t>(d)] = size;
+    if (!summed[static_cast<size_t>(d)]) out_sizes.push_back(size);
+  }
+  for (int k = 0; k < 3; ++k) {
+    for (int64_t d = 0; d < total; ++d) {
+      if (sizes[k][static_cast<size_t>(d)] != full[static_cast<size_t>(d)]) {
+        strides[k][static_cast<size_t>(d)] = 0;  // a size-1 dim read across the full size
+      }
+    }
+  }
+  auto out = empty_contiguous(out_sizes, i1.dtype(), i1.device(), fn);
+  const std::vector<int64_t> out_contig = contiguous_strides(out_sizes);
+  std::vector<int64_t> out_full_strides;
+  for (int64_t d = 0, o = 0; d < total; ++d) {
+    const bool s = summed[static_cast<size_t>(d)];
+    out_full_strides.push_back(s ? 0 : out_contig[static_cast<size_t>(o++)]);
+  }
+  if (out->numel() == 0) return out;
+  StridedView v[3];
+  for (int k = 0; k < 3; ++k) {
+    v[k] = strided_view(*ins[k]);
+    v[k].sizes = full;
+    v[k].strides = strides[k];
+  }
+  StridedView o = strided_view(*out);
+  o.sizes = full;
+  o.strides = out_full_strides;
+  bool flat[64] = {};
+  AOTRT_CHECK(total <= 64, kUnsupported, fn, ": more than 64 dims");
+  for (int64_t d = 0; d < total; ++d) flat[d] = summed[static_cast<size_t>(d)];
+  kernel(&LinearKernels::sum_of_products, i1.device(), fn)(
+      v[0], v[1], v[2], o, std::span<const bool>(flat, static_cast<size_t>(total)), fn);
+  return out;
+}
+
+}  // namespace aotrt::ops

@@ -1,0 +1,83 @@
+// Fused linear and normalization ops: _addmm_activation, addmv, addbmm,
+// _fused_rms_norm, _trilinear (F.bilinear).
+//
+// Note [Linear semantics]
+// ATen's CPU rules, checked against torch 2.13 eager (gen_ops_reference.py's
+// linear cases):
+// - _addmm_activation: addmm (beta * self + alpha * mat1 @ mat2, self
+//   broadcast to [n, p]) then, in place, relu, or with use_gelu the exact
+//   (erf) GELU: ATen's CPU kernel calls gelu without approximate="tanh" (its
+//   CUDA cuBLASLt epilogue is the tanh one). Result [n, p] contiguous.
+// - addmv: beta * self + alpha * mat @ vec, self broadcast to [n]; addbmm:
+//   beta * self + alpha * sum_b batch1[b] @ batch2[b], self broadcast to
+//   [n, p]. Both go through the matmul family's gemm (addmm_out): addmv with
+//   vec as a [k, 1] view; addbmm as one [n, B*k] @ [B*k, p] product (batch1
+//   packed to [n, B, k], batch2 viewed as [B*k, p] when its layout allows,
+//   else packed), but float16/bfloat16 as ATen runs them: one addmm per
+//   batch into the result, rounded after each (the OpInfo sweep tells the
+//   two apart). beta == 0 does not read self.
+// - _fused_rms_norm: over the trailing dims of normalized_shape, rstd =
+//   1 / sqrt(mean(x^2) + eps) in the op math type (float for float16 and
+//   bfloat16, else the input's), eps None meaning that type's epsilon;
+//   output = (x * rstd) rounded to the input's dtype, then times weight
+//   (rounded again); output contiguous of the input's dtype, rstd
+//   contiguous [leading dims..., 1, ...] of the op math type.
+// - _trilinear(i1, i2, i3, expand1..3, sumdim): each input gets size-1 dims
+//   inserted at its expand list (ascending), the three are multiplied (sizes
+//   must agree where not expanded: ATen does not broadcast other size-1 dims)
+//   and summed over sumdim, which leaves the result (contiguous). unroll_dim
+//   only picks ATen's loop order. F.bilinear calls it as
+//   _trilinear(x1, W, x2, [1, 3], [0], [1, 2], [2, 3]). aotrt sums the
+//   products directly (double accumulation; float16/bfloat16 in float;
+//   integers in int64, wrapping), with no gemm.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "core/tensor.h"
+
+namespace aotrt::ops {
+
+enum class Activation { kRelu, kGelu };
+
+// See Note [Op dispatch] in ops/dispatch.h.
+struct LinearKernels {
+  // values = act(values), in place (any strides).
+  void (*activation)(Activation act, const StridedView& values, const char* fn);
+  // x and out [rows, inner] views (out contiguous), weight [inner] or null,
+  // rstd [rows] (op math type).
+  void (*rms_norm)(const StridedView& x, const StridedView* weight, const StridedView& out,
+                   const StridedView& rstd, double eps, const char* fn);
+  // out[e] = sum over the summed dims of a[e'] * b[e'] * c[e']: a, b, c views
+  // of the full shape (stride 0 where expanded), out the full shape with
+  // stride 0 on the summed dims (it is zeroed first by the kernel).
+  void (*sum_of_products)(const StridedView& a, const StridedView& b, const StridedView& c,
+                          const StridedView& out, std::span<const bool> summed, const char* fn);
+};
+
+std::unique_ptr<TensorImpl> addmm_activation(const TensorImpl& self, const TensorImpl& mat1,
+                                             const TensorImpl& mat2, double beta, double alpha,
+                                             bool use_gelu, const char* fn);
+std::unique_ptr<TensorImpl> addmv(const TensorImpl& self, const TensorImpl& mat,
+                                  const TensorImpl& vec, double beta, double alpha,
+                                  const char* fn);
+std::unique_ptr<TensorImpl> addbmm(const TensorImpl& self, const TensorImpl& batch1,
+                                   const TensorImpl& batch2, double beta, double alpha,
+                                   const char* fn);
+
+struct NormResult {
+  std::unique_ptr<TensorImpl> output, rstd;
+};
+NormResult fused_rms_norm(const TensorImpl& input, std::span<const int64_t> normalized_shape,
+                          const TensorImpl* weight, std::optional<double> eps, const char* fn);
+
+std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2,
+                                      const TensorImpl& i3, std::span<const int64_t> expand1,
+                                      std::span<const int64_t> expand2,
+                                      std::span<const int64_t> expand3,
+                                      std::span<const int64_t> sumdim, const char* fn);
+
+}  // namespace aotrt::ops

@@ -1,0 +1,228 @@
+#include "ops/pointwise.h"
+
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "core/copy.h"
+#include "core/error.h"
+#include "core/view.h"
+#include "ops/dims.h"
+#include "ops/dispatch.h"
+#include "ops/indexing.h"  // scalar_tensor
+#include "ops/promote.h"
+
+namespace aotrt::ops {
+namespace {
+
+enum class Category { kBool, kInt, kFloat, kComplex };
+
+Category category_of(ScalarType t) {
+  if (t == ScalarType::Bool) return Category::kBool;
+  if (is_complex(t)) return Category::kComplex;
+  return is_floating(t) ? Category::kFloat : Category::kInt;
+}
+
+ScalarType complex_of(ScalarType t) {
+  return t == ScalarType::Float64 ? ScalarType::Complex128 : ScalarType::Complex64;
+}
+ScalarType real_of(ScalarType t) {
+  if (t == ScalarType::Complex128) return ScalarType::Float64;
+  if (t == ScalarType::Complex64) return ScalarType::Float32;
+  return t;
+}
+
+// promoteTypes with complex: complex with a float gives the complex of the
+// wider float.
+ScalarType promote(ScalarType a, ScalarType b, const char* fn) {
+  if (!is_complex(a) && !is_complex(b)) return promote_types(a, b, fn);
+  const ScalarType ra = is_complex(a) ? real_of(a) : (is_floating(a) ? a : ScalarType::Float32);
+  const ScalarType rb = is_complex(b) ? real_of(b) : (is_floating(b) ? b : ScalarType::Float32);
+  const bool wide = ra == ScalarType::Float64 || rb == ScalarType::Float64;
+  return wide ? ScalarType::Complex128 : ScalarType::Complex64;
+}
+
+// A lower-priority group joins: it changes the dtype only with a higher
+// category (Note [Pointwise semantics]).
+ScalarType join_lower(ScalarType so_far, ScalarType lower) {
+  const Category c = category_of(so_far), l = category_of(lower);
+  if (l <= c) return so_far;
+  if (l == Category::kComplex && c == Category::kFloat) return complex_of(so_far);
+  return lower;
+}
+
+void check_served(ScalarType t, const char* what, const char* fn) {
+  AOTRT_CHECK(t != ScalarType::Complex32, kUnsupported, fn, ": ", what,
+              " is complex32, which is not served");
+}
+
+ScalarType result_type(const TensorImpl& a, const TensorImpl& b, const char* fn) {
+  check_served(a.dtype(), "self", fn);
+  check_served(b.dtype(), "other", fn);
+  const bool a0 = a.dim() == 0, b0 = b.dim() == 0;
+  if (a0 == b0) return promote(a.dtype(), b.dtype(), fn);
+  return a0 ? join_lower(b.dtype(), a.dtype()) : join_lower(a.dtype(), b.dtype());
+}
+
+// The dtype a Scalar passed as a double stands for.
+ScalarType scalar_dtype(double v) {
+  return std::isfinite(v) && v == std::floor(v) ? ScalarType::Int64 : ScalarType::Float64;
+}
+ScalarType result_type(const TensorImpl& a, double s) {
+  const ScalarType t = a.dtype();
+  if (scalar_dtype(s) == ScalarType::Float64 && category_of(t) < Category::kFloat) {
+    return ScalarType::Float32;
+  }
+  if (category_of(t) == Category::kBool && scalar_dtype(s) == ScalarType::Int64) {
+    return ScalarType::Int64;
+  }
+  return t;
+}
+
+// t as `dtype` (itself when it already is).
+const TensorImpl& as_dtype(const TensorImpl& t, ScalarType dtype,
+                           std::vector<std::unique_ptr<TensorImpl>>& keep, const char* fn) {
+  if (t.dtype() == dtype) return t;
+  keep.push_back(empty_strided(t.sizes(), contiguous_strides(t.sizes()), dtype, t.device(), fn));
+  copy_tensor(*keep.back(), t, fn);
+  return *keep.back();
+}
+
+// a op b over their broadcast shape, the result of dtype out_dtype.
+std::unique_ptr<TensorImpl> binary(BinaryOp op, const TensorImpl& a0, const TensorImpl& b0,
+                                   ScalarType compute, ScalarType out_dtype, double alpha,
+                                   const char* fn) {
+  AOTRT_CHECK(a0.device() == b0.device() || b0.dim() == 0, kInvalidArgument, fn,
+              ": other is on ", b0.device().str(), ", self on ", a0.device().str());
+  std::vector<std::unique_ptr<TensorImpl>> keep;
+  const TensorImpl& a = as_dtype(a0, compute, keep, fn);
+  const TensorImpl* bp = &as_dtype(b0, compute, keep, fn);
+  if (bp->device() != a.device()) {  // a CPU 0-d tensor with a CUDA one
+    keep.push_back(empty_strided({}, {}, compute, a.device(), fn));
+    copy_tensor(*keep.back(), *bp, fn);
+    bp = keep.back().get();
+  }
+  const TensorImpl& b = *bp;
+  const std::vector<int64_t> shape = broadcast_shapes(a.sizes(), b.sizes(), fn);
+  const std::vector<int64_t> as = expand_strides(a.sizes(), a.strides(), shape, fn);
+  const std::vector<int64_t> bs = expand_strides(b.sizes(), b.strides(), shape, fn);
+  // The layout follows the operands as given, before any dtype conversion.
+  const std::vector<int64_t> layout = iterator_output_strides(
+      shape, {expand_strides(a0.sizes(), a0.strides(), shape, fn),
+              expand_strides(b0.sizes(), b0.strides(), shape, fn)});
+  auto out = empty_strided(shape, layout, out_dtype, a.device(), fn);
+  if (out->numel() == 0) return out;
+  StridedView av = strided_view(a), bv = strided_view(b), ov = strided_view(*out);
+  av.sizes = bv.sizes = shape;
+  av.strides = as;
+  bv.strides = bs;
+  kernel(&PointwiseKernels::binary, a.device(), fn)(op, av, bv, ov, alpha, fn);
+  return out;
+}
+
+std::unique_ptr<TensorImpl> with_scalar(BinaryOp op, const TensorImpl& self, double s,
+                                        double alpha, const char* fn) {
+  check_served(self.dtype(), "self", fn);
+  const ScalarType t = result_type(self, s);
+  auto scalar = scalar_tensor(s, t, self.device(), fn);
+  return binary(op, self, *scalar, t, t, alpha, fn);
+}
+
+std::unique_ptr<TensorImpl> unary(UnaryOp op, const TensorImpl& self, ScalarType in_dtype,
+                                  ScalarType out_dtype, const char* fn) {
+  std::vector<std::unique_ptr<TensorImpl>> keep;
+  const TensorImpl& x = as_dtype(self, in_dtype, keep, fn);
+  const std::vector<int64_t> st(self.strides().begin(), self.strides().end());
+  auto out = empty_strided(x.sizes(), iterator_output_strides(x.sizes(), {st}), out_dtype,
+                           x.device(), fn);
+  if (out->numel() > 0) {
+    kernel(&PointwiseKernels::unary, x.device(), fn)(op, strided_view(x), strided_view(*out), fn);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<TensorImpl> abs(const TensorImpl& self, const char* fn) {
+  check_served(self.dtype(), "self", fn);
+  AOTRT_CHECK(self.dtype() != ScalarType::Bool, kInvalidArgument, fn,
+              ": abs is not implemented for bool tensors (as ATen)");
+  return unary(UnaryOp::kAbs, self, self.dtype(), real_of(self.dtype()), fn);
+}
+
+std::unique_ptr<TensorImpl> angle(const TensorImpl& self, const char* fn) {
+  check_served(self.dtype(), "self", fn);
+  const ScalarType t = category_of(self.dtype()) <= Category::kInt ? ScalarType::Float32
+                                                                   : self.dtype();
+  return unary(UnaryOp::kAngle, self, t, real_of(t), fn);
+}
+
+std::unique_ptr<TensorImpl> add(const TensorImpl& self, const TensorImpl& other, double alpha,
+                                const char* fn) {
+  const ScalarType t = result_type(self, other, fn);
+  AOTRT_CHECK(t != ScalarType::Bool || alpha == 1.0 || alpha == 0.0, kInvalidArgument, fn,
+              ": for bool tensors alpha must be a bool");
+  return binary(BinaryOp::kAdd, self, other, t, t, alpha, fn);
+}
+
+std::unique_ptr<TensorImpl> add(const TensorImpl& self, double other, double alpha,
+                                const char* fn) {
+  return with_scalar(BinaryOp::kAdd, self, other, alpha, fn);
+}
+
+std::unique_ptr<TensorImpl> mul(const TensorImpl& self, const TensorImpl& other, const char* fn) {
+  const ScalarType t = result_type(self, other, fn);
+  return binary(BinaryOp::kMul, self, other, t, t, 1.0, fn);
+}
+
+std::unique_ptr<TensorImpl> mul(const TensorImpl& self, double other, const char* fn) {
+  return with_scalar(BinaryOp::kMul, self, other, 1.0, fn);
+}
+
+std::unique_ptr<TensorImpl> pow(const TensorImpl& self, const TensorImpl& exponent,
+                                const char* fn) {
+  const ScalarType t = result_type(self, exponent, fn);
+  AOTRT_CHECK(t != ScalarType::Bool, kInvalidArgument, fn,
+              ": pow is not implemented for bool tensors");
+  return binary(BinaryOp::kPow, self, exponent, t, t, 1.0, fn);
+}
+
+std::unique_ptr<TensorImpl> pow(const TensorImpl& self, double exponent, const char* fn) {
+  check_served(self.dtype(), "self", fn);
+  const ScalarType t = result_type(self, exponent);
+  AOTRT_CHECK(category_of(t) != Category::kInt || exponent >= 0, kInvalidArgument, fn,
+              ": Integers to negative integer powers are not allowed (exponent ", exponent, ")");
+  AOTRT_CHECK(t != ScalarType::Bool, kInvalidArgument, fn,
+              ": pow is not implemented for bool tensors");
+  auto e = scalar_tensor(exponent, t, self.device(), fn);
+  return binary(BinaryOp::kPowScalarExponent, self, *e, t, t, 1.0, fn);
+}
+
+std::unique_ptr<TensorImpl> pow(double self, const TensorImpl& exponent, const char* fn) {
+  check_served(exponent.dtype(), "exponent", fn);
+  const ScalarType t = result_type(exponent, self);
+  AOTRT_CHECK(t != ScalarType::Bool, kInvalidArgument, fn,
+              ": pow is not implemented for bool tensors");
+  auto base = scalar_tensor(self, t, exponent.device(), fn);
+  return binary(BinaryOp::kPow, *base, exponent, t, t, 1.0, fn);
+}
+
+std::unique_ptr<TensorImpl> polar(const TensorImpl& abs, const TensorImpl& angle,
+                                  const char* fn) {
+  AOTRT_CHECK(abs.dtype() == ScalarType::Float32 || abs.dtype() == ScalarType::Float64,
+              kInvalidArgument, fn, ": abs must be float32 or float64, not ",
+              dtype_name(abs.dtype()));
+  AOTRT_CHECK(angle.dtype() == abs.dtype(), kInvalidArgument, fn, ": angle is ",
+              dtype_name(angle.dtype()), ", abs ", dtype_name(abs.dtype()),
+              " (ATen wants one dtype)");
+  return binary(BinaryOp::kPolar, abs, angle, abs.dtype(), complex_of(abs.dtype()), 1.0, fn);
+}
+
+std::unique_ptr<TensorImpl> gcd(const TensorImpl& self, const TensorImpl& other, const char* fn) {
+  const ScalarType t = result_type(self, other, fn);
+  AOTRT_CHECK(category_of(t) == Category::kInt, kInvalidArgument, fn,
+              ": gcd takes integer tensors, not ", dtype_name(t));
+  return binary(BinaryOp::kGcd, self, other, t, t, 1.0, fn);
+}
+
+}  // namespace aotrt::ops

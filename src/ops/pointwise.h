@@ -1,0 +1,67 @@
+// Pointwise ops inductor calls as fallbacks (it emits them for complex
+// dtypes, which its C++ codegen does not vectorize): abs, angle, add.Tensor,
+// add.Scalar, mul.Tensor, mul.Scalar, pow (Tensor_Scalar, Tensor_Tensor,
+// Scalar), polar, gcd.
+//
+// Note [Pointwise semantics]
+// ATen's CPU rules, checked against torch 2.13 eager (gen_ops_reference.py's
+// pointwise cases):
+// - Result dtype (ATen's result_type): categories bool < integer < floating
+//   < complex; tensors of one or more dims decide first, then 0-d tensors,
+//   then the Scalar; a later group changes the dtype only when its category
+//   is higher: to its own dtype (a 0-d tensor), to float32 (a floating
+//   Scalar), or to the complex of the floating dtype so far (a complex 0-d
+//   tensor with float tensors: complex64 for float32). The C shims pass a
+//   Scalar as a double, so an integral value stands for a Python int (the
+//   dtype stays integral) and any other for a float.
+// - abs: the input's dtype, the real one for complex. angle: floating
+//   (integers give float32) atan2(imag, real): pi for negative reals, 0
+//   otherwise, NaN kept. add: self + alpha * other; mul: self * other.
+// - pow: integers by repeated squaring (a negative Scalar exponent with an
+//   integer tensor is refused as in ATen; tensor exponents give 0, 1 or -1
+//   as ATen does); floating std::pow, with ATen's special Tensor_Scalar
+//   exponents (2, 3, 0.5, -0.5, -1, -2 as products, sqrt and reciprocals);
+//   complex exp(exponent * log(base)), so 0 ** 0 is NaN as in ATen.
+// - polar(abs, angle): float32/float64, one dtype, complex of it:
+//   abs * (cos(angle), sin(angle)). gcd: integers, non-negative, gcd(0, 0) 0.
+// - Inputs broadcast; the result is laid out as TensorIterator lays it out
+//   (Note [Iterator output layout] in ops/dims.h). Complex32 is refused.
+#pragma once
+
+#include <memory>
+
+#include "core/tensor.h"
+
+namespace aotrt::ops {
+
+enum class UnaryOp { kAbs, kAngle };
+enum class BinaryOp { kAdd, kMul, kPow, kPowScalarExponent, kPolar, kGcd };
+
+// See Note [Op dispatch] in ops/dispatch.h. Views of the output's shape (0
+// strides where broadcast). unary: out has `in`'s dtype or its real one.
+// binary: a, b and out share the compute dtype (polar: out is its complex);
+// alpha scales b in kAdd; kPowScalarExponent is pow with b a 0-d exponent
+// (ATen's special exponents apply).
+struct PointwiseKernels {
+  void (*unary)(UnaryOp op, const StridedView& in, const StridedView& out, const char* fn);
+  void (*binary)(BinaryOp op, const StridedView& a, const StridedView& b, const StridedView& out,
+                 double alpha, const char* fn);
+};
+
+std::unique_ptr<TensorImpl> abs(const TensorImpl& self, const char* fn);
+std::unique_ptr<TensorImpl> angle(const TensorImpl& self, const char* fn);
+std::unique_ptr<TensorImpl> add(const TensorImpl& self, const TensorImpl& other, double alpha,
+                                const char* fn);
+std::unique_ptr<TensorImpl> add(const TensorImpl& self, double other, double alpha,
+                                const char* fn);
+std::unique_ptr<TensorImpl> mul(const TensorImpl& self, const TensorImpl& other, const char* fn);
+std::unique_ptr<TensorImpl> mul(const TensorImpl& self, double other, const char* fn);
+std::unique_ptr<TensorImpl> pow(const TensorImpl& self, const TensorImpl& exponent,
+                                const char* fn);
+std::unique_ptr<TensorImpl> pow(const TensorImpl& self, double exponent, const char* fn);
+std::unique_ptr<TensorImpl> pow(double self, const TensorImpl& exponent, const char* fn);
+std::unique_ptr<TensorImpl> polar(const TensorImpl& abs, const TensorImpl& angle,
+                                  const char* fn);
+std::unique_ptr<TensorImpl> gcd(const TensorImpl& self, const TensorImpl& other, const char* fn);
+
+}  // namespace aotrt::ops
