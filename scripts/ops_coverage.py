@@ -38,27 +38,27 @@ PREFIX = {"cpu": "aoti_torch_cpu_", "cuda": "aoti_torch_cuda_", "aten": "aoti_to
 NOT_SERVED = [
     (r"_backward$|_backward_|_dense_backward|_per_sample_weights_backward",
      "backward-only: inductor emits it for training graphs, not for inference"),
-    # Served on the CPU by ops-more's families; only their CUDA entries reach this list.
+    (r"^(_fused_moving_avg_obs_fq_helper\w*)$",
+     "quantization-aware training's observer: emitted for training graphs, not for inference"),
+    (r"^(_scaled_dot_product_fused_attention_overrideable)$",
+     "the attention entry point of out-of-tree backends (XPU, HPU): not emitted for CPU or CUDA"),
+    (r"^(_to_sparse|to_sparse)$",
+     "sparse layouts: aotrt's tensors are dense and strided, so a sparse result is refused"),
+    # Served on the CPU; only the CUDA entries of these families reach this list.
     (r"^(triangular_solve|cholesky_solve|cholesky_inverse|geqrf|ormqr|lu_unpack|_fft_r2c|_fft_c2c|"
      r"_cdist_forward|_pdist_forward|hann_window|_int_mm_out|_weight_int8pack_mm|"
      r"rand\w*|randn\w*|randint\w*|randperm|bernoulli_\w*|uniform|normal_functional|exponential|"
-     r"native_dropout)$",
-     "CPU only so far: the CUDA kernel table of its family (src/ops/<family>.h) is ops-cuda's"),
+     r"native_dropout|_embedding_bag\w*|_trilinear|addbmm|addmv|_addmm_activation|_fused_rms_norm|"
+     r"segment_reduce|histogram_bin_ct|_histogramdd_from_bin_cts|abs|angle|add_\w+|mul_\w+|pow_\w+|"
+     r"polar|gcd|_efficientzerotensor|\w*pool\w*|grid_sampler\w*)$",
+     "CPU only so far: its family's CUDA kernel table (src/ops/<family>.h) is not written"),
     (r"^(resize_|resize_as_|set__source_Tensor)$",
-     "in-place storage changes of a handle: not written yet (ops-cpu did not reach them this session)"),
-    (r"^(amax|subtract_Tensor)$",
-     "c_shim_aten.h pointwise ops: not written yet (opsmisc reached the cpu/cuda pointwise shims only)"),
-    (r"^(rand\w*|randn\w*|randint\w*|randperm|bernoulli_\w*|uniform|normal_functional|exponential|"
-     r"native_dropout)$", "RNG family: ops-more, in progress"),
-    # Served on the CPU by the pooling family (src/ops/pooling.h); only the CUDA entries reach here.
-    (r"pool|grid_sampler",
-     "CPU only so far: the pooling family's CUDA kernel table (ops::PoolingKernels, src/ops/pooling.h) "
-     "is not written; AOTRT_OP_CPU rows this session"),
-    (r"fft|stft|hann_window", "FFT family: ops-more, in progress"),
-    (r"^(triangular_solve|cholesky\w*|geqrf|ormqr|lu_unpack|linalg_\w+)$", "linear algebra family: ops-more, in progress"),
-    (r"^(_cdist\w*|_pdist\w*|_int_mm\w*|_weight_int8pack_mm|_dyn_quant\w*|_scaled_mm\w*|"
-     r"_grouped_mm|_efficientzerotensor)$", "ops-more, in progress"),
-    (r"attention|_flash_", "attention family: ops-cuda (CUDA flash attention), in progress"),
+     "in-place storage changes of a handle (mutating graphs): not written yet"),
+    (r"^(amax|subtract_Tensor)$", "c_shim_aten.h pointwise ops: not written yet"),
+    (r"^(_dyn_quant\w*|_scaled_mm\w*|_scaled_grouped_mm|_grouped_mm|_weight_int4pack_mm\w*|mm_dtype_out)$",
+     "quantized and grouped matmuls (int4, fp8, grouped): not written yet"),
+    (r"attention|_flash_|_cudnn_rnn|_thnn_fused_lstm_cell",
+     "CUDA kernel not written yet (the cuDNN SDPA path serves _scaled_dot_product_cudnn_attention)"),
 ]
 
 
@@ -186,7 +186,7 @@ def reason(short: str) -> str:
     for pat, why in NOT_SERVED:
         if re.search(pat, short):
             return why
-    return "not served yet: no family has claimed it"
+    return "not written yet"
 
 
 def render(versions: dict[str, dict[str, dict[str, dict]]], rows: dict[str, dict],

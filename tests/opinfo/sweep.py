@@ -17,8 +17,9 @@ output's dtype. Each case ends as one of
   differs-in-torch aotrt matches torch's own AOTI loader on the same package, and both
                    differ from eager: inductor's code, not aotrt, is off
   refused          aotrt would not load or run it (its message; the MISSING shims if that is why)
-  not-run          needs aotrt's proxy executor and shared a package with proxy ops aotrt
-                   refuses, so it was not run (run it with --batch 1)
+  not-run          in tables made before 2026-12-01 14:50 UTC: the case needed aotrt's proxy
+                   executor and shared a package with proxy ops aotrt refuses. Such a case is
+                   now compiled again alone, and its outcome is its own
   crash            aotrt died on a signal
   compile-error    AOTInductor (or g++) failed on a package that torch.export made
   does-not-export  torch.export itself fails (the exception's first line)
@@ -666,15 +667,16 @@ class Sweep:
                 for k in blamed:
                     shims[k] = sorted(set(shims[k]) | missing)
             if not blamed and "proxy executor does not serve" in message:
-                # Which case an unserved proxy op belongs to is not known here: those cases
-                # are not run (one-op packages, --batch 1, would tell); the others are retried.
+                # Which case an unserved proxy op belongs to is not known here: each case that
+                # calls the proxy executor is compiled again in a package of its own, where the
+                # refusal is its own; the others are retried together.
                 proxy = [k for k in range(len(group)) if any("proxy_executor" in n for n in shims[k])]
-                for k in proxy:
-                    self.finish(group[k], "not-run", "shares a package with ops aotrt's proxy executor does not "
-                                "serve (" + message.split("does not serve: ", 1)[-1][:200] + "); not run alone",
-                                **extra(k))
+                if len(proxy) == 1 and len(group) == 1:
+                    self.finish(group[0], "refused", message, missing=sorted(missing), **extra(0))
+                    return [], [], None
                 if proxy:
-                    return [group[k] for k in range(len(group)) if k not in proxy], [], None
+                    return ([group[k] for k in range(len(group)) if k not in proxy],
+                            [[group[k]] for k in proxy], None)
             if not blamed:
                 if len(group) == 1:
                     self.finish(group[0], "crash" if rc < 0 else "refused", message,
