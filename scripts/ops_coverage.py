@@ -221,7 +221,7 @@ def render(versions: dict[str, dict[str, dict[str, dict]]], rows: dict[str, dict
             if n in rows and not has_kernels(n, rows[n], cuda_families):
                 fam = Path(rows[n]["file"]).stem
                 t.append(f"| `{n}` | no{other} | entry point in `{rows[n]['file']}`; no CUDA kernels "
-                         f"registered for the {fam} family yet (`src/cuda/ops/{fam}.cu`: ops-cuda); "
+                         f"registered for the {fam} family yet (`src/cuda/ops/{fam}.cu` not written); "
                          "refused with \"no CUDA kernel\" |")
             elif n in rows:
                 r = rows[n]
