@@ -9,6 +9,7 @@ dir.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -72,7 +73,10 @@ def export_all(cases: Sequence[Case], out_dir: Path) -> dict[str, Path]:
     out_dir = out_dir / export.source_fingerprint()[:12]
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs = int(os.environ.get("AOTRT_E2E_JOBS", "2"))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Spawned, never forked: a fork of this process, where torch's OpenMP threads have run
+    # eager ops already, deadlocked in the child (futex waits, seen with test_ops_linear.py
+    # after other files); aotrt_tools.export spawns its workers for the same reason.
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         paths = list(pool.map(_export, cases, [str(out_dir)] * len(cases)))
     return {c.name: Path(p) for c, p in zip(cases, paths)}
 
