@@ -3,6 +3,7 @@
 // its shape, each operand read through its own (broadcast) strides.
 #include <cmath>
 #include <complex>
+#include <type_traits>
 #include <array>
 #include <numeric>
 #include <span>
@@ -56,6 +57,23 @@ struct real_of<std::complex<R>> {
 template <typename T>
 using real_t = typename real_of<T>::type;
 
+// Two's-complement arithmetic of I, as ATen's integer kernels give it: done
+// in an unsigned type at least as wide as unsigned int, since narrower ones
+// promote to (signed) int, whose overflow is undefined (the op_shims fuzzer
+// found int16 pow doing 63489 * 63489 in int).
+template <typename I>
+using WrapOf = std::common_type_t<std::make_unsigned_t<I>, unsigned>;
+
+template <typename I>
+I wrap_mul(I a, I b) {
+  return static_cast<I>(static_cast<WrapOf<I>>(a) * static_cast<WrapOf<I>>(b));
+}
+
+template <typename I>
+I wrap_add(I a, I b) {
+  return static_cast<I>(static_cast<WrapOf<I>>(a) + static_cast<WrapOf<I>>(b));
+}
+
 // ATen's integer pow: repeated squaring; negative exponents give 1 for base
 // 1, +-1 for base -1, else 0.
 template <typename I>
@@ -67,13 +85,12 @@ I int_pow(I base, I exp) {
       return 0;
     }
   }
-  using U = std::make_unsigned_t<I>;
-  U result = 1, b = static_cast<U>(base);
-  for (auto e = static_cast<U>(exp); e != 0; e >>= 1) {
-    if (e & 1) result = static_cast<U>(result * b);
-    b = static_cast<U>(b * b);
+  I result = 1, b = base;
+  for (auto e = static_cast<std::make_unsigned_t<I>>(exp); e != 0; e >>= 1) {
+    if (e & 1) result = wrap_mul(result, b);
+    b = wrap_mul(b, b);
   }
-  return static_cast<I>(result);
+  return result;
 }
 
 template <typename V>
@@ -113,7 +130,9 @@ void unary(UnaryOp op, const StridedView& in, const StridedView& out, const char
           } else if constexpr (std::is_unsigned_v<T>) {
             write_elem<T>(out.data, off[1], read_elem<T>(in.data, off[0]));
           } else if constexpr (std::is_integral_v<T>) {
-            write_elem<T>(out.data, off[1], static_cast<T>(x < 0 ? T(0) - x : x));
+            // abs of the most negative value is itself, as in ATen (two's complement).
+            const T magnitude = x < 0 ? static_cast<T>(WrapOf<T>(0) - static_cast<WrapOf<T>>(x)) : x;
+            write_elem<T>(out.data, off[1], magnitude);
           } else {
             write_elem<T>(out.data, off[1], convert_value<T>(std::abs(x)));
           }
@@ -157,8 +176,7 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_same_v<T, bool>) {
             r = x || (y && alpha != 0);
           } else if constexpr (std::is_integral_v<V>) {
-            using U = std::make_unsigned_t<V>;
-            r = static_cast<V>(static_cast<U>(x) + static_cast<U>(al) * static_cast<U>(y));
+            r = wrap_add(x, wrap_mul(al, y));
           } else {
             r = x + al * y;
           }
@@ -167,8 +185,7 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_same_v<T, bool>) {
             r = x && y;
           } else if constexpr (std::is_integral_v<V>) {
-            using U = std::make_unsigned_t<V>;
-            r = static_cast<V>(static_cast<U>(x) * static_cast<U>(y));
+            r = wrap_mul(x, y);
           } else {
             r = x * y;
           }
@@ -189,11 +206,12 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           break;
         case BinaryOp::kGcd:
           if constexpr (std::is_integral_v<V> && !std::is_same_v<T, bool>) {
-            if constexpr (std::is_signed_v<V>) {
-              r = static_cast<V>(std::gcd(x, y));  // non-negative for int8..int64
-            } else {
-              r = std::gcd(x, y);
-            }
+            // On the magnitudes, unsigned: std::gcd of the most negative value is
+            // undefined; ATen's result for it wraps to that value.
+            using W = WrapOf<V>;
+            const W a = x < 0 ? W(0) - static_cast<W>(x) : static_cast<W>(x);
+            const W b = y < 0 ? W(0) - static_cast<W>(y) : static_cast<W>(y);
+            r = static_cast<V>(std::gcd(a, b));
           } else {
             AOTRT_FAIL(kInternal, fn, ": gcd of a non-integer dtype");
           }
