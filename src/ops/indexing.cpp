@@ -486,7 +486,7 @@ std::unique_ptr<TensorImpl> repeat_interleave(const TensorImpl& repeats,
   int64_t total = 0;
   for (int64_t i = 0; i < n; ++i) {
     AOTRT_CHECK(r[i] >= 0, kInvalidArgument, fn, ": repeats can not be negative");
-    total += r[i];
+    total = checked_add(total, r[i], fn);  // the sum of repeats must fit in int64
   }
   if (output_size) {
     AOTRT_CHECK(*output_size == total, kInvalidArgument, fn, ": output_size ", *output_size,
