@@ -13,7 +13,7 @@
 # to a scratch folder, never into the repository; a crash stops the run with a
 # non-zero exit and leaves its input in $BUILD_DIR/artifacts/.
 #
-#   scripts/fuzz.sh --short                 # CI: replay, then 60 s per target
+#   scripts/fuzz.sh --short                 # CI: replay, then 60 s per target from seed 1
 #   scripts/fuzz.sh --time 600              # a longer run: 10 min per target
 #   scripts/fuzz.sh --time 600 --merge      # ... and merge what it found into fuzz/corpus/
 #   scripts/fuzz.sh --target view_arithmetic --time 30
@@ -25,11 +25,15 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 start=$(date +%s)
 SECONDS_PER_TARGET=600
+# --short (CI) fuzzes from a fixed seed, so that a CI run repeats the last one's inputs
+# (as far as its time allows) instead of drawing new ones: new findings come from the
+# longer runs by command, which draw a seed each.
+SEED=
 MERGE=0
 TARGETS=(package_reader view_arithmetic op_shims)
 while [ $# -gt 0 ]; do
   case "$1" in
-    --short) SECONDS_PER_TARGET=60; shift ;;
+    --short) SECONDS_PER_TARGET=60; SEED=1; shift ;;
     --time) SECONDS_PER_TARGET=${2:?--time needs seconds}; shift 2 ;;
     --merge) MERGE=1; shift ;;
     --target) TARGETS=("${2:?--target needs a name}"); shift 2 ;;
@@ -75,7 +79,7 @@ fuzz_one() {
   "$bin" -runs=0 "$corpus" 2>&1 | tail -n 2
   echo "== $t: fuzzing for $SECONDS_PER_TARGET s"
   t0=$(date +%s)
-  "$bin" -max_total_time="$SECONDS_PER_TARGET" -max_len=8192 -timeout=30 -print_final_stats=1 \
+  "$bin" -max_total_time="$SECONDS_PER_TARGET" -max_len=8192 -timeout=30 -print_final_stats=1 ${SEED:+-seed=$SEED} \
     -artifact_prefix="$BUILD_DIR/artifacts/$t-" "$SCRATCH/new_$t" "$corpus" "$SCRATCH/seeds" \
     2>"$SCRATCH/$t.log" || { tail -n 60 "$SCRATCH/$t.log"; echo "fuzz.sh: $t found a crash (input in $BUILD_DIR/artifacts/)" >&2; return 1; }
   grep -E "^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)" "$SCRATCH/$t.log" | tr '\n' ' '

@@ -35,6 +35,12 @@ class Allocator {
   virtual void set_limit(int64_t max_live_bytes) = 0;
 };
 
+// Whether `live` bytes plus `nbytes` more pass a set_limit cap (limit > 0),
+// computed so that no size overflows (nbytes may come near SIZE_MAX).
+inline bool exceeds_limit(int64_t live, size_t nbytes, int64_t limit) {
+  return limit > 0 && (nbytes > static_cast<size_t>(limit) || live > limit - static_cast<int64_t>(nbytes));
+}
+
 // The allocator of a device: the CPU one always, a CUDA one in CUDA builds
 // (throws kUnsupported otherwise).
 Allocator& allocator_for(Device device);

@@ -175,7 +175,8 @@ class CpuAllocator final : public Allocator {
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
     const int64_t limit = limit_.load(std::memory_order_relaxed);
-    if (limit > 0 && live_.load(std::memory_order_relaxed) + static_cast<int64_t>(nbytes) > limit) {
+    // (A fuzzer's new_zeros asked for 2^63 - 1 bytes: live + nbytes overflowed.)
+    if (exceeds_limit(live_.load(std::memory_order_relaxed), nbytes, limit)) {
       failed_.fetch_add(1, std::memory_order_relaxed);
       AOTRT_FAIL(kOutOfMemory, "cpu allocator: cannot allocate ", nbytes, " bytes: ",
                  live_.load(), " bytes are live and the limit is ", limit);

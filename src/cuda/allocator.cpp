@@ -71,7 +71,7 @@ class CachingAllocator final : public Allocator {
     const size_t size = block_size_for(nbytes);
     const cudaStream_t stream = current_cuda_stream(device_);
     std::lock_guard<std::mutex> lock(mu_);
-    if (limit_ > 0 && stats_.live_bytes + static_cast<int64_t>(size) > limit_) {
+    if (exceeds_limit(stats_.live_bytes, size, limit_)) {
       ++stats_.failed_allocations;
       AOTRT_FAIL(kOutOfMemory, "CUDA allocator (device ", device_, "): cannot allocate ", nbytes,
                  " bytes (", size, " rounded): the limit set with set_limit is ", limit_,
@@ -211,7 +211,7 @@ class CachingAllocator final : public Allocator {
   }
 
   bool within_limit(size_t size) const {
-    return limit_ <= 0 || stats_.live_bytes + static_cast<int64_t>(size) <= limit_;
+    return !exceeds_limit(stats_.live_bytes, size, limit_);
   }
 
   static bool free_completed(const Block& block) {
