@@ -54,10 +54,15 @@ std::array<int64_t, 3> per_dim(std::span<const int64_t> v, int nd, const char* n
 }
 
 // ATen's pooling_output_shape.
-int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil) {
-  const int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? stride - 1 : 0);
+// ATen's output size of a pooled dim. Arguments come from the model (or a
+// fuzzer): every step is checked, and an overflow refuses naming `fn`.
+int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil,
+                    const char* fn) {
+  const int64_t extent = checked_add(checked_mul(dil, k - 1, fn), 1, fn);  // the dilated window
+  const int64_t padded = checked_add(in, checked_mul(2, pad, fn), fn);
+  const int64_t num = checked_add(padded - extent, ceil ? stride - 1 : 0, fn);
   int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
-  if (ceil && (out - 1) * stride >= in + pad) --out;
+  if (ceil && checked_mul(out - 1, stride, fn) >= checked_add(in, pad, fn)) --out;
   return out;
 }
 
@@ -143,7 +148,7 @@ PoolShape pool_shape(const TensorImpl& self, int nd, std::span<const int64_t> ke
     AOTRT_CHECK(p >= 0, kInvalidArgument, fn, ": argument 'padding' must be non-negative, got ",
                 p);
     if (is_max) {
-      AOTRT_CHECK(p <= ((k - 1) * d + 1) / 2, kInvalidArgument, fn,
+      AOTRT_CHECK(p <= checked_add(checked_mul(k - 1, d, fn), 1, fn) / 2, kInvalidArgument, fn,
                   ": argument 'padding': pad should be at most half of effective kernel size, "
                   "but got pad=", p, ", kernel_size=", k, " and dilation=", d);
     } else {
@@ -152,7 +157,7 @@ PoolShape pool_shape(const TensorImpl& self, int nd, std::span<const int64_t> ke
                   "size, but got pad=", p, ", kernel_size=", k);
     }
     in[i] = self.sizes()[self.dim() - 3 + i];
-    out[i] = pooled_size(in[i], k, p, s, d, ceil_mode);
+    out[i] = pooled_size(in[i], k, p, s, d, ceil_mode, fn);
   }
   for (int i = 3 - nd; i < 3; ++i) {
     AOTRT_CHECK(out[i] > 0, kInvalidArgument, fn, ": Given input size: (", dims_text(in, nd),
