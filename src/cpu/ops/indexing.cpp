@@ -280,8 +280,13 @@ void histc(const StridedView& self, const StridedView& out, double min, double m
       for_each_element(self.sizes, strides, [&](int64_t, const std::vector<int64_t>& off) {
         const V x = load(read_elem<T>(self.data, off[0]));
         if (!(x >= lo && x <= hi)) return;
-        int64_t pos = static_cast<int64_t>((x - lo) * static_cast<V>(bins) / (hi - lo));
-        if (pos == bins) pos -= 1;
+        // In long double, whose range holds (x - lo) * bins for any float or double
+        // range (a range of [-max, max] overflowed V to inf / inf = NaN, and its cast
+        // to int64 was undefined: found by the op_shims fuzzer).
+        using L = long double;
+        const L where = (static_cast<L>(x) - static_cast<L>(lo)) * static_cast<L>(bins) /
+                        (static_cast<L>(hi) - static_cast<L>(lo));
+        int64_t pos = where >= static_cast<L>(bins) ? bins - 1 : where > 0 ? static_cast<int64_t>(where) : 0;
         counts[pos] += 1;
       });
       for (int64_t b = 0; b < bins; ++b) write_elem<T>(out.data, b * out.strides[0], convert_value<T>(counts[b]));
