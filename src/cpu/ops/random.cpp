@@ -33,7 +33,9 @@ T value(const RandomDraw& d, const double* p, int64_t i, uint64_t seed, uint64_t
     }
     case RandomKind::kRandint: {
       const uint64_t bits = (static_cast<uint64_t>(r.w[1]) << 32) | r.w[0];
-      return static_cast<T>(d.low + static_cast<int64_t>(bits % d.range));
+      // low + offset in uint64, two's complement: for a range of more than 2^63
+      // values the signed sum overflowed (found by the op_shims fuzzer).
+      return static_cast<T>(static_cast<int64_t>(static_cast<uint64_t>(d.low) + bits % d.range));
     }
     case RandomKind::kBernoulli:
       return static_cast<T>(philox_unit(r.w[0], r.w[1]) < (p != nullptr ? p[i] : d.a) ? 1 : 0);
