@@ -274,8 +274,15 @@ void run_integer_gemm(const Gemm& g, const Matrices* self) {
   const auto* pa = reinterpret_cast<const uint64_t*>(a.data);
   const auto* pb = reinterpret_cast<const uint64_t*>(b.data);
   auto* pc = reinterpret_cast<uint64_t*>(c.data);
-  const auto beta = static_cast<uint64_t>(self != nullptr ? static_cast<int64_t>(g.beta) : 0);
-  const auto alpha = static_cast<uint64_t>(static_cast<int64_t>(g.alpha));
+  // beta and alpha become integers as ATen's Scalar does: refused when they do not fit
+  // (a fuzzed alpha of -inf was cast to int64, which is undefined).
+  const auto as_integer = [&](double v, const char* name) {
+    AOTRT_CHECK(v >= -0x1p63 && v < 0x1p63, kInvalidArgument, g.fn, ": ", name, " ", v,
+                " cannot be converted to an integer without overflow");
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  };
+  const uint64_t beta = self != nullptr ? as_integer(g.beta, "beta") : 0;
+  const uint64_t alpha = as_integer(g.alpha, "alpha");
   const int64_t rows = B * M;
 #pragma omp parallel for schedule(static) if (rows > 1 && rows * N * K >= 32768)
   for (int64_t r = 0; r < rows; ++r) {
