@@ -267,6 +267,7 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
     std::vector<bool> expanded(static_cast<size_t>(total), false);
     for (int64_t e : expands[k]) {
       const int64_t d = wrap_dim(e, total, fn);
+      AOTRT_CHECK(d < total, kInvalidArgument, fn, ": ", names[k], " names dim ", e, " of ", total);
       AOTRT_CHECK(!expanded[static_cast<size_t>(d)], kInvalidArgument, fn, ": ", names[k],
                   " names dim ", d, " twice");
       expanded[static_cast<size_t>(d)] = true;
@@ -284,7 +285,12 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
     }
   }
   std::vector<bool> summed(static_cast<size_t>(total), false);
-  for (int64_t s : sumdim) summed[static_cast<size_t>(wrap_dim(s, total, fn))] = true;
+  for (int64_t s : sumdim) {
+    // wrap_dim takes 0 dims as 1 (a scalar's dim 0), which no input has here.
+    const int64_t d = wrap_dim(s, total, fn);
+    AOTRT_CHECK(d < total, kInvalidArgument, fn, ": sumdim names dim ", s, " of ", total);
+    summed[static_cast<size_t>(d)] = true;
+  }
   std::vector<int64_t> full(static_cast<size_t>(total)), out_sizes;
   for (int64_t d = 0; d < total; ++d) {
     int64_t size = 1;
