@@ -142,11 +142,20 @@ bool visit_dtype(ScalarType t, F&& f) {
 
 // The element `elem` elements past base (any dtype's C++ type T; memcpy, so
 // views of any alignment are fine).
+// A bool element is read as its byte, any nonzero byte true: memory of a bool
+// tensor may hold other bytes than 0 and 1 (a view_dtype of uint8, or a
+// fuzzer's fill), and loading such a byte as bool is undefined.
 template <typename T>
 T read_elem(const char* base, int64_t elem) {
-  T v;
-  std::memcpy(&v, base + elem * static_cast<int64_t>(sizeof(T)), sizeof(T));
-  return v;
+  if constexpr (std::is_same_v<T, bool>) {
+    uint8_t byte;
+    std::memcpy(&byte, base + elem, 1);
+    return byte != 0;
+  } else {
+    T v;
+    std::memcpy(&v, base + elem * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    return v;
+  }
 }
 template <typename T>
 void write_elem(char* base, int64_t elem, T v) {
