@@ -90,8 +90,7 @@ void for_each_run(const LoopNest& nest, char* dst, const char* src, Inner&& inne
 template <typename D, typename S>
 void convert_run(char* dst, const char* src, int64_t n, int64_t ds, int64_t ss) {
   for (int64_t i = 0; i < n; ++i) {
-    S s;
-    std::memcpy(&s, src + i * ss, sizeof(S));
+    const S s = read_elem<S>(src + i * ss, 0);  // a bool's byte as read_elem reads it
     const D d = convert_value<D>(load(s));
     std::memcpy(dst + i * ds, &d, sizeof(D));
   }
