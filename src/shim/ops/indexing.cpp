@@ -18,13 +18,15 @@ void write_out(const TensorImpl& out, const TensorImpl& result, const char* fn) 
   copy_tensor(out, result, fn);
 }
 // scatter(self, ...) into out: the body of every scatter row.
+// `src_form`: the variants that take a src tensor, which must then be a live
+// handle (a null one is refused, not read as the value form).
 void scatter_into(const OpArgs& args, AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
                   AtenTensorHandle index, AtenTensorHandle src, double value, const char* reduce,
-                  bool include_self) {
+                  bool include_self, bool src_form = true) {
   AOTRT_CHECK(reduce != nullptr, kInvalidArgument, args.fn, ": argument 'reduce' is null");
   write_out(args.tensor(out, "out"),
             *ops::scatter(args.tensor(self, "self"), dim, args.tensor(index, "index"),
-                          src ? &args.tensor(src, "src") : nullptr, value, reduce, include_self,
+                          src_form ? &args.tensor(src, "src") : nullptr, value, reduce, include_self,
                           args.fn),
             args.fn);
 }
@@ -79,7 +81,7 @@ AOTRT_OP(scatter_src_out,
 AOTRT_OP(scatter_value_out,
          (AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index,
           double value),
-         scatter_into(args, out, self, dim, index, nullptr, value, "", true))
+         scatter_into(args, out, self, dim, index, nullptr, value, "", true, /*src_form=*/false))
 
 AOTRT_OP(scatter_reduce_two_out,
          (AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index,
