@@ -73,6 +73,42 @@ void set_seed(uint64_t seed) {
   }
 }
 
+TensorPtr multinomial(const TensorImpl& self, int64_t num_samples, bool replacement,
+                      const char* fn) {
+  AOTRT_CHECK(is_real_float(self.dtype()), kInvalidArgument, fn, ": multinomial only supports ",
+              "floating-point dtypes for input, got: ", dtype_name(self.dtype()));
+  AOTRT_CHECK(self.dim() == 1 || self.dim() == 2, kInvalidArgument, fn,
+              ": prob_dist must be 1 or 2 dim, got ", self.dim(), " dims");
+  AOTRT_CHECK(num_samples > 0, kInvalidArgument, fn, ": cannot sample n_sample <= 0 samples ",
+              "(num_samples = ", num_samples, ")");
+  const int64_t n = self.sizes()[self.dim() - 1];
+  const int64_t rows = self.dim() == 2 ? self.sizes()[0] : 1;
+  AOTRT_CHECK(replacement || num_samples <= n, kInvalidArgument, fn, ": cannot sample n_sample ",
+              "> prob_dist.size(-1) samples without replacement (num_samples = ", num_samples,
+              ", ", n, " categories)");
+  AOTRT_CHECK(n <= (int64_t{1} << 24), kInvalidArgument, fn,
+              ": number of categories cannot exceed 2^24 (got ", n, ")");
+  std::vector<int64_t> out_sizes{num_samples};
+  if (self.dim() == 2) out_sizes.insert(out_sizes.begin(), rows);
+  TensorPtr out = empty_strided(out_sizes, contiguous_strides(out_sizes), ScalarType::Int64,
+                                self.device(), fn);
+  if (rows == 0) return out;
+  AOTRT_CHECK(n > 0, kInvalidArgument, fn,
+              ": prob_dist has no categories (its last dim is empty); ATen refuses it too");
+  const int64_t dense_sizes[] = {rows, n}, dense_strides[] = {n, 1};
+  TensorPtr probs = empty_strided(dense_sizes, dense_strides, ScalarType::Float64, self.device(),
+                                  fn);
+  copy_tensor(*make_tensor(probs->storage(), self.sizes(), contiguous_strides(self.sizes()), 0,
+                           ScalarType::Float64, fn),
+              self, fn);
+  const uint64_t draws = static_cast<uint64_t>(rows) *
+                         static_cast<uint64_t>(replacement ? num_samples : n);
+  const auto [seed, base] = reserve_counters(self.device(), draws);
+  kernel(&RandomKernels::multinomial, self.device(), fn)(*probs, *out, replacement, seed, base,
+                                                         fn);
+  return out;
+}
+
 void check_default_generator(const void* const* generator_arg, const char* fn) {
   AOTRT_CHECK(generator_arg == nullptr || *generator_arg == nullptr, kUnsupported, fn,
               ": argument 'generator' is not None; aotrt draws from its default generator ",

@@ -1,6 +1,6 @@
 // Random ops: rand, randn, randint (and their _like and _out forms),
 // randperm, bernoulli_, uniform, normal_functional, exponential,
-// native_dropout.
+// native_dropout, multinomial, prims::normal.
 //
 // Note [Random streams]
 // Every device has one generator: a 64-bit seed and a 64-bit offset. The
@@ -21,6 +21,14 @@
 // - randperm(n): Fisher-Yates, swapping i with i + (r_i mod (n - i)) for
 //   i = 0..n-2, r_i the randint word of counter base + i (sequential, as
 //   ATen's CPU randperm).
+// - multinomial(p, k) with replacement: sample j of row r from counter
+//   base + r * k + j, u = unit(w0, w1): the first category whose cumulative
+//   weight exceeds u * (the row's total), so a zero weight is never drawn;
+//   without replacement: category c of row r from counter base + r * n + c,
+//   e = -log1p(-unit(w0, w1)) (exponential), key p_c / e; the k largest keys
+//   in descending order (ATen's algorithm: p / exponential, then top-k), zero
+//   weights after every positive one, in index order, when k exceeds the
+//   positive ones (ATen allows that too).
 // Values of other dtypes are made in float32/float64/int64 and converted
 // with copy_ (so float16 rounding is copy_'s). A generator argument must be
 // None: torch's generated code has no way to pass another, and aotrt makes
@@ -58,6 +66,11 @@ struct RandomKernels {
   // float64).
   void (*dropout)(const TensorImpl& out, const TensorImpl& mask, const TensorImpl& x,
                   double keep, double scale, uint64_t seed, uint64_t base);
+  // probs: dense float64 [rows, n], checked here (ATen's messages: no inf,
+  // NaN or negative weight, a positive sum per row); out: dense int64
+  // [rows, k]. Counters: rows * k with replacement, rows * n without.
+  void (*multinomial)(const TensorImpl& probs, const TensorImpl& out, bool replacement,
+                      uint64_t seed, uint64_t base, const char* fn);
 };
 
 // Reserves n counters of device's generator; returns (seed, base).
@@ -92,6 +105,12 @@ TensorPtr random_functional(const TensorImpl& self, const RandomDraw& draw, cons
 // out as empty_like(input); mask is bool.
 std::pair<TensorPtr, TensorPtr> native_dropout(const TensorImpl& input, double p,
                                                std::optional<bool> train, const char* fn);
+
+// multinomial(self, num_samples, replacement): int64 [num_samples] for a
+// 1-d self, [rows, num_samples] for a 2-d one, contiguous; self of a
+// floating dtype, any strides.
+TensorPtr multinomial(const TensorImpl& self, int64_t num_samples, bool replacement,
+                      const char* fn);
 
 // Refuses a generator argument that is not None.
 void check_default_generator(const void* const* generator, const char* fn);

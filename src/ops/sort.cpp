@@ -124,6 +124,109 @@ ValuesIndices mode(const TensorImpl& self, int64_t dim, bool keepdim, const char
   });
 }
 
+ValuesIndices median_dim(const TensorImpl& self, int64_t dim, bool keepdim, bool ignore_nan,
+                         const char* fn) {
+  return reduce_line(self, dim, keepdim, fn, [&](const TensorImpl& in, ValuesIndices& r, int64_t d) {
+    kernel(&SortKernels::select, in.device(), fn)(strided_view(in), strided_view(*r.values),
+                                                  strided_view(*r.indices), d, -1, true,
+                                                  ignore_nan, fn);
+  });
+}
+
+UniqueResult unique(const TensorImpl& self, std::optional<int64_t> dim, bool consecutive,
+                    bool return_inverse, bool return_counts, const char* fn) {
+  AOTRT_CHECK(!is_complex(self.dtype()), kInvalidArgument, fn, ": \"unique\" is not ",
+              "implemented for ", dtype_name(self.dtype()), " (as in ATen)");
+  // The rows compared: [n, m], dim outermost, the other dims in their order.
+  std::vector<int64_t> order;  // self's dims in row order (dim first)
+  int64_t d = 0;
+  if (dim) {
+    AOTRT_CHECK(self.dim() > 0, kInvalidArgument, fn, ": dim ", *dim,
+                " was given but self has no dimensions (as ATen refuses)");
+    d = wrap_dim(*dim, self.dim(), fn);
+    order.push_back(d);
+    for (int64_t k = 0; k < self.dim(); ++k) {
+      if (k == d) continue;
+      order.push_back(k);
+      AOTRT_CHECK(self.numel() > 0 || self.sizes()[k] > 0, kInvalidArgument, fn, ": dim ", k,
+                  " of self (sizes ", sizes_text(self.sizes()), ") has size 0 and is not dim ",
+                  d, "; ATen refuses it too (\"There are 0 sized dimensions, and they aren't "
+                  "selected, so unique cannot be applied\")");
+    }
+  } else {
+    for (int64_t k = 0; k < self.dim(); ++k) order.push_back(k);
+  }
+  std::vector<int64_t> row_sizes, row_strides;
+  for (int64_t k : order) {
+    row_sizes.push_back(self.sizes()[k]);
+    row_strides.push_back(self.strides()[k]);
+  }
+  const int64_t n = dim ? self.sizes()[d] : self.numel();
+  const int64_t m = dim ? size_product(row_sizes, 1, row_sizes.size()) : 1;
+  // A dense copy of self in row order, unless self already is one.
+  std::unique_ptr<TensorImpl> packed;
+  const TensorImpl* rows_of = &self;
+  if (!is_contiguous(row_sizes, row_strides)) {
+    packed = empty_strided(row_sizes, contiguous_strides(row_sizes), self.dtype(), self.device(),
+                           fn);
+    copy_tensor(*packed, *make_tensor(self.storage(), row_sizes, row_strides,
+                                      self.storage_offset(), self.dtype(), fn),
+                fn);
+    rows_of = packed.get();
+  }
+  // Along a dim ATen's CPU kernel makes inverse and counts whatever was asked.
+  if (dim) return_inverse = return_counts = true;
+  const int64_t rows_sizes[] = {n, m}, rows_strides[] = {m, 1};
+  auto rows = make_tensor(rows_of->storage(), rows_sizes, rows_strides,
+                          rows_of->storage_offset(), self.dtype(), fn);
+  auto out = empty_strided(rows_sizes, rows_strides, self.dtype(), self.device(), fn);
+  const int64_t flat[] = {n}, one[] = {1}, none[] = {0};
+  auto inverse = empty_strided(return_inverse ? flat : none, one, ScalarType::Int64,
+                               self.device(), fn);
+  auto counts = empty_strided(return_counts ? flat : none, one, ScalarType::Int64,
+                              self.device(), fn);
+  int64_t count = 0;
+  if (n > 0) {
+    const StridedView inv = strided_view(*inverse), cts = strided_view(*counts);
+    count = kernel(&SortKernels::unique, self.device(), fn)(
+        strided_view(*rows), strided_view(*out), return_inverse ? &inv : nullptr,
+        return_counts ? &cts : nullptr, consecutive, fn);
+  }
+  UniqueResult r;
+  // values: [count, rest...] contiguous, dim moved back into place.
+  std::vector<int64_t> value_sizes = row_sizes, value_strides;
+  if (dim && count == 0) {  // ATen: an empty tensor of self's sizes, contiguous
+    value_sizes.assign(self.sizes().begin(), self.sizes().end());
+    value_strides = contiguous_strides(value_sizes);
+  } else if (dim) {
+    value_sizes[0] = count;
+    const std::vector<int64_t> moved = contiguous_strides(value_sizes);
+    value_sizes.assign(self.dim(), 0);
+    value_strides.assign(self.dim(), 0);
+    for (size_t i = 0; i < order.size(); ++i) {
+      value_sizes[order[i]] = i == 0 ? count : row_sizes[i];
+      value_strides[order[i]] = moved[i];
+    }
+  } else {
+    value_sizes = {count};
+    value_strides = {1};
+  }
+  r.values = make_tensor(out->storage(), value_sizes, value_strides, 0, self.dtype(), fn);
+  if (return_inverse && !dim) {  // self's sizes, contiguous
+    r.inverse = make_tensor(inverse->storage(), self.sizes(), contiguous_strides(self.sizes()), 0,
+                            ScalarType::Int64, fn);
+  } else {
+    r.inverse = std::move(inverse);
+  }
+  if (return_counts) {
+    const int64_t c[] = {count};
+    r.counts = make_tensor(counts->storage(), c, one, 0, ScalarType::Int64, fn);
+  } else {
+    r.counts = std::move(counts);
+  }
+  return r;
+}
+
 std::unique_ptr<TensorImpl> median(const TensorImpl& self, bool ignore_nan, const char* fn) {
   check_ordered(self, fn);
   const int64_t n = self.numel();

@@ -1,5 +1,6 @@
 // Sorting and selection along a dim: sort, sort_stable, topk, kthvalue,
-// median, nanmedian, mode.
+// median, nanmedian (also along a dim), mode; unique (_unique2, unique_dim,
+// unique_consecutive).
 //
 // Note [Sort semantics]
 // Checked against torch 2.13 eager (tests/unit/ops/gen_ops_reference.py):
@@ -21,11 +22,34 @@
 // - median and nanmedian without dim: the lower median ((n - 1) / 2 in sorted
 //   order) as a 0-d tensor; median is NaN when any element is NaN, nanmedian
 //   ignores NaN (NaN only when every element is). median with NaN in a line
-//   returns the NaN and its index.
+//   returns the NaN and its index. nanmedian.dim: per line, the lower median of
+//   the non-NaN elements and its index in a stable sort, NaN (index of the
+//   first NaN) when the whole line is NaN; outputs as kthvalue's.
+//
+// Note [Unique]
+// _unique2, unique_dim and unique_consecutive, checked against torch 2.13
+// eager: the elements (dim None) or the slices along dim are compared; equal
+// means every element ==, so NaN never equals NaN and each NaN is its own
+// value, and -0.0 equals 0.0 (the first of them in a stable sort is kept).
+// _unique2 and unique_dim sort ascending whatever `sorted` says (ATen's CPU
+// kernel always sorts; NaN last, slices in lexicographic order);
+// unique_consecutive merges equal neighbours only. Outputs: values 1-d
+// [count] (dim None) or self's sizes with dim of size count, laid out as
+// ATen lays them out (dim outermost, the other dims contiguous in their
+// order, then dim moved back into place); inverse int64, contiguous of
+// self's sizes (dim None) or [size(dim)]; counts int64 [count]; inverse and
+// counts are [0] when not asked for with dim None, and always made along a
+// dim (as ATen's CPU kernel does). Along a dim, an empty self gives an empty
+// contiguous tensor of its sizes. A 0-d self is one element. With dim,
+// a zero-size dim that is not `dim` is refused, as ATen refuses it.
+// The count depends on the data: the kernel returns it to the host (on a
+// GPU, one sync, as ATen's), and the outputs are views of buffers sized for
+// every element being distinct.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "core/tensor.h"
 #include "ops/scan.h"  // ValuesIndices
@@ -50,6 +74,12 @@ struct SortKernels {
   // values, indices: self's sizes with dim of size 1.
   void (*mode)(const StridedView& self, const StridedView& values, const StridedView& indices,
                int64_t dim, const char* fn);
+  // rows: dense [n, m]; out: dense [n, m], gets the unique rows, in order, in
+  // its first rows; inverse (int64 [n], or null) the output row of each row;
+  // counts (int64 [n], or null) each output row's number of rows. Returns
+  // the number of output rows. Note [Unique].
+  int64_t (*unique)(const StridedView& rows, const StridedView& out, const StridedView* inverse,
+                    const StridedView* counts, bool consecutive, const char* fn);
 };
 
 ValuesIndices sort(const TensorImpl& self, int64_t dim, bool descending, const char* fn);
@@ -60,5 +90,15 @@ ValuesIndices kthvalue(const TensorImpl& self, int64_t k, int64_t dim, bool keep
 ValuesIndices mode(const TensorImpl& self, int64_t dim, bool keepdim, const char* fn);
 // Over every element: a 0-d tensor.
 std::unique_ptr<TensorImpl> median(const TensorImpl& self, bool ignore_nan, const char* fn);
+// Along dim (median.dim / nanmedian.dim): values and indices as kthvalue's.
+ValuesIndices median_dim(const TensorImpl& self, int64_t dim, bool keepdim, bool ignore_nan,
+                         const char* fn);
+
+struct UniqueResult {
+  std::unique_ptr<TensorImpl> values, inverse, counts;
+};
+// dim nullopt: over the elements; consecutive: unique_consecutive, else sorted.
+UniqueResult unique(const TensorImpl& self, std::optional<int64_t> dim, bool consecutive,
+                    bool return_inverse, bool return_counts, const char* fn);
 
 }  // namespace aotrt::ops

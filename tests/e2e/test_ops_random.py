@@ -7,7 +7,11 @@ what a generator must get right, on packages torch really compiled:
   distribution's (a false failure about once in 10^8 runs), ranges and supports exact;
 - determinism: two runs in fresh processes give identical outputs (same default seed),
   while two draws inside one run differ;
-- randperm is a permutation; randint covers its whole range.
+- randperm is a permutation; randint covers its whole range;
+- multinomial (through the proxy executor, aten::multinomial): category frequencies within
+  6 standard errors of the probabilities, a zero-weight category never drawn, the samples
+  of a row without replacement distinct; torch.normal(mean, std) and normal(number, std)
+  lower to prims::normal (a standard draw that the package scales and shifts).
 With inductor's default `fallback_random=False`, the model draws its own Philox numbers in
 its kernels from seeds made by aoti_torch_cpu_randint_low_out; `fallback_random=True`
 calls aotrt's rand/randn/randint/randperm/bernoulli shims for every draw.
@@ -21,7 +25,7 @@ import numpy as np
 import pytest
 import torch
 
-from one_op import Case, cache_dir, export_all, outputs, run_aotrt, shims
+from one_op import Case, cache_dir, export_all, extern_targets, outputs, run_aotrt, shims
 
 N = 1 << 17
 
@@ -47,7 +51,16 @@ def dropout_seed(x):
     return (torch.nn.functional.dropout(x, 0.25, training=True),)
 
 
+def multinomial_normal(p, rows, mean, std):
+    return (torch.multinomial(p, N, replacement=True),
+            torch.multinomial(rows, 3, replacement=False),
+            torch.normal(mean, std),
+            torch.normal(2.0, std))
+
+
 X = torch.zeros(256, 512)
+PROBS = torch.tensor([0.5, 0.0, 0.2, 0.3])
+ROWS = torch.tensor([[1.0, 0.0, 4.0, 2.0, 3.0]]).repeat(4096, 1)  # unnormalised weights
 P = torch.full((N,), 0.3)
 def dropout_fallback(x):
     return (torch.nn.functional.dropout(x, 0.25, training=True),)
@@ -59,6 +72,8 @@ CASES = [
     Case("bernoulli_exp_fallback", bernoulli_exp, [P], {"fallback_random": True}),
     Case("dropout_inductor", dropout_seed, [torch.ones(512, 256)]),
     Case("dropout_fallback", dropout_fallback, [torch.ones(512, 256)], {"fallback_random": True}),
+    Case("multinomial_normal", multinomial_normal,
+         [PROBS, ROWS, torch.linspace(-3, 3, N), torch.linspace(0.5, 2, N)]),
 ]
 
 
@@ -143,3 +158,32 @@ def test_dropout_keeps_three_quarters_scaled(aotrt_bin, packages, tmp_path, name
     assert all(v == 0 or np.isclose(v, 4 / 3, rtol=1e-6) for v in values), values
     kept = (y != 0).astype(np.float64)
     _moments(kept, 0.75, 0.75 * 0.25, "dropout keep mask")
+
+
+def test_multinomial_and_normal(aotrt_bin, packages, tmp_path):
+    case = next(c for c in CASES if c.name == "multinomial_normal")
+    pkg = packages[case.name]
+    used = extern_targets(pkg)
+    assert "aten::multinomial" in used and "prims::normal" in used, used
+    got = _run(aotrt_bin, pkg, case.inputs, tmp_path / "a")
+    want = case.fn(*case.inputs)
+    assert [g.shape for g in got] == [tuple(w.shape) for w in want]
+    assert [g.dtype for g in got] == [w.numpy().dtype for w in want]
+    drawn, rows, z, z_number = got
+    probs = PROBS.numpy()
+    freq = np.bincount(drawn, minlength=len(probs)) / drawn.size
+    assert freq[1] == 0, "a zero-weight category was drawn"
+    for c, p in enumerate(probs):
+        assert abs(freq[c] - p) <= 6 * math.sqrt(p * (1 - p) / drawn.size), (c, freq[c], p)
+    weights = ROWS[0].numpy() / ROWS[0].sum().item()
+    assert not (rows == 1).any(), "a zero-weight category was drawn without replacement"
+    assert all(len(set(r)) == 3 for r in rows.tolist()), "a row repeats a category"
+    first = np.bincount(rows[:, 0], minlength=5) / rows.shape[0]
+    for c, p in enumerate(weights):
+        assert abs(first[c] - p) <= 6 * math.sqrt(p * (1 - p) / rows.shape[0]), (c, first[c], p)
+    mean, std = (t.numpy() for t in case.inputs[2:])
+    _moments((z - mean) / std, 0.0, 1.0, "normal(mean, std)")
+    _moments((z_number - 2.0) / std, 0.0, 1.0, "normal(2.0, std)")
+    again = _run(aotrt_bin, pkg, case.inputs, tmp_path / "b")
+    for g, h in zip(got, again):
+        np.testing.assert_array_equal(g, h)

@@ -1,10 +1,13 @@
 // The CPU's random kernels: each element from its own Philox block (Note
 // [Random streams]), so the loop runs in parallel and gives the same values
 // as the CUDA kernel.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <utility>
+#include <vector>
 
+#include "core/error.h"
 #include "core/philox.h"
 #include "ops/dispatch.h"
 #include "ops/random.h"
@@ -98,7 +101,59 @@ void dropout(const TensorImpl& out, const TensorImpl& mask, const TensorImpl& x,
   }
 }
 
-constexpr RandomKernels kRandom{.generate = generate, .randperm = randperm, .dropout = dropout};
+// Note [Random streams], multinomial. Rows run in parallel, each from its own
+// counters.
+void multinomial(const TensorImpl& probs, const TensorImpl& out, bool replacement, uint64_t seed,
+                 uint64_t base, const char* fn) {
+  const int64_t rows = probs.sizes()[0], n = probs.sizes()[1], k = out.sizes().back();
+  const auto* p = static_cast<const double*>(probs.data_ptr());
+  auto* o = static_cast<int64_t*>(out.data_ptr());
+  for (int64_t i = 0; i < rows * n; ++i) {
+    AOTRT_CHECK(std::isfinite(p[i]) && p[i] >= 0, kInvalidArgument, fn,
+                ": probability tensor contains either `inf`, `nan` or element < 0 (element ",
+                i % n, " of row ", i / n, " is ", p[i], ")");
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    double total = 0;
+    for (int64_t c = 0; c < n; ++c) total += p[r * n + c];
+    AOTRT_CHECK(total > 0, kInvalidArgument, fn,
+                ": invalid multinomial distribution (sum of probabilities <= 0) in row ", r);
+  }
+#pragma omp parallel for if (rows * n > 16384)
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* w = p + r * n;
+    int64_t* row_out = o + r * k;
+    if (replacement) {
+      std::vector<double> cdf(static_cast<size_t>(n));
+      double acc = 0;
+      for (int64_t c = 0; c < n; ++c) cdf[c] = acc += w[c];
+      for (int64_t j = 0; j < k; ++j) {
+        const PhiloxBlock b = philox4x32_10(seed, base + static_cast<uint64_t>(r * k + j));
+        const double x = philox_unit(b.w[0], b.w[1]) * acc;
+        const auto it = std::upper_bound(cdf.begin(), cdf.end(), x);
+        // x < acc, so some cumulative weight exceeds it; min() only guards rounding.
+        row_out[j] = std::min<int64_t>(it - cdf.begin(), n - 1);
+      }
+    } else {
+      std::vector<std::pair<double, int64_t>> keys(static_cast<size_t>(n));
+      for (int64_t c = 0; c < n; ++c) {
+        const PhiloxBlock b = philox4x32_10(seed, base + static_cast<uint64_t>(r * n + c));
+        const double e = -std::log1p(-philox_unit(b.w[0], b.w[1]));
+        // A zero weight sorts after every positive one (p / e is inf for e = 0).
+        keys[c] = {w[c] > 0 ? w[c] / e : -1.0, c};
+      }
+      std::partial_sort(keys.begin(), keys.begin() + k, keys.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+      });
+      for (int64_t j = 0; j < k; ++j) row_out[j] = keys[j].second;
+    }
+  }
+}
+
+constexpr RandomKernels kRandom{.generate = generate,
+                                .randperm = randperm,
+                                .dropout = dropout,
+                                .multinomial = multinomial};
 AOTRT_REGISTER_KERNELS(RandomKernels, cpu, kRandom);
 
 }  // namespace

@@ -169,7 +169,54 @@ void mode(const StridedView& self, const StridedView& v, const StridedView& idx,
   });
 }
 
-constexpr SortKernels kSort{.sort = sort, .topk = topk, .select = select, .mode = mode};
+// Rows are compared element by element in less_nan_last's order (NaN last);
+// equal rows have every element == (NaN never equal). Sorted unique: a
+// stable sort of the row numbers, then runs of equal neighbours; consecutive:
+// runs in the input's order. Note [Unique].
+int64_t unique(const StridedView& rows, const StridedView& out, const StridedView* inverse,
+               const StridedView* counts, bool consecutive, const char* fn) {
+  int64_t groups = 0;
+  visit_ordered(rows.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t n = rows.sizes[0], m = rows.sizes[1];
+    auto at = [&](int64_t r, int64_t k) { return load(read_elem<T>(rows.data, r * m + k)); };
+    auto equal = [&](int64_t a, int64_t b) {
+      for (int64_t k = 0; k < m; ++k) {
+        if (!(at(a, k) == at(b, k))) return false;
+      }
+      return true;
+    };
+    std::vector<int64_t> perm(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) perm[i] = i;
+    if (!consecutive) {
+      std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+        for (int64_t k = 0; k < m; ++k) {
+          const auto x = at(a, k), y = at(b, k);
+          if (less_nan_last(x, y)) return true;
+          if (less_nan_last(y, x)) return false;
+        }
+        return false;
+      });
+    }
+    for (int64_t i = 0; i < n;) {
+      int64_t j = i + 1;
+      while (j < n && equal(perm[i], perm[j])) ++j;
+      for (int64_t k = 0; k < m; ++k) {
+        write_elem<T>(out.data, groups * m + k, read_elem<T>(rows.data, perm[i] * m + k));
+      }
+      if (inverse) {
+        for (int64_t k = i; k < j; ++k) write_elem<int64_t>(inverse->data, perm[k], groups);
+      }
+      if (counts) write_elem<int64_t>(counts->data, groups, j - i);
+      ++groups;
+      i = j;
+    }
+  });
+  return groups;
+}
+
+constexpr SortKernels kSort{
+    .sort = sort, .topk = topk, .select = select, .mode = mode, .unique = unique};
 AOTRT_REGISTER_KERNELS(SortKernels, cpu, kSort);
 
 }  // namespace

@@ -210,13 +210,44 @@ AOTRT_OP_CPU(native_dropout,
                  train == nullptr ? std::nullopt : std::optional<bool>(*train != 0), fn);
              give(ret0, ret1, std::move(out), std::move(mask)))
 
+namespace {
+void check_no_generator(const runtime::ProxyCall& c) {
+  AOTRT_CHECK(!c.has_value("generator"), kUnsupported, c.what(),
+              ": argument 'generator' is not None; aotrt draws from its default generator");
+}
+}  // namespace
+
 // bernoulli.Tensor(Tensor self, Tensor p, *, Generator? generator=None): the
 // functional form has no C shim.
 AOTRT_PROXY_OP("aten::bernoulli.Tensor", {"self", "p", "generator"},
                runtime::kProxyCpu | runtime::kProxyCuda,
                [](runtime::ProxyCall& c) {
-                 AOTRT_CHECK(!c.has_value("generator"), kUnsupported, c.what(),
-                             ": argument 'generator' is not None; aotrt draws from its default "
-                             "generator");
+                 check_no_generator(c);
                  c.set_output(0, ops::bernoulli_tensor(c.tensor("self"), c.tensor("p"), c.what()));
+               });
+
+// multinomial(Tensor self, SymInt num_samples, bool replacement=False, *,
+// Generator? generator=None) -> Tensor
+AOTRT_PROXY_OP("aten::multinomial", {"self", "num_samples", "replacement", "generator"},
+               runtime::kProxyCpu, [](runtime::ProxyCall& c) {
+                 check_no_generator(c);
+                 c.set_output(0, ops::multinomial(c.tensor("self"), c.int_arg("num_samples"),
+                                                  c.bool_arg("replacement", false), c.what()));
+               });
+
+// prims::normal(SymInt[] shape, *, Scalar mean, Scalar std, ScalarType dtype,
+// Device device, bool requires_grad, Generator? generator=None) -> Tensor:
+// what torch.normal(mean, std) with tensor or number arguments lowers to
+// (a standard draw that inductor scales and shifts).
+AOTRT_PROXY_OP("prims::normal",
+               {"shape", "mean", "std", "dtype", "device", "requires_grad", "generator"},
+               runtime::kProxyCpu, [](runtime::ProxyCall& c) {
+                 check_no_generator(c);
+                 const std::string device = c.string_arg("device", "cpu");
+                 AOTRT_CHECK(device == "cpu", kUnsupported, c.what(), ": argument 'device' is ",
+                             device, "; this entry draws on the CPU");
+                 c.set_output(0, ops::random_tensor(c.ints("shape"), c.optional_dtype("dtype"),
+                                                    cpu_device(), normal(c.scalar_arg("mean"),
+                                                                         c.scalar_arg("std")),
+                                                    c.what()));
                });

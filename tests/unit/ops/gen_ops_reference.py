@@ -203,6 +203,59 @@ def sort_cases():
     add("median_empty", "median", view([], f32, [0]), [])
     add("nanmedian_ignores_nan", "nanmedian", view([1, nan, 3, 2, nan], f32, [5]), [])
     add("nanmedian_all_nan", "nanmedian", view([nan, nan], f32, [2]), [])
+
+    # Ops with no C shim, served through the proxy executor (test_ops_sort.cpp builds the
+    # extern node). ints: median.dim / nanmedian.dim: dim, keepdim; _unique2: return_inverse,
+    # return_counts; unique_dim: dim, return_inverse, return_counts; unique_consecutive:
+    # return_inverse, return_counts, dim|kNone.
+    def proxy(name, op, x, ints):
+        if op in ("median.dim", "nanmedian.dim"):
+            r = getattr(torch.ops.aten, op.split(".")[0]).dim(x, ints[0], bool(ints[1]))
+        elif op == "_unique2":
+            r = torch.ops.aten._unique2(x, True, bool(ints[0]), bool(ints[1]))
+        elif op == "unique_dim":
+            r = torch.ops.aten.unique_dim(x, ints[0], True, bool(ints[1]), bool(ints[2]))
+        else:
+            r = torch.ops.aten.unique_consecutive(x, bool(ints[0]), bool(ints[1]),
+                                                  None if ints[2] == NONE else ints[2])
+        out.append(case(name, op, [x], ints, tuple(r)))
+
+    rows = [[nan, 1, 1, 3], [1, nan, 2, 0], [4, nan, nan, 5]]
+    proxy("nanmedian_dim_rows_nan", "nanmedian.dim", view(sum(rows, []), f32, [3, 4]), [1, 0])
+    proxy("nanmedian_dim_all_nan_line_keepdim", "nanmedian.dim",
+          view([nan, 1, nan, 2, nan, nan], f32, [3, 2], [1, 3]), [0, 1])
+    proxy("nanmedian_dim_transposed_offset", "nanmedian.dim",
+          transposed(pattern(12, 4, 0.5), f32, [3, 4], 2), [-1, 1])
+    proxy("nanmedian_dim_f64_0d", "nanmedian.dim", view([nan], torch.float64, []), [0, 0])
+    proxy("nanmedian_dim_int64", "nanmedian.dim", view([5, -3, 9, 2, 7, 1], torch.int64, [2, 3]), [1, 0])
+    proxy("nanmedian_dim_empty_rows", "nanmedian.dim", view([], f32, [0, 3]), [1, 1])
+    proxy("nanmedian_dim_ties_bf16", "nanmedian.dim",
+          view([1, 2, 2, 1, 2, 1, 0, 0], torch.bfloat16, [2, 4]), [1, 0])
+    proxy("median_dim_nan_wins", "median.dim", view(sum(rows, []), f32, [3, 4]), [1, 0])
+    proxy("unique_nan_signed_zero", "_unique2", view(mixed, f32, [10]), [1, 1])
+    proxy("unique_transposed_int64_inverse_shape", "_unique2",
+          transposed([3, 1, 3, 2, 1, 0], torch.int64, [2, 3], 1), [1, 1])
+    proxy("unique_bool_no_inverse_no_counts", "_unique2", view([1, 0, 1, 1], torch.bool, [4]), [0, 0])
+    proxy("unique_counts_only_gapped", "_unique2", view(pattern(8, 1), f32, [4, 2], [5, 2], 1), [0, 1])
+    proxy("unique_f16", "_unique2", view([0.5, -1, 0.5, 2, -1], torch.float16, [5]), [1, 1])
+    proxy("unique_0d", "_unique2", view([2.5], f32, []), [1, 1])
+    proxy("unique_empty", "_unique2", view([], f32, [0, 3]), [1, 1])
+    dup = [2, 1, 0, 1, 1, 0, 2, 1, 0, 0, 1, 2]
+    proxy("unique_dim0_rows", "unique_dim", view(dup, torch.int64, [4, 3]), [0, 1, 1])
+    proxy("unique_dim1_transposed", "unique_dim", transposed(dup, f32, [3, 4]), [1, 1, 1])
+    proxy("unique_dim_3d_middle", "unique_dim",
+          view([1, 2, 1, 2, 3, 4, 1, 2, 5, 6, 5, 6], torch.int32, [2, 3, 2]), [-2, 1, 0])
+    proxy("unique_dim_nan_rows_distinct", "unique_dim", view([1, nan, 1, nan], f32, [2, 2]), [0, 1, 1])
+    proxy("unique_dim_empty_selected", "unique_dim", view([], f32, [3, 0]), [1, 1, 1])
+    proxy("unique_consecutive_flat", "unique_consecutive",
+          view([3, 1, 1, nan, nan, 1, -0.0, 0.0], f32, [8]), [1, 1, NONE])
+    proxy("unique_consecutive_2d_inverse_shape", "unique_consecutive",
+          transposed([1, 1, 2, 2, 2, 1], torch.int64, [2, 3]), [1, 1, NONE])
+    proxy("unique_consecutive_dim0", "unique_consecutive",
+          view([1, 2, 1, 2, 3, 4, 1, 2], f32, [4, 2]), [1, 1, 0])
+    proxy("unique_consecutive_dim1_transposed", "unique_consecutive",
+          transposed([1, 1, 2, 5, 5, 6], torch.int64, [3, 2]), [0, 1, 1])
+    proxy("unique_consecutive_empty", "unique_consecutive", view([], f32, [0]), [1, 1, NONE])
     return out
 
 

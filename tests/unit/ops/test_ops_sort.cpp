@@ -1,14 +1,17 @@
 // The sort family (sort, sort_stable, topk, kthvalue, median, nanmedian, mode) through the
-// C ABI on every built backend, against torch eager's values, dtypes and strides
+// C ABI on every built backend, and its ops with no C shim (median.dim, nanmedian.dim,
+// _unique2, unique_dim, unique_consecutive) through the proxy executor on the CPU, against torch eager's values, dtypes and strides
 // (reference_sort.inc, from gen_ops_reference.py; Note [Sort semantics]). Where ATen leaves
 // the index among equal values unspecified (cases named *_ties_* of kthvalue and mode),
 // the index must point at an element equal to the value instead of equalling torch's.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "ops_testing.h"
+#include "proxy_testing.h"
 
 namespace aotrt::test {
 namespace {
@@ -70,6 +73,20 @@ void sort_lines(std::vector<double>& v, const Dims& sizes, int64_t dim) {
     });
     for (int64_t k = 0; k < n; ++k) v[start + k * step] = line[k];
   }
+}
+
+// Cases of ops served through the proxy executor (no C shim): their op names are
+// schema names, with an overload or a leading underscore, or unique*.
+bool is_proxy_case(const OpCase& c) {
+  const std::string op = c.op;
+  return op.find('.') != std::string::npos || op.rfind("unique", 0) == 0 || op == "_unique2";
+}
+std::vector<OpCase> sort_cases(bool proxy) {
+  std::vector<OpCase> out;
+  for (const OpCase& c : kSortCases) {
+    if (is_proxy_case(c) == proxy) out.push_back(c);
+  }
+  return out;
 }
 
 class OpsSort : public ::testing::TestWithParam<BackendCase> {};
@@ -147,8 +164,132 @@ TEST_P(OpsSort, MatchesTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Torch, OpsSort, ::testing::ValuesIn(all_backends(kSortCases)),
+INSTANTIATE_TEST_SUITE_P(Torch, OpsSort, ::testing::ValuesIn(all_backends(sort_cases(false))),
                          backend_case_name);
+
+std::string bool_json(int64_t v) { return v != 0 ? "true" : "false"; }
+std::string arg_json(const std::string& name, const std::string& arg) {
+  return R"({"name": ")" + name + R"(", "arg": {)" + arg + "}}";
+}
+
+// The extern node's inputs as torch 2.13 serialises them for this case (the
+// packages of tests/e2e/test_ops_sort.py hold the same), and the run-time ints.
+std::pair<std::string, std::vector<int64_t>> proxy_inputs(const OpCase& c) {
+  const std::string op = c.op;
+  const std::string self = arg_json("self", R"("as_tensor": {"name": "arg0_1"})");
+  auto as_int = [](int64_t v) { return R"("as_int": )" + std::to_string(v); };
+  auto as_bool = [](int64_t v) { return R"("as_bool": )" + bool_json(v); };
+  if (op == "median.dim" || op == "nanmedian.dim") {
+    return {"[" + self + ", " + arg_json("dim", as_int(c.ints[0])) + ", " +
+                arg_json("keepdim", as_bool(c.ints[1])) + "]",
+            {c.ints[0]}};
+  }
+  if (op == "_unique2") {
+    return {"[" + self + ", " + arg_json("sorted", as_bool(1)) + ", " +
+                arg_json("return_inverse", as_bool(c.ints[0])) + ", " +
+                arg_json("return_counts", as_bool(c.ints[1])) + "]",
+            {}};
+  }
+  if (op == "unique_dim") {
+    return {"[" + self + ", " + arg_json("dim", as_int(c.ints[0])) + ", " +
+                arg_json("sorted", as_bool(1)) + ", " +
+                arg_json("return_inverse", as_bool(c.ints[1])) + ", " +
+                arg_json("return_counts", as_bool(c.ints[2])) + "]",
+            {c.ints[0]}};
+  }
+  const bool none = c.ints[2] == kNone;
+  return {"[" + self + ", " + arg_json("return_inverse", as_bool(c.ints[0])) + ", " +
+              arg_json("return_counts", as_bool(c.ints[1])) + ", " +
+              arg_json("dim", none ? R"("as_none": true)" : as_int(c.ints[2])) + "]",
+          none ? std::vector<int64_t>{} : std::vector<int64_t>{c.ints[2]}};
+}
+
+class OpsSortProxy : public ::testing::TestWithParam<BackendCase> {};
+
+TEST_P(OpsSortProxy, MatchesTorch) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  if (!b.is_cpu()) GTEST_SKIP() << c.op << " is served through the proxy executor on the CPU only";
+  Tensor x = make_tensor(b, c.inputs[0]);
+  const auto [inputs, ints] = proxy_inputs(c);
+  ProxyResult r = run_proxy(std::string("aten::") + c.op, inputs, ints, {x.get()},
+                            static_cast<int>(c.outputs.size()));
+  ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  const char* names[] = {"values", "indices/inverse", "counts"};
+  for (size_t k = 0; k < c.outputs.size(); ++k) {
+    const std::string what = c.name + std::string(" ") + names[k];
+    if (k == 1 && std::string(c.name).find("_ties_") != std::string::npos) {
+      const Meta m = meta(r.outputs[1].get());
+      EXPECT_EQ(m.dtype, kI64) << what;
+      EXPECT_EQ(m.sizes, c.outputs[1].sizes) << what;
+      EXPECT_EQ(m.strides, c.outputs[1].strides) << what;
+      expect_indices_select_values(c.inputs[0], c.ints[0], c.ints[1] != 0, r.outputs[0].get(),
+                                   r.outputs[1].get());
+    } else {
+      expect_matches(r.outputs[k].get(), c.outputs[k], what);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsSortProxy, ::testing::ValuesIn(all_backends(sort_cases(true))),
+                         backend_case_name);
+
+// A longer line with many repeats: sorted unique values, inverse and counts
+// against std::map's.
+TEST(OpsSortProxyLarge, UniqueMatchesAMapReference) {
+  const Backend b = built_backends()[0];
+  const int64_t n = 5000;
+  Values v{kI32, {n}, {1}, 0, {}};
+  for (int64_t i = 0; i < n; ++i) v.values.push_back(static_cast<double>((i * 7919 + 13) % 331) - 100);
+  Tensor x = make_tensor(b, v);
+  ProxyResult r = run_proxy("aten::_unique2", R"([{"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+      {"name": "return_inverse", "arg": {"as_bool": true}},
+      {"name": "return_counts", "arg": {"as_bool": true}}])", {}, {x.get()}, 3);
+  ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  std::map<double, int64_t> counts;
+  for (double e : v.values) ++counts[e];
+  std::vector<double> want_values, want_counts, want_inverse;
+  std::map<double, int64_t> rank;
+  for (const auto& [value, count] : counts) {
+    rank[value] = static_cast<int64_t>(want_values.size());
+    want_values.push_back(value);
+    want_counts.push_back(static_cast<double>(count));
+  }
+  for (double e : v.values) want_inverse.push_back(static_cast<double>(rank[e]));
+  const int64_t k = static_cast<int64_t>(want_values.size());
+  expect_matches(r.outputs[0].get(), Values{kI32, {k}, {1}, 0, want_values}, "values");
+  expect_matches(r.outputs[1].get(), Values{kI64, {n}, {1}, 0, want_inverse}, "inverse");
+  expect_matches(r.outputs[2].get(), Values{kI64, {k}, {1}, 0, want_counts}, "counts");
+}
+
+TEST(OpsSortProxyRefusals, NameTheOpAndTheArgument) {
+  const Backend b = built_backends()[0];
+  auto refused = [&](const char* target, const std::string& inputs, std::vector<int64_t> ints,
+                     const Values& v, const std::string& what) {
+    Tensor x = make_tensor(b, v);
+    ProxyResult r = run_proxy(target, inputs, ints, {x.get()}, 3);
+    EXPECT_EQ(r.rc, AOTI_TORCH_FAILURE) << what;
+    const std::string msg = aotrt_last_error();
+    EXPECT_NE(msg.find(target), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  };
+  const std::string self = R"([{"name": "self", "arg": {"as_tensor": {"name": "x"}}})";
+  const std::string dim0 = self + R"(, {"name": "dim", "arg": {"as_int": 0}}])";
+  // ATen: "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied"
+  refused("aten::unique_dim", dim0, {0}, Values{kF32, {3, 0}, {1, 1}, 0, {}},
+          "dim 1 of self (sizes [3, 0]) has size 0 and is not dim 0");
+  refused("aten::unique_consecutive", dim0, {0}, Values{kF32, {}, {}, 0, {2}},
+          "dim 0 was given but self has no dimensions");
+  refused("aten::_unique2", self + "]", {}, Values{kC64, {1}, {1}, 0, {1}},
+          "\"unique\" is not implemented for complex64");
+  Tensor empty_line = make_tensor(b, Values{kF32, {2, 0}, {1, 1}, 0, {}});
+  ProxyResult r = run_proxy("aten::nanmedian.dim", self + R"(, {"name": "dim", "arg": {"as_int": 1}}])",
+                            {1}, {empty_line.get()}, 2);
+  EXPECT_EQ(r.rc, AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("aten::nanmedian.dim (extern node 0): dim 1 is empty"),
+            std::string::npos)
+      << aotrt_last_error();
+}
 
 // Long lines in parallel: every row of [257, 200] sorted descending, as a reference does.
 TEST(OpsSortLarge, ParallelLinesMatchAStableReference) {

@@ -1,0 +1,54 @@
+// Runs one extern node through aotrt's proxy executor as a package's wrapper calls it
+// (Note [Proxy executor] in runtime/proxy_executor.h), for the op-family tests of ops that
+// have no C shim: the node's target and its "inputs" as torch serialises them, the flat
+// run-time ints and input tensors, and one fresh uninitialized handle per output.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "ops_testing.h"
+#include "runtime/proxy_executor.h"
+
+namespace aotrt::test {
+
+struct ProxyResult {
+  AOTITorchError rc = AOTI_TORCH_FAILURE;
+  std::vector<Tensor> outputs;
+};
+
+// `inputs_json`: the node's "inputs" array; `ints` and `tensors`: what the wrapper passes at
+// run time for them (as_int / as_ints values and as_tensor inputs, in order).
+inline ProxyResult run_proxy(const std::string& target, const std::string& inputs_json,
+                             std::vector<int64_t> ints, const std::vector<AtenTensorHandle>& tensors,
+                             int num_outputs) {
+  std::string outs;
+  for (int i = 0; i < num_outputs; ++i) {
+    outs += (i ? ", " : "") + std::string(R"({"as_tensor": {"name": "out)") + std::to_string(i) +
+            "\"}}";
+  }
+  const std::string json = R"({"nodes": [{"name": "buf0", "node": {"target": ")" + target +
+                           R"(", "inputs": )" + inputs_json + R"(, "outputs": [)" + outs + "]}}]}";
+  ProxyResult r;
+  std::unique_ptr<runtime::ProxyExecutor> ex;
+  try {
+    ex = std::make_unique<runtime::ProxyExecutor>(runtime::parse_extern_nodes(json, "test"), "cpu",
+                                                  "test");
+  } catch (const Error& e) {
+    ADD_FAILURE() << "the proxy executor refused " << target << ": " << e.what();
+    return r;
+  }
+  std::vector<AtenTensorHandle> flat = tensors;
+  r.outputs.resize(static_cast<size_t>(num_outputs));
+  for (Tensor& t : r.outputs) {
+    EXPECT_EQ(aoti_torch_new_uninitialized_tensor(t.out()), AOTI_TORCH_SUCCESS);
+    flat.push_back(t.get());
+  }
+  r.rc = aoti_torch_proxy_executor_call_function(ex->handle(), 0, static_cast<int>(ints.size()),
+                                                 ints.data(), static_cast<int>(flat.size()),
+                                                 flat.data());
+  return r;
+}
+
+}  // namespace aotrt::test
