@@ -394,4 +394,35 @@ std::unique_ptr<TensorImpl> grid_sampler_3d(const TensorImpl& input, const Tenso
   return out;
 }
 
+std::unique_ptr<TensorImpl> upsample_bilinear2d_aa(const TensorImpl& self,
+                                                   std::span<const int64_t> output_size,
+                                                   bool align_corners,
+                                                   std::optional<double> scales_h,
+                                                   std::optional<double> scales_w,
+                                                   const char* fn) {
+  AOTRT_CHECK(self.dtype() == ScalarType::Float32 || self.dtype() == ScalarType::Float64,
+              kUnsupported, fn, ": argument 'self' is ", dtype_name(self.dtype()),
+              "; aotrt serves float32 and float64 here (ATen's CPU kernel refuses float16 and "
+              "bfloat16; its uint8 path is not served)");
+  AOTRT_CHECK(self.dim() == 4, kInvalidArgument, fn, ": argument 'self': it is expected "
+              "input_size equals to 4, but got size ", self.dim());
+  AOTRT_CHECK(output_size.size() == 2, kInvalidArgument, fn, ": argument 'output_size': it is "
+              "expected output_size equals to 2, but got size ", output_size.size());
+  const int64_t h = self.sizes()[2], w = self.sizes()[3];
+  AOTRT_CHECK(h > 0 && w > 0 && output_size[0] > 0 && output_size[1] > 0, kInvalidArgument, fn,
+              ": input and output sizes should be greater than 0, but got input (H: ", h,
+              ", W: ", w, ") output (H: ", output_size[0], ", W: ", output_size[1], ")");
+  const Sizes sizes{self.sizes()[0], self.sizes()[1], output_size[0], output_size[1]};
+  auto out = empty_strided(sizes, output_strides(self, sizes, true), self.dtype(), self.device(),
+                           fn);
+  if (out->numel() == 0) return out;
+  if (sizes[2] == h && sizes[3] == w) {  // ATen: a copy
+    copy_tensor(*out, self, fn);
+    return out;
+  }
+  kernel(&PoolingKernels::upsample_bilinear_aa, self.device(), fn)(
+      volume_of(*out, 2), volume_of(self, 2), align_corners, scales_h, scales_w, fn);
+  return out;
+}
+
 }  // namespace aotrt::ops

@@ -1,7 +1,7 @@
 // Pooling and resampling over the spatial dims of [N, C, (D,) H, W] tensors:
 // max_pool2d/3d_with_indices, avg_pool2d/3d, _adaptive_avg_pool2d/3d,
 // adaptive_max_pool2d/3d, fractional_max_pool2d/3d, max_unpool2d/3d,
-// grid_sampler_3d.
+// grid_sampler_3d, _upsample_bilinear2d_aa.
 //
 // Note [Pooling semantics]
 // Checked against torch 2.13 eager (tests/unit/ops/gen_ops_reference.py,
@@ -45,8 +45,19 @@
 //   not finite or beyond int range becomes -100 (out of bounds). Trilinear
 //   weights the 8 corners in bounds; nearest rounds half to even. Bicubic is
 //   refused (ATen: 4-d input only).
+// - _upsample_bilinear2d_aa (antialiased bilinear, ATen's separable
+//   resampling): per dim, scale = (in - 1) / (out - 1) with align_corners (0
+//   for out 1), else 1 / scales_{h,w} when given and > 0, else in / out;
+//   support = scale when scale >= 1, else 1; output o's taps are
+//   [max(int(c - support + 0.5), 0), min(int(c + support + 0.5), in)) with
+//   center c = scale (o + 0.5), tap j weighted by the triangle filter
+//   max(0, 1 - |(j - c + 0.5) / max(scale, 1)|), normalised to sum 1. W is
+//   resampled first, into a temporary, then H; a dim whose size does not
+//   change is skipped. Weights, centres and sums are in the input's dtype
+//   (float32 or float64; ATen's CPU kernel refuses float16 and bfloat16 and
+//   serves uint8 through fixed-point weights, which aotrt refuses).
 // - Layout: the 2-d pools (max, avg, adaptive avg/max) and max_unpool2d,
-//   and max_pool3d, give a channels-last output when the 4-d (or, for
+//   max_pool3d and _upsample_bilinear2d_aa give a channels-last output when the 4-d (or, for
 //   max_pool3d, 5-d) input's strides are channels-last (c10's
 //   suggest_memory_format); every other result is contiguous, as eager's.
 #pragma once
@@ -100,6 +111,11 @@ struct PoolingKernels {
   void (*grid_sampler_3d)(const Volume& out, const Volume& in, const Volume& grid,
                           GridMode mode, GridPadding padding, bool align_corners,
                           const char* fn);
+  // out: in's N and C, the output's H and W (D = 1 for both); scales as
+  // given (nullopt: None).
+  void (*upsample_bilinear_aa)(const Volume& out, const Volume& in, bool align_corners,
+                               std::optional<double> scale_h, std::optional<double> scale_w,
+                               const char* fn);
 };
 
 struct PoolWithIndices {
@@ -137,5 +153,14 @@ std::unique_ptr<TensorImpl> max_unpool(const TensorImpl& self, const TensorImpl&
 std::unique_ptr<TensorImpl> grid_sampler_3d(const TensorImpl& input, const TensorImpl& grid,
                                             int64_t interpolation_mode, int64_t padding_mode,
                                             bool align_corners, const char* fn);
+
+// _upsample_bilinear2d_aa(self [N, C, H, W], output_size [2], align_corners,
+// scales_h, scales_w).
+std::unique_ptr<TensorImpl> upsample_bilinear2d_aa(const TensorImpl& self,
+                                                   std::span<const int64_t> output_size,
+                                                   bool align_corners,
+                                                   std::optional<double> scales_h,
+                                                   std::optional<double> scales_w,
+                                                   const char* fn);
 
 }  // namespace aotrt::ops

@@ -193,23 +193,24 @@ UniqueResult unique(const TensorImpl& self, std::optional<int64_t> dim, bool con
         return_counts ? &cts : nullptr, consecutive, fn);
   }
   UniqueResult r;
-  // values: [count, rest...] contiguous, dim moved back into place.
-  std::vector<int64_t> value_sizes = row_sizes, value_strides;
-  if (dim && count == 0) {  // ATen: an empty tensor of self's sizes, contiguous
+  // values: self's sizes with dim of size count (dim None: [count]), contiguous.
+  std::vector<int64_t> value_sizes{count};
+  if (dim) {
     value_sizes.assign(self.sizes().begin(), self.sizes().end());
-    value_strides = contiguous_strides(value_sizes);
-  } else if (dim) {
-    value_sizes[0] = count;
-    const std::vector<int64_t> moved = contiguous_strides(value_sizes);
-    value_sizes.assign(self.dim(), 0);
-    value_strides.assign(self.dim(), 0);
-    for (size_t i = 0; i < order.size(); ++i) {
-      value_sizes[order[i]] = i == 0 ? count : row_sizes[i];
-      value_strides[order[i]] = moved[i];
-    }
-  } else {
-    value_sizes = {count};
-    value_strides = {1};
+    value_sizes[d] = count;
+  }
+  const std::vector<int64_t> value_strides = contiguous_strides(value_sizes);
+  if (dim && d != 0 && count > 0) {
+    // The kernel wrote the rows dim-first: lay them out as the result's.
+    auto laid = empty_strided(value_sizes, value_strides, self.dtype(), self.device(), fn);
+    std::vector<int64_t> kept_sizes{count};
+    for (size_t i = 1; i < order.size(); ++i) kept_sizes.push_back(row_sizes[i]);
+    const std::vector<int64_t> dense = contiguous_strides(kept_sizes);
+    std::vector<int64_t> src_strides(self.dim());
+    for (size_t i = 0; i < order.size(); ++i) src_strides[order[i]] = dense[i];
+    copy_tensor(*laid, *make_tensor(out->storage(), value_sizes, src_strides, 0, self.dtype(), fn),
+                fn);
+    out = std::move(laid);
   }
   r.values = make_tensor(out->storage(), value_sizes, value_strides, 0, self.dtype(), fn);
   if (return_inverse && !dim) {  // self's sizes, contiguous

@@ -23,8 +23,10 @@
 //   order) as a 0-d tensor; median is NaN when any element is NaN, nanmedian
 //   ignores NaN (NaN only when every element is). median with NaN in a line
 //   returns the NaN and its index. nanmedian.dim: per line, the lower median of
-//   the non-NaN elements and its index in a stable sort, NaN (index of the
-//   first NaN) when the whole line is NaN; outputs as kthvalue's.
+//   the non-NaN elements and its index in a stable sort (ATen's nth_element
+//   breaks ties by index), NaN when the whole line is NaN, with the index
+//   ATen's nth_element leaves there (0 0 0 2 2 3 5 for lines of 1..7; the
+//   CPU kernel makes the same libstdc++ call); outputs as kthvalue's.
 //
 // Note [Unique]
 // _unique2, unique_dim and unique_consecutive, checked against torch 2.13
@@ -34,14 +36,14 @@
 // _unique2 and unique_dim sort ascending whatever `sorted` says (ATen's CPU
 // kernel always sorts; NaN last, slices in lexicographic order);
 // unique_consecutive merges equal neighbours only. Outputs: values 1-d
-// [count] (dim None) or self's sizes with dim of size count, laid out as
-// ATen lays them out (dim outermost, the other dims contiguous in their
-// order, then dim moved back into place); inverse int64, contiguous of
-// self's sizes (dim None) or [size(dim)]; counts int64 [count]; inverse and
-// counts are [0] when not asked for with dim None, and always made along a
-// dim (as ATen's CPU kernel does). Along a dim, an empty self gives an empty
-// contiguous tensor of its sizes. A 0-d self is one element. With dim,
-// a zero-size dim that is not `dim` is refused, as ATen refuses it.
+// [count] (dim None) or self's sizes with dim of size count, contiguous: the
+// layout of torch's fake kernel, which the package's code asserts and reads
+// (eager's CPU kernel leaves dim outermost in memory instead, a copy here);
+// inverse int64, contiguous of self's sizes (dim None) or [size(dim)];
+// counts int64 [count]; inverse and counts are [0] when not asked for with
+// dim None, and always made along a dim (as ATen's CPU kernel and the fake
+// kernel do). A 0-d self is one element. With dim, a zero-size dim that is
+// not `dim` is refused, as ATen refuses it.
 // The count depends on the data: the kernel returns it to the host (on a
 // GPU, one sync, as ATen's), and the outputs are views of buffers sized for
 // every element being distinct.

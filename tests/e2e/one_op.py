@@ -136,8 +136,8 @@ def eager_outputs(case: Case) -> list[torch.Tensor]:
 def assert_matches(name: str, got: Sequence[np.ndarray], want: Sequence[torch.Tensor],
                    tolerance: Callable[[torch.dtype], float]) -> None:
     """Same count, shapes and dtypes; integer outputs equal; floating and complex ones within
-    tolerance(dtype) of eager relative to the largest magnitude of eager's output (1 when
-    that is smaller)."""
+    tolerance(dtype) of eager relative to the largest finite magnitude of eager's output (1
+    when that is smaller); NaN exactly where eager has NaN, infinities equal."""
     assert len(got) == len(want), f"{name}: {len(got)} outputs, eager has {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.shape == tuple(w.shape), f"{name} output {i}: shape {g.shape} vs {tuple(w.shape)}"
@@ -145,6 +145,13 @@ def assert_matches(name: str, got: Sequence[np.ndarray], want: Sequence[torch.Te
         if not (w.dtype.is_floating_point or w.dtype.is_complex):
             np.testing.assert_array_equal(g, w.numpy())
             continue
-        scale = max(float(w.abs().max()), 1.0) if w.numel() else 1.0
-        err = float(np.abs(g - w.numpy()).max()) / scale if w.numel() else 0.0
+        wn = w.numpy()
+        nan = np.isnan(wn)
+        assert np.array_equal(np.isnan(g), nan), f"{name} output {i}: NaN at other places than eager's"
+        finite = np.isfinite(wn)
+        assert np.array_equal(g[~finite & ~nan], wn[~finite & ~nan]), f"{name} output {i}: infinities differ"
+        if not finite.any():
+            continue
+        scale = max(float(np.abs(wn[finite]).max()), 1.0)
+        err = float(np.abs(g[finite] - wn[finite]).max()) / scale
         assert err <= tolerance(w.dtype), f"{name} output {i}: relative error {err:.3g}"

@@ -9,6 +9,8 @@ adaptive ones only when the bins do not divide), and always for avg_pool3d, the
 adaptive 3-d pools and grid_sampler_3d. Each package asserts the shims it imports, so
 a torch that changes the lowering fails here instead of testing nothing. The ops
 inductor does not emit are covered by tests/unit/ops/test_ops_pooling.cpp.
+interpolate(..., mode="bilinear", antialias=True) has no C shim: its package calls
+aten::_upsample_bilinear2d_aa through aotrt's proxy executor (test_upsample_aa).
 
 Several ops share a module (each export costs 10-20 s of CPU): one float32 module on
 contiguous, channels-last and strided inputs, one float64 module on unbatched inputs.
@@ -22,8 +24,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from one_op import (Case, assert_matches, cache_dir, eager_outputs, export_all, outputs,
-                    run_aotrt, shims)
+from one_op import (Case, assert_matches, cache_dir, eager_outputs, export_all, extern_targets,
+                    outputs, run_aotrt, shims)
 
 F = torch.nn.functional
 torch.manual_seed(0)
@@ -77,6 +79,19 @@ def _inputs_f64():
     return [x3, x4, grid]
 
 
+def upsample_aa(x, x_cl, x64):
+    return (
+        F.interpolate(x, size=(5, 7), mode="bilinear", antialias=True),
+        F.interpolate(x, scale_factor=(2.5, 0.4), mode="bilinear", antialias=True),
+        F.interpolate(x_cl, size=(4, 20), mode="bilinear", antialias=True, align_corners=True),
+        F.interpolate(x64, size=(3, 3), mode="bilinear", antialias=True),
+    )
+
+
+AA = Case("upsample_aa", upsample_aa,
+          [torch.randn(2, 3, 16, 17), torch.randn(1, 4, 9, 8).to(memory_format=torch.channels_last),
+           torch.randn(1, 2, 11, 10, dtype=torch.float64)[:, :, 1:]])
+
 SHIMS_F32 = ["aoti_torch_cpu_avg_pool2d", "aoti_torch_cpu__adaptive_avg_pool2d",
              "aoti_torch_cpu_adaptive_max_pool2d", "aoti_torch_cpu_avg_pool3d",
              "aoti_torch_cpu__adaptive_avg_pool3d", "aoti_torch_cpu_adaptive_max_pool3d",
@@ -89,7 +104,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory):
-    return export_all([c for c, _ in CASES], cache_dir(tmp_path_factory, "ops_pooling"))
+    return export_all([c for c, _ in CASES] + [AA], cache_dir(tmp_path_factory, "ops_pooling"))
 
 
 def _tolerance(dtype):
@@ -105,3 +120,12 @@ def test_matches_eager(aotrt_bin, packages, tmp_path, case, names):
     proc = run_aotrt(aotrt_bin, pkg, case.inputs, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert_matches(case.name, outputs(tmp_path), eager_outputs(case), _tolerance)
+
+
+def test_upsample_aa(aotrt_bin, packages, tmp_path):
+    pkg = packages[AA.name]
+    used = extern_targets(pkg)
+    assert used.count("aten::_upsample_bilinear2d_aa") == 4, used
+    proc = run_aotrt(aotrt_bin, pkg, AA.inputs, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert_matches(AA.name, outputs(tmp_path), eager_outputs(AA), _tolerance)

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "core/error.h"
 #include "cpu/elements.h"
@@ -391,12 +393,105 @@ void grid_sampler_3d(const Volume& out, const Volume& in, const Volume& grid, Gr
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
 }
 
+// Antialiased bilinear resampling along one dim (Note [Pooling semantics]): the
+// taps of output o start at first[o], weights[o] sums to 1; all in T.
+template <typename T>
+struct AaTaps {
+  std::vector<int64_t> first;
+  std::vector<std::vector<T>> weights;
+};
+
+template <typename T>
+AaTaps<T> aa_taps(int64_t in, int64_t out, bool align, std::optional<double> given) {
+  T scale;
+  if (align) {
+    scale = out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0);
+  } else {
+    scale = given && *given > 0 ? static_cast<T>(1.0 / *given)
+                                : static_cast<T>(in) / static_cast<T>(out);
+  }
+  const T support = scale >= T(1) ? static_cast<T>(1.0 * scale) : T(1);
+  const T invscale = scale >= T(1) ? T(1) / scale : T(1);
+  const auto max_taps = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+  AaTaps<T> r;
+  r.first.resize(static_cast<size_t>(out));
+  r.weights.resize(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    const auto center = static_cast<T>(scale * (o + 0.5));
+    const int64_t lo = std::max<int64_t>(static_cast<int64_t>(center - support + 0.5), 0);
+    const int64_t size = std::clamp<int64_t>(
+        std::min<int64_t>(static_cast<int64_t>(center + support + 0.5), in) - lo, 0, max_taps);
+    std::vector<T>& wt = r.weights[static_cast<size_t>(o)];
+    wt.resize(static_cast<size_t>(size));
+    T total = 0;
+    for (int64_t j = 0; j < size; ++j) {
+      const T x = std::abs(static_cast<T>((j + lo - center + 0.5) * invscale));
+      wt[j] = x < T(1) ? T(1) - x : T(0);
+      total += wt[j];
+    }
+    if (total != T(0)) {
+      for (T& v : wt) v /= total;
+    }
+    r.first[static_cast<size_t>(o)] = lo;
+  }
+  return r;
+}
+
+// out[k] = sum_j src[(first + j) * step] * w[j] over one line, in T.
+template <typename T>
+T aa_tap_sum(const T* src, int64_t step, int64_t first, const std::vector<T>& w) {
+  if (w.empty()) return T(0);
+  T acc = src[first * step] * w[0];
+  for (size_t j = 1; j < w.size(); ++j) acc += src[(first + static_cast<int64_t>(j)) * step] * w[j];
+  return acc;
+}
+
+void upsample_bilinear_aa(const Volume& out, const Volume& in, bool align,
+                          std::optional<double> scale_h, std::optional<double> scale_w,
+                          const char* fn) {
+  const bool served = visit_pool_dtype(in.dtype, false, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const int64_t H = in.sizes[3], W = in.sizes[4], OH = out.sizes[3], OW = out.sizes[4];
+      const AaTaps<T> tw = aa_taps<T>(W, OW, align, scale_w);
+      const AaTaps<T> th = aa_taps<T>(H, OH, align, scale_h);
+      const At src{in};
+      for_each_plane(out, [&](int64_t n, int64_t c) {
+        thread_local std::vector<T> plane, across;
+        // The input plane, dense [H, W].
+        plane.resize(static_cast<size_t>(H * W));
+        for (int64_t y = 0; y < H; ++y)
+          for (int64_t x = 0; x < W; ++x)
+            plane[y * W + x] = read_elem<T>(in.data, src.offset(n, c, 0, y, x));
+        // Along W (when its size changes), then along H.
+        const T* rows = plane.data();
+        if (OW != W) {
+          across.resize(static_cast<size_t>(H * OW));
+          for (int64_t y = 0; y < H; ++y)
+            for (int64_t x = 0; x < OW; ++x)
+              across[y * OW + x] = aa_tap_sum(plane.data() + y * W, 1, tw.first[x], tw.weights[x]);
+          rows = across.data();
+        }
+        for (int64_t y = 0; y < OH; ++y)
+          for (int64_t x = 0; x < OW; ++x) {
+            const T v = OH != H ? aa_tap_sum(rows + x, OW, th.first[y], th.weights[y])
+                                : rows[y * OW + x];
+            write_elem<T>(elem_at<T>(out, n, c, {0, y, x}), 0, v);
+          }
+      });
+    }
+  });
+  AOTRT_CHECK(served && (in.dtype == ScalarType::Float32 || in.dtype == ScalarType::Float64),
+              kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
+}
+
 constexpr PoolingKernels kPooling{.max_pool = max_pool,
                                   .avg_pool = avg_pool,
                                   .adaptive_pool = adaptive_pool,
                                   .fractional_max_pool = fractional_max_pool,
                                   .max_unpool = max_unpool,
-                                  .grid_sampler_3d = grid_sampler_3d};
+                                  .grid_sampler_3d = grid_sampler_3d,
+                                  .upsample_bilinear_aa = upsample_bilinear_aa};
 AOTRT_REGISTER_KERNELS(PoolingKernels, cpu, kPooling);
 
 }  // namespace

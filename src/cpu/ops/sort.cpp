@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -128,9 +129,22 @@ void select(const StridedView& self, const StridedView& v, const StridedView& id
       if (median) {
         const int64_t nans = std::count_if(line.begin(), line.end(),
                                            [](const auto& e) { return is_nan(e.first); });
+        if (ignore_nan && nans == n) {
+          // Every element NaN: ATen's nth_element over the indices, whose
+          // comparator finds no NaN before another, leaves an index that
+          // libstdc++'s introselect picks (0 0 0 2 2 3 5 for n = 1..7); the same
+          // call here gives the same index.
+          thread_local std::vector<int64_t> order;
+          order.resize(static_cast<size_t>(n));
+          std::iota(order.begin(), order.end(), int64_t{0});
+          std::nth_element(order.begin(), order.begin(), order.end(),
+                           [](int64_t, int64_t) { return false; });
+          write_elem<T>(v.data, voff, read_elem<T>(self.data + off * int64_t{sizeof(T)}, 0));
+          write_elem<int64_t>(idx.data, voff, order[0]);
+          return;
+        }
         if (ignore_nan) {
-          // Every element NaN: the first NaN.
-          rank = nans == n ? 0 : (n - nans - 1) / 2;
+          rank = (n - nans - 1) / 2;
         } else {
           rank = nans > 0 ? n - nans : (n - 1) / 2;  // the first NaN, else the lower median
         }

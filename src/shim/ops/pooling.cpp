@@ -130,3 +130,15 @@ AOTRT_PROXY_OP("aten::grid_sampler_3d",
                                      c.int_arg("interpolation_mode"), c.int_arg("padding_mode"),
                                      c.bool_arg("align_corners"), c.what()));
                });
+
+// _upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners,
+// float? scales_h=None, float? scales_w=None) -> Tensor: what interpolate(...,
+// mode="bilinear", antialias=True) lowers to.
+AOTRT_PROXY_OP("aten::_upsample_bilinear2d_aa",
+               {"self", "output_size", "align_corners", "scales_h", "scales_w"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 c.set_output(0, ops::upsample_bilinear2d_aa(
+                                     c.tensor("self"), c.ints("output_size"),
+                                     c.bool_arg("align_corners"), c.optional_float("scales_h"),
+                                     c.optional_float("scales_w"), c.what()));
+               });

@@ -218,7 +218,13 @@ def sort_cases():
         else:
             r = torch.ops.aten.unique_consecutive(x, bool(ints[0]), bool(ints[1]),
                                                   None if ints[2] == NONE else ints[2])
-        out.append(case(name, op, [x], ints, tuple(r)))
+        r = tuple(r)
+        if op.startswith("unique"):
+            # Along a dim the values are laid out as torch's fake kernel lays them out
+            # (contiguous), which the package's code asserts; eager's CPU kernel keeps dim
+            # outermost in memory. Note [Unique].
+            r = (r[0].contiguous(),) + r[1:]
+        out.append(case(name, op, [x], ints, r))
 
     rows = [[nan, 1, 1, 3], [1, nan, 2, 0], [4, nan, nan, 5]]
     proxy("nanmedian_dim_rows_nan", "nanmedian.dim", view(sum(rows, []), f32, [3, 4]), [1, 0])
@@ -226,6 +232,8 @@ def sort_cases():
           view([nan, 1, nan, 2, nan, nan], f32, [3, 2], [1, 3]), [0, 1])
     proxy("nanmedian_dim_transposed_offset", "nanmedian.dim",
           transposed(pattern(12, 4, 0.5), f32, [3, 4], 2), [-1, 1])
+    proxy("nanmedian_dim_all_nan_lines_of_7", "nanmedian.dim", view([nan] * 14, f32, [2, 7]), [1, 0])
+    proxy("nanmedian_dim_all_nan_lines_of_4", "nanmedian.dim", view([nan] * 12, f32, [4, 3]), [0, 1])
     proxy("nanmedian_dim_f64_0d", "nanmedian.dim", view([nan], torch.float64, []), [0, 0])
     proxy("nanmedian_dim_int64", "nanmedian.dim", view([5, -3, 9, 2, 7, 1], torch.int64, [2, 3]), [1, 0])
     proxy("nanmedian_dim_empty_rows", "nanmedian.dim", view([], f32, [0, 3]), [1, 1])
@@ -892,6 +900,24 @@ def pooling_cases():
     grid("grid3d_channels_last_3d_f64", cl(ramp(2 * 2 * 3 * 4 * 5, 3), f64, [2, 2, 3, 4, 5]),
          view(gv, f64, [2, 2, 3, 2, 3], [36, 3, 12, 6, 1]), 0, 2, 0)
     grid("grid3d_bf16", view(ramp(2 * 2 * 3 * 4 * 5, 3), bf16, [2, 2, 3, 4, 5]), view(gv, bf16, [2, 2, 3, 2, 3]), 0, 0, 1)
+
+    # _upsample_bilinear2d_aa has no C shim: test_ops_pooling.cpp runs these rows through the
+    # proxy executor. ints: output H, W, align_corners; floats: scales_h, scales_w (NaN: None).
+    def aa(name, x, size, align, scales=(None, None)):
+        r = aten._upsample_bilinear2d_aa(x, size, bool(align), *scales)
+        out.append(case(name, "_upsample_bilinear2d_aa", [x], [*size, int(align)], r,
+                        floats=[math.nan if s is None else s for s in scales]))
+
+    aa("aa_down", view(ramp(2 * 3 * 7 * 9, 1), f32, [2, 3, 7, 9]), [3, 5], 0)
+    aa("aa_up_f64", view(ramp(1 * 2 * 4 * 5, 2), f64, [1, 2, 4, 5]), [9, 11], 0)
+    aa("aa_mixed_align", view(ramp(1 * 1 * 8 * 8, 3), f32, [1, 1, 8, 8]), [3, 13], 1)
+    aa("aa_to_one_align", view(ramp(25, 4), f32, [1, 1, 5, 5]), [1, 1], 1)
+    aa("aa_scales_given", view(ramp(2 * 10 * 6, 5), f32, [1, 2, 10, 6]), [4, 4], 0, (0.4, 0.7))
+    aa("aa_only_w_changes", view(ramp(1 * 2 * 5 * 5, 6), f32, [1, 2, 5, 5]), [5, 2], 0)
+    aa("aa_channels_last_offset", cl(ramp(2 * 3 * 6 * 7, 7), f32, [2, 3, 6, 7], 3), [3, 4], 0)
+    aa("aa_transposed_hw", view(ramp(1 * 2 * 6 * 7, 8), f32, [1, 2, 6, 7], [84, 42, 1, 6]), [4, 3], 0)
+    aa("aa_same_size_copies", view(ramp(1 * 1 * 3 * 4, 9), f32, [1, 1, 3, 4], [24, 12, 4, 1], 2), [3, 4], 0)
+    aa("aa_empty_batch", view([], f32, [0, 2, 4, 4]), [2, 3], 0)
     return out
 
 

@@ -1,10 +1,13 @@
-// The pooling family (max/avg/adaptive/fractional pools, max_unpool, grid_sampler_3d)
-// through the C ABI on every built backend, against torch eager's values, dtypes and
-// strides (reference_pooling.inc, from gen_ops_reference.py; Note [Pooling semantics]).
+// The pooling family (max/avg/adaptive/fractional pools, max_unpool, grid_sampler_3d, and
+// _upsample_bilinear2d_aa through the proxy executor) on every built backend, against torch
+// eager's values, dtypes and strides (reference_pooling.inc, from gen_ops_reference.py; Note
+// [Pooling semantics]).
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ops_testing.h"
+#include "proxy_testing.h"
 #include "runtime/proxy_executor.h"
 
 namespace aotrt::test {
@@ -105,8 +108,76 @@ TEST_P(OpsPooling, MatchesTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Torch, OpsPooling, ::testing::ValuesIn(all_backends(kPoolingCases)),
+// _upsample_bilinear2d_aa has no C shim: its rows run through the proxy executor below.
+std::vector<OpCase> pooling_cases(bool aa) {
+  std::vector<OpCase> out;
+  for (const OpCase& c : kPoolingCases) {
+    if ((std::string(c.op) == "_upsample_bilinear2d_aa") == aa) out.push_back(c);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsPooling, ::testing::ValuesIn(all_backends(pooling_cases(false))),
                          backend_case_name);
+
+std::string optional_float_json(double v) {
+  if (std::isnan(v)) return R"("as_none": true)";
+  std::ostringstream s;
+  s.precision(17);
+  s << R"("as_float": )" << v;
+  return s.str();
+}
+
+class OpsPoolingUpsampleAa : public ::testing::TestWithParam<BackendCase> {};
+
+// The node as torch 2.13 writes it for interpolate(..., "bilinear", antialias=True)
+// (tests/e2e/test_ops_pooling.py runs such packages).
+TEST_P(OpsPoolingUpsampleAa, MatchesTorchThroughTheProxyExecutor) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  if (!b.is_cpu()) GTEST_SKIP() << "a CPU proxy op";
+  Tensor x = make_tensor(b, c.inputs[0]);
+  const std::string inputs =
+      R"([{"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}},
+          {"name": "output_size", "arg": {"as_ints": [)" + std::to_string(c.ints[0]) + ", " +
+      std::to_string(c.ints[1]) + R"(]}},
+          {"name": "align_corners", "arg": {"as_bool": )" + (c.ints[2] ? "true" : "false") +
+      R"(}}, {"name": "scales_h", "arg": {)" + optional_float_json(c.floats[0]) +
+      R"(}}, {"name": "scales_w", "arg": {)" + optional_float_json(c.floats[1]) + "}}]";
+  ProxyResult r = run_proxy("aten::_upsample_bilinear2d_aa", inputs, {c.ints[0], c.ints[1]},
+                            {x.get()}, 1);
+  ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  expect_matches(r.outputs[0].get(), c.outputs[0], c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsPoolingUpsampleAa,
+                         ::testing::ValuesIn(all_backends(pooling_cases(true))), backend_case_name);
+
+TEST(OpsPoolingUpsampleAaRefusals, NameTheOpAndTheArgument) {
+  const Backend b = built_backends()[0];
+  auto refused = [&](const Values& v, const std::string& size, const std::string& what) {
+    Tensor x = make_tensor(b, v);
+    const std::string inputs = R"([{"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+        {"name": "output_size", "arg": {"as_ints": )" + size + R"(}},
+        {"name": "align_corners", "arg": {"as_bool": false}}])";
+    std::vector<int64_t> ints;
+    for (char ch : size) {
+      if (ch >= '0' && ch <= '9') ints.push_back(ch - '0');
+    }
+    ProxyResult r = run_proxy("aten::_upsample_bilinear2d_aa", inputs, ints, {x.get()}, 1);
+    EXPECT_EQ(r.rc, AOTI_TORCH_FAILURE) << what;
+    const std::string msg = aotrt_last_error();
+    EXPECT_NE(msg.find("aten::_upsample_bilinear2d_aa"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  };
+  const Values four{kF32, {1, 1, 2, 2}, {4, 4, 2, 1}, 0, {1, 2, 3, 4}};
+  refused(Values{kF32, {1, 2, 2}, {4, 2, 1}, 0, {1, 2, 3, 4}}, "[1, 1]",
+          "it is expected input_size equals to 4, but got size 3");
+  refused(four, "[1]", "it is expected output_size equals to 2, but got size 1");
+  refused(four, "[0, 1]", "output (H: 0, W: 1)");
+  refused(Values{kF16, {1, 1, 2, 2}, {4, 4, 2, 1}, 0, {1, 2, 3, 4}}, "[1, 1]",
+          "argument 'self' is float16; aotrt serves float32 and float64 here");
+}
 
 // Enough planes for the parallel path: a [8, 64, 12, 12] max pool and an adaptive
 // average of small integers, against a serial reference computed here.
