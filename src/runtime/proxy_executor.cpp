@@ -306,6 +306,14 @@ std::optional<double> ProxyCall::optional_float(std::string_view name) const {
   return float_arg(name);
 }
 
+std::optional<std::vector<double>> ProxyCall::optional_floats(std::string_view name) const {
+  const ProxyArg* a = find(name);
+  if (a == nullptr || a->kind == "as_none") return std::nullopt;
+  AOTRT_CHECK(std::holds_alternative<std::vector<double>>(a->value), kInvalidArgument, what_,
+              ": argument '", name, "' is ", a->kind, ", not a list of floats");
+  return std::get<std::vector<double>>(a->value);
+}
+
 bool ProxyCall::bool_arg(std::string_view name, std::optional<bool> dflt) const {
   const ProxyArg* a = find(name);
   if (a == nullptr && dflt) return *dflt;

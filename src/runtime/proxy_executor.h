@@ -128,6 +128,8 @@ class ProxyCall {
   std::optional<std::vector<int64_t>> optional_ints(std::string_view name) const;
   double float_arg(std::string_view name, std::optional<double> dflt = std::nullopt) const;
   std::optional<double> optional_float(std::string_view name) const;
+  // float[]? (static: as_floats); nullopt when None or left out.
+  std::optional<std::vector<double>> optional_floats(std::string_view name) const;
   bool bool_arg(std::string_view name, std::optional<bool> dflt = std::nullopt) const;
   std::string string_arg(std::string_view name,
                          std::optional<std::string> dflt = std::nullopt) const;

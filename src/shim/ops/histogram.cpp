@@ -1,7 +1,10 @@
 // Entry points of the histogram family (ops/histogram.h), CPU only (torch's
 // CUDA header has neither). Handles are borrowed; ret* get new owning
 // handles, dropped when null (Note [Unused op outputs]). See Note [Op rows].
+// _histogramdd_bin_edges has no C shim: the proxy executor serves it (the row
+// at the end; Note [Proxy executor]).
 #include "ops/histogram.h"
+#include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
 
 using namespace aotrt;
@@ -27,3 +30,20 @@ AOTRT_OP_CPU(_histogramdd_from_bin_cts,
                                          args.optional_tensor(weight, "weight"), density != 0,
                                          /*dd=*/true, fn)
                             .hist))
+
+// _histogramdd_bin_edges(Tensor self, int[] bins, *, float[]? range=None,
+// Tensor? weight=None, bool density=False) -> Tensor[]: the first half of
+// torch.histogramdd(x, [ints]) (the package then calls
+// _histogramdd_from_bin_cts). The edges are histogramdd's own (Note
+// [Histogram semantics]), so both halves agree; its counting pass is the
+// price of sharing them.
+AOTRT_PROXY_OP("aten::_histogramdd_bin_edges", {"self", "bins", "range", "weight", "density"},
+               runtime::kProxyCpu, [](runtime::ProxyCall& c) {
+                 const std::optional<std::vector<double>> range = c.optional_floats("range");
+                 ops::HistogramResult r = ops::histogramdd(
+                     c.tensor("self"), c.ints("bins"),
+                     range ? std::optional<std::span<const double>>(*range) : std::nullopt,
+                     c.optional_tensor("weight"), c.bool_arg("density", false), /*dd=*/true,
+                     c.what());
+                 c.set_output_list(0, std::move(r.edges));
+               });

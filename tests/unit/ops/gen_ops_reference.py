@@ -654,6 +654,17 @@ def histogram_cases():
     dd("histogramdd_data_range", p, [2, 3])
     dd("histogramdd_range_weight_density", p, [2, 3], [0.0, 2.0, 0.0, 2.0], view(pattern(5, 2), f32, [5]), 1)
     dd("histogramdd_3d_points_f64", view(pattern(24, 3, 0.5), f64, [2, 4, 3]), [2, 1, 3])
+
+    # _histogramdd_bin_edges has no C shim (test_ops_histogram.cpp runs it through the proxy
+    # executor). ints: bins; floats: range (none: None); outputs: one edge tensor per dim.
+    def edges(name, x, bins, rng=None):
+        r = A._histogramdd_bin_edges(x, bins, range=rng)
+        out.append(case(name, "_histogramdd_bin_edges", [x], bins, list(r), floats=list(rng or [])))
+    edges("histogramdd_edges_data_range", p, [2, 3])
+    edges("histogramdd_edges_range", p, [4, 1], [-1.0, 2.0, 0.5, 0.5])
+    edges("histogramdd_edges_f64_3d", view(pattern(24, 3, 0.3), f64, [2, 4, 3]), [3, 5, 2])
+    edges("histogramdd_edges_many_bins", view(pattern(20, 1, 0.37), f32, [10, 2]), [17, 33])
+    edges("histogramdd_edges_empty", view([], f32, [0, 2]), [2, 2])
     return out
 
 # --- linalg ----------------------------------------------------------------------------

@@ -19,15 +19,17 @@ struct ProxyResult {
 };
 
 // `inputs_json`: the node's "inputs" array; `ints` and `tensors`: what the wrapper passes at
-// run time for them (as_int / as_ints values and as_tensor inputs, in order).
+// run time for them (as_int / as_ints values and as_tensor inputs, in order). The outputs are
+// num_outputs tensors, or one list of them (Tensor[]) when `list_output`.
 inline ProxyResult run_proxy(const std::string& target, const std::string& inputs_json,
                              std::vector<int64_t> ints, const std::vector<AtenTensorHandle>& tensors,
-                             int num_outputs) {
+                             int num_outputs, bool list_output = false) {
   std::string outs;
   for (int i = 0; i < num_outputs; ++i) {
-    outs += (i ? ", " : "") + std::string(R"({"as_tensor": {"name": "out)") + std::to_string(i) +
-            "\"}}";
+    const std::string name = R"({"name": "out)" + std::to_string(i) + "\"}";
+    outs += (i ? ", " : "") + (list_output ? name : R"({"as_tensor": )" + name + "}");
   }
+  if (list_output) outs = R"({"as_tensors": [)" + outs + "]}";
   const std::string json = R"({"nodes": [{"name": "buf0", "node": {"target": ")" + target +
                            R"(", "inputs": )" + inputs_json + R"(, "outputs": [)" + outs + "]}}]}";
   ProxyResult r;

@@ -1,11 +1,12 @@
 // The histogram family through the C ABI against torch eager's values, dtypes and strides
 // (reference_histogram.inc; Note [Histogram semantics]): histogram.bin_ct and
-// _histogramdd_from_bin_cts, and their refusals. CPU only (torch's CUDA header has
-// neither shim).
+// _histogramdd_from_bin_cts, and their refusals; _histogramdd_bin_edges (no C shim) through
+// the proxy executor. CPU only (torch's CUDA header has neither shim).
 #include <string>
 #include <vector>
 
 #include "ops_testing.h"
+#include "proxy_testing.h"
 
 namespace aotrt::test {
 namespace {
@@ -49,7 +50,44 @@ TEST_P(OpsHistogram, MatchesTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Torch, OpsHistogram, ::testing::ValuesIn(all_backends(kHistogramCases)),
+std::vector<OpCase> histogram_cases(bool edges) {
+  std::vector<OpCase> out;
+  for (const OpCase& c : kHistogramCases) {
+    if ((std::string(c.op) == "_histogramdd_bin_edges") == edges) out.push_back(c);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsHistogram,
+                         ::testing::ValuesIn(all_backends(histogram_cases(false))),
+                         backend_case_name);
+
+class OpsHistogramEdges : public ::testing::TestWithParam<BackendCase> {};
+
+// The node as torch 2.13 writes it for torch.histogramdd(x, bins=[...], range=...).
+TEST_P(OpsHistogramEdges, MatchesTorchThroughTheProxyExecutor) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  if (!b.is_cpu()) GTEST_SKIP() << "a CPU proxy op";
+  Tensor x = make_tensor(b, c.inputs[0]);
+  std::string bins, range;
+  for (int64_t v : c.ints) bins += (bins.empty() ? "" : ", ") + std::to_string(v);
+  for (double v : c.floats) range += (range.empty() ? "" : ", ") + std::to_string(v);
+  const std::string inputs =
+      R"([{"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}},
+          {"name": "bins", "arg": {"as_ints": [)" + bins + "]}}" +
+      (c.floats.empty() ? "" : R"(, {"name": "range", "arg": {"as_floats": [)" + range + "]}}") +
+      "]";
+  ProxyResult r = run_proxy("aten::_histogramdd_bin_edges", inputs, c.ints, {x.get()},
+                            static_cast<int>(c.outputs.size()), /*list_output=*/true);
+  ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  for (size_t k = 0; k < c.outputs.size(); ++k) {
+    expect_matches(r.outputs[k].get(), c.outputs[k], std::string(c.name) + " edges " + std::to_string(k));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsHistogramEdges,
+                         ::testing::ValuesIn(all_backends(histogram_cases(true))),
                          backend_case_name);
 
 TEST(OpsHistogramRefusals, NameTheFunctionAndArgument) {
