@@ -387,6 +387,19 @@ ProxyExecutor::ProxyExecutor(std::vector<ExternNode> nodes, const std::string& d
     const std::string why = proxy_refusal(nodes_[i], device);
     if (!why.empty()) refused.push_back(why);
     ops_.push_back(find_proxy_op(nodes_[i].target));
+    if (!why.empty()) continue;
+    ExternNode& node = nodes_[i];
+    for (std::string_view name : ops_.back()->implicit_ints) {
+      const bool described = std::any_of(node.inputs.begin(), node.inputs.end(),
+                                         [&](const ProxyArg& a) { return a.name == name; });
+      if (described) continue;
+      ProxyArg a;
+      a.name = std::string(name);
+      a.kind = "as_int";
+      a.int_begin = node.num_ints++;
+      a.int_count = 1;
+      node.inputs.push_back(std::move(a));
+    }
   }
   if (!refused.empty()) {
     std::ostringstream msg;

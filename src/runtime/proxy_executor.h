@@ -87,6 +87,12 @@ struct ProxyOp {
   std::vector<std::string_view> arguments;
   unsigned devices;
   ProxyOpFn fn;
+  // Keyword int arguments that the JSON leaves out at their default but the
+  // wrapper still passes in the flat int array (inductor fills every
+  // argument from the schema, the serialiser drops defaults): each takes one
+  // slot after the described ones, in this order, when absent from the
+  // node. Only for ints that come last in the schema (hash_tensor's mode).
+  std::vector<std::string_view> implicit_ints = {};
 };
 
 // Registers at static-initialisation time; use AOTRT_PROXY_OP.

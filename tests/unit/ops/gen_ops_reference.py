@@ -63,6 +63,8 @@ def cpp_num(x: float) -> str:
         return "kNaN"
     if math.isinf(x):
         return "kInf" if x > 0 else "-kInf"
+    if x == 0 and math.copysign(1.0, x) < 0:
+        return "-0.0"  # str(int(x)) would drop the sign
     if float(x).is_integer() and abs(x) < 2**53:
         return str(int(x))
     return repr(float(x))
@@ -1033,7 +1035,40 @@ def conv_cases():
     return out
 
 
-FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
+# --- reduce ----------------------------------------------------------------------------
+# hash_tensor (no C shim: test_ops_reduce.cpp runs it through the proxy executor). ints:
+# keepdim, then the dims (none: every dim). The uint64 output is recorded as int64 of its
+# sizes with a last dim of 2, (high 32 bits, low 32 bits), which doubles hold exactly; its
+# strides are contiguous of those sizes (the test checks the result's own).
+def reduce_cases():
+    out = []
+    f32, f64 = torch.float32, torch.float64
+    nan = math.nan
+
+    def h(name, x, dims, keepdim=0):
+        r = torch.ops.aten.hash_tensor(x, dims, keepdim=bool(keepdim))
+        assert r.is_contiguous()
+        bits = r.view(torch.int64)
+        halves = torch.stack([(bits >> 32) & 0xFFFFFFFF, bits & 0xFFFFFFFF], -1)
+        out.append(case(name, "hash_tensor", [x], [keepdim, *dims], halves))
+
+    h("hash_all_f32", view(pattern(12, 1, 0.25), f32, [3, 4]), [])
+    h("hash_rows_transposed", transposed(pattern(12, 2, 0.5), f32, [3, 4], 1), [1])
+    h("hash_dim0_keepdim_f64", view(pattern(12, 3, 0.1), f64, [4, 3], [1, 4]), [0], 1)
+    h("hash_two_dims_3d_gapped", view(pattern(24, 4), f32, [2, 3, 4], [30, 8, 2], 1), [0, 2])
+    h("hash_nan_signed_zero", view([nan, -0.0, 0.0, 1, nan, 2], f32, [2, 3]), [1])
+    h("hash_int8_sign_extends", view([-1, 5, -128, 7], torch.int8, [4]), [])
+    h("hash_int64", view([2**40 + 3, -(2**50), 17, 0], torch.int64, [2, 2]), [0])
+    h("hash_bool", view([1, 1, 0, 1, 0, 0], torch.bool, [3, 2]), [-1])
+    h("hash_f16", view([1.5, -2.25, 0.1, 3], torch.float16, [4]), [])
+    h("hash_bf16_keepdim", view([1.5, -2.25, 0.1, 3], torch.bfloat16, [2, 2]), [1], 1)
+    h("hash_uint8", view([200, 3, 255], torch.uint8, [3]), [])
+    h("hash_0d", view([3.0], f32, []), [])
+    h("hash_empty_kept_dim", view([], f32, [0, 3]), [1])
+    return out
+
+
+FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
             "linalg": linalg_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
