@@ -336,4 +336,70 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
   return out;
 }
 
+std::unique_ptr<TensorImpl> linear_cross_entropy(const TensorImpl& input,
+                                                 const TensorImpl& linear_weight,
+                                                 const TensorImpl& target,
+                                                 const TensorImpl* linear_bias,
+                                                 const TensorImpl* weight,
+                                                 std::string_view reduction, int64_t ignore_index,
+                                                 double label_smoothing, const char* fn) {
+  const ScalarType t = input.dtype();
+  AOTRT_CHECK(t == ScalarType::Float32 || t == ScalarType::Float64, kUnsupported, fn,
+              ": argument 'input' is ", dtype_name(t), "; aotrt serves float32 and float64 here");
+  AOTRT_CHECK(input.dim() == 2 && linear_weight.dim() == 2, kInvalidArgument, fn,
+              ": expected 2-d 'input' [N, H] and 'linear_weight' [C, H], got ", input.dim(),
+              "-d and ", linear_weight.dim(), "-d");
+  const int64_t n = input.sizes()[0], h = input.sizes()[1], c = linear_weight.sizes()[0];
+  AOTRT_CHECK(linear_weight.sizes()[1] == h && linear_weight.dtype() == t, kInvalidArgument, fn,
+              ": argument 'linear_weight' of sizes ", sizes_text(linear_weight.sizes()), " (",
+              dtype_name(linear_weight.dtype()), ") does not match 'input' of sizes ",
+              sizes_text(input.sizes()), " (", dtype_name(t), ")");
+  AOTRT_CHECK(target.dim() == 1 && target.sizes()[0] == n && target.dtype() == ScalarType::Int64,
+              kInvalidArgument, fn, ": argument 'target' must be int64 [", n, "], got ",
+              dtype_name(target.dtype()), " of sizes ", sizes_text(target.sizes()));
+  for (const auto& [vec, name] : {std::pair{linear_bias, "linear_bias"}, std::pair{weight, "weight"}}) {
+    if (vec == nullptr) continue;
+    AOTRT_CHECK(vec->dim() == 1 && vec->sizes()[0] == c && vec->dtype() == t, kInvalidArgument,
+                fn, ": argument '", name, "' must be ", dtype_name(t), " [", c, "], got ",
+                dtype_name(vec->dtype()), " of sizes ", sizes_text(vec->sizes()));
+  }
+  int r = kLossMean;
+  if (reduction == "none") {
+    r = kLossNone;
+  } else if (reduction == "sum") {
+    r = kLossSum;
+  } else {
+    AOTRT_CHECK(reduction == "mean", kInvalidArgument, fn, ": argument 'reduction' is '",
+                reduction, "'; expected 'none', 'mean' or 'sum'");
+  }
+  AOTRT_CHECK(label_smoothing >= 0 && label_smoothing <= 1, kInvalidArgument, fn,
+              ": label_smoothing must be between 0.0 and 1.0, got ", label_smoothing);
+  const int64_t logit_sizes[] = {n, c}, logit_strides[] = {c, 1};
+  auto logits = empty_strided(logit_sizes, logit_strides, t, input.device(), fn);
+  if (n > 0 && c > 0) {
+    // logits = input @ linear_weight^T (+ bias, broadcast over the rows).
+    const int64_t wt_sizes[] = {h, c};
+    const int64_t wt_strides[] = {linear_weight.strides()[1], linear_weight.strides()[0]};
+    auto wt = make_tensor(linear_weight.storage(), wt_sizes, wt_strides,
+                          linear_weight.storage_offset(), t, fn);
+    if (h == 0) {
+      zero_tensor(*logits, fn);
+      if (linear_bias != nullptr) copy_tensor(*logits, *linear_bias, fn);
+    } else {
+      addmm_out(*logits, linear_bias != nullptr ? *linear_bias : *logits, input, *wt,
+                linear_bias != nullptr ? 1.0 : 0.0, 1.0, fn);
+    }
+  }
+  const int64_t rows[] = {n}, one[] = {1};
+  auto out = r == kLossNone ? empty_strided(rows, one, t, input.device(), fn)
+                            : empty_strided({}, {}, t, input.device(), fn);
+  AOTRT_CHECK(c > 0 || n == 0, kInvalidArgument, fn, ": linear_weight has no classes");
+  std::optional<StridedView> wv;
+  if (weight != nullptr) wv = strided_view(*weight);
+  kernel(&LinearKernels::cross_entropy, input.device(), fn)(
+      strided_view(*logits), strided_view(target), wv ? &*wv : nullptr, ignore_index,
+      label_smoothing, r, strided_view(*out), fn);
+  return out;
+}
+
 }  // namespace aotrt::ops

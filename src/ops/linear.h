@@ -1,5 +1,7 @@
 // Fused linear and normalization ops: _addmm_activation, addmv, addbmm,
-// _fused_rms_norm, _trilinear (F.bilinear).
+// _fused_rms_norm, _trilinear (F.bilinear), and F.linear_cross_entropy's
+// chunked custom ops (torch_nn::_linear_cross_entropy_batch_chunked and
+// _no_reduction, through the proxy executor).
 //
 // Note [Linear semantics]
 // ATen's CPU rules, checked against torch 2.13 eager (gen_ops_reference.py's
@@ -30,12 +32,27 @@
 //   _trilinear(x1, W, x2, [1, 3], [0], [1, 2], [2, 3]). aotrt sums the
 //   products directly (double accumulation; float16/bfloat16 in float;
 //   integers in int64, wrapping), with no gemm.
+// - linear_cross_entropy (the chunked ops): exactly
+//   F.cross_entropy(F.linear(input, linear_weight, linear_bias), target,
+//   weight, ignore_index, reduction, label_smoothing), which torch 2.13's
+//   eager op equals: logits [N, C] through the matmul family's gemm, then per
+//   row lse = logsumexp(logits), nll = w[t] (lse - z[t]) and, for label
+//   smoothing e, smooth = sum_c w[c] (lse - z[c]); a row whose target is
+//   ignore_index counts 0 (its weight too); loss = (1 - e) nll + e / C smooth
+//   per row ("none"), summed ("sum"), or for "mean" that sum divided by
+//   sum(w[t]) over the rows not ignored (their count without a weight; NaN
+//   when every row is ignored). Sums in double. The chunk size and the accumulation policy only
+//   shape the eager op's loop; the gradients it can precompute are backward
+//   work, refused when asked for (inference graphs ask for none: their
+//   outputs are then empty, (0, 0), (0, 0) and (0), as the op's fake kernel).
+//   A target outside [0, C) that is not ignore_index is refused.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 
 #include "core/tensor.h"
 
@@ -56,7 +73,15 @@ struct LinearKernels {
   // stride 0 on the summed dims (it is zeroed first by the kernel).
   void (*sum_of_products)(const StridedView& a, const StridedView& b, const StridedView& c,
                           const StridedView& out, std::span<const bool> summed, const char* fn);
+  // logits dense [N, C]; target int64 [N]; weight [C] (logits' dtype) or
+  // null; out: [N] for kNone, else 0-d (logits' dtype). Note [Linear
+  // semantics], linear_cross_entropy.
+  void (*cross_entropy)(const StridedView& logits, const StridedView& target,
+                        const StridedView* weight, int64_t ignore_index, double label_smoothing,
+                        int reduction, const StridedView& out, const char* fn);
 };
+
+enum LossReduction : int { kLossNone = 0, kLossMean = 1, kLossSum = 2 };
 
 std::unique_ptr<TensorImpl> addmm_activation(const TensorImpl& self, const TensorImpl& mat1,
                                              const TensorImpl& mat2, double beta, double alpha,
@@ -79,5 +104,15 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
                                       std::span<const int64_t> expand2,
                                       std::span<const int64_t> expand3,
                                       std::span<const int64_t> sumdim, const char* fn);
+
+// reduction "none", "mean" or "sum"; input [N, H], linear_weight [C, H],
+// target int64 [N], linear_bias [C] and weight [C] optional.
+std::unique_ptr<TensorImpl> linear_cross_entropy(const TensorImpl& input,
+                                                 const TensorImpl& linear_weight,
+                                                 const TensorImpl& target,
+                                                 const TensorImpl* linear_bias,
+                                                 const TensorImpl* weight,
+                                                 std::string_view reduction, int64_t ignore_index,
+                                                 double label_smoothing, const char* fn);
 
 }  // namespace aotrt::ops

@@ -3,6 +3,8 @@ shim) and aten._addmm_activation (relu and GELU) exported by torch, run by `buil
 run`, compared with eager (Note [Linear semantics] in src/ops/linear.h). torch 2.13's
 inductor decomposes addmv and _fused_rms_norm into its own code, so packages never import
 those two shims; their unit rows (tests/unit/ops/test_ops_linear.cpp) cover them.
+F.linear_cross_entropy with chunking options lowers to torch_nn custom ops with no C shim,
+which aotrt's proxy executor serves (test_linear_cross_entropy asserts the extern nodes).
 
 Tolerance: 1e-5 (float32) / 1e-12 (float64) relative to the largest output: other gemm
 kernels (oneDNN, another summation order) than ATen's.
@@ -13,7 +15,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from one_op import Case, assert_matches, cache_dir, eager_outputs, export_all, outputs, run_aotrt, shims
+from one_op import (Case, assert_matches, cache_dir, eager_outputs, export_all, extern_targets,
+                    outputs, run_aotrt, shims)
 
 torch.manual_seed(0)
 
@@ -33,13 +36,27 @@ def _inputs(dtype):
             r(6, 5).t(), r(6, 7)]
 
 
+def linear_cross_entropy(x, w, t, b, cw):
+    F = torch.nn.functional
+    opts = lambda k, retain: torch.nn.LinearCrossEntropyOptions(batch_chunk_size=k,
+                                                                allow_retain_graph=retain)
+    return (F.linear_cross_entropy(x, w, t, options=opts(2, True)),
+            F.linear_cross_entropy(x, w, t, linear_bias=b, weight=cw, reduction="sum",
+                                   label_smoothing=0.2, ignore_index=1, options=opts(3, True)),
+            F.linear_cross_entropy(x, w, t, weight=cw, reduction="none", options=opts(2, False)))
+
+
+LCE = Case("linear_cross_entropy", linear_cross_entropy,
+           [torch.randn(10, 6), torch.randn(9, 6), torch.randint(0, 9, (10,)), torch.randn(9),
+            torch.rand(9)])
+
 CASES = [Case("linear_f32", linear_ops, _inputs(torch.float32)),
          Case("linear_f64", linear_ops, _inputs(torch.float64))]
 
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory):
-    return export_all(CASES, cache_dir(tmp_path_factory, "ops_linear"))
+    return export_all(CASES + [LCE], cache_dir(tmp_path_factory, "ops_linear"))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -53,3 +70,14 @@ def test_matches_eager(aotrt_bin, packages, tmp_path, case):
     assert proc.returncode == 0, proc.stderr
     assert_matches(case.name, outputs(tmp_path), eager_outputs(case),
                    lambda dtype: 1e-12 if dtype == torch.float64 else 1e-5)
+
+
+def test_linear_cross_entropy(aotrt_bin, packages, tmp_path):
+    pkg = packages[LCE.name]
+    used = extern_targets(pkg)
+    # The label-smoothed call takes torch's unchunked path (inductor's own kernels).
+    assert "torch_nn::_linear_cross_entropy_batch_chunked" in used, used
+    assert "torch_nn::_linear_cross_entropy_batch_chunked_no_reduction" in used, used
+    proc = run_aotrt(aotrt_bin, pkg, LCE.inputs, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert_matches(LCE.name, outputs(tmp_path), eager_outputs(LCE), lambda dtype: 1e-5)

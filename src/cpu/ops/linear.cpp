@@ -1,6 +1,7 @@
 // CPU kernels of the linear family (ops/linear.h): the activation after
 // _addmm_activation's gemm, RMS norm rows, and _trilinear's sum of products
 // (Note [Linear semantics]).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -164,8 +165,72 @@ void sum_of_products(const StridedView& a, const StridedView& b, const StridedVi
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(a.dtype), " is not served");
 }
 
-constexpr LinearKernels kLinear{
-    .activation = activation, .rms_norm = rms_norm, .sum_of_products = sum_of_products};
+// Note [Linear semantics], linear_cross_entropy: per row in double, then
+// the reduction.
+void cross_entropy(const StridedView& logits, const StridedView& target, const StridedView* weight,
+                   int64_t ignore_index, double eps, int reduction, const StridedView& out,
+                   const char* fn) {
+  const int64_t n = logits.sizes[0], c = logits.sizes[1];
+  const auto* tg = reinterpret_cast<const char*>(target.data);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t t = read_elem<int64_t>(tg, i * target.strides[0]);
+    AOTRT_CHECK(t == ignore_index || (t >= 0 && t < c), kInvalidArgument, fn, ": target ", t,
+                " of row ", i, " is out of bounds (", c, " classes)");
+  }
+  const bool served = visit_dtype(logits.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      auto w = [&](int64_t k) {
+        return weight == nullptr ? 1.0 : static_cast<double>(read_elem<T>(weight->data, k * weight->strides[0]));
+      };
+      std::vector<double> nll(static_cast<size_t>(n)), wt(static_cast<size_t>(n)),
+          smooth(static_cast<size_t>(n));
+#pragma omp parallel for if (n * c > 32768)
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t t = read_elem<int64_t>(tg, i * target.strides[0]);
+        if (t == ignore_index) continue;  // zeros
+        const char* row = logits.data + i * c * int64_t{sizeof(T)};
+        double mx = -INFINITY;
+        for (int64_t k = 0; k < c; ++k) mx = std::max(mx, static_cast<double>(read_elem<T>(row, k)));
+        double sum = 0;
+        for (int64_t k = 0; k < c; ++k) sum += std::exp(static_cast<double>(read_elem<T>(row, k)) - mx);
+        const double lse = mx + std::log(sum);
+        nll[i] = w(t) * (lse - static_cast<double>(read_elem<T>(row, t)));
+        wt[i] = w(t);
+        if (eps > 0) {
+          double s = 0;
+          for (int64_t k = 0; k < c; ++k) s += w(k) * (lse - static_cast<double>(read_elem<T>(row, k)));
+          smooth[i] = s;
+        }
+      }
+      const double keep = 1.0 - eps, spread = c > 0 ? eps / static_cast<double>(c) : 0.0;
+      if (reduction == ops::kLossNone) {
+        for (int64_t i = 0; i < n; ++i) {
+          write_elem<T>(out.data, i * out.strides[0], static_cast<T>(keep * nll[i] + spread * smooth[i]));
+        }
+        return;
+      }
+      double total_nll = 0, total_w = 0, total_smooth = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        total_nll += nll[i];
+        total_w += wt[i];
+        total_smooth += smooth[i];
+      }
+      double loss = keep * total_nll + spread * total_smooth;
+      if (reduction == ops::kLossMean) {
+        loss = (keep * total_nll + spread * total_smooth) / total_w;
+      }
+      write_elem<T>(out.data, 0, static_cast<T>(loss));
+    }
+  });
+  AOTRT_CHECK(served && (logits.dtype == ScalarType::Float32 || logits.dtype == ScalarType::Float64),
+              kUnsupported, fn, ": dtype ", dtype_name(logits.dtype), " is not served");
+}
+
+constexpr LinearKernels kLinear{.activation = activation,
+                                .rms_norm = rms_norm,
+                                .sum_of_products = sum_of_products,
+                                .cross_entropy = cross_entropy};
 AOTRT_REGISTER_KERNELS(LinearKernels, cpu, kLinear);
 
 }  // namespace

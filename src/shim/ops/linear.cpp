@@ -2,6 +2,7 @@
 // borrowed; ret* get new owning handles, dropped when null (Note [Unused op
 // outputs]). See Note [Op rows].
 #include "ops/linear.h"
+#include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
 
 using namespace aotrt;
@@ -47,3 +48,68 @@ AOTRT_OP(_trilinear,
                                    args.ints(expand2, expand2_len_, "expand2"),
                                    args.ints(expand3, expand3_len_, "expand3"),
                                    args.ints(sumdim, sumdim_len_, "sumdim"), fn)))
+
+// F.linear_cross_entropy with chunking options lowers to these custom ops
+// (torch/nn/modules/linear_cross_entropy.py); Note [Linear semantics].
+namespace {
+using runtime::ProxyCall;
+
+std::unique_ptr<TensorImpl> linear_cross_entropy(const ProxyCall& c, std::string_view reduction,
+                                                 double label_smoothing) {
+  AOTRT_CHECK(c.int_arg("batch_chunk_size") > 0, kInvalidArgument, c.what(),
+              ": batch_chunk_size must be positive, got ", c.int_arg("batch_chunk_size"));
+  return ops::linear_cross_entropy(c.tensor("input"), c.tensor("linear_weight"), c.tensor("target"),
+                                   c.optional_tensor("linear_bias"), c.optional_tensor("weight"),
+                                   reduction, c.int_arg("ignore_index"), label_smoothing,
+                                   c.what());
+}
+
+// An empty output of the rank the op's fake kernel gives a gradient it was
+// not asked for.
+std::unique_ptr<TensorImpl> no_gradient(const TensorImpl& like, int64_t rank, const char* fn) {
+  const std::vector<int64_t> zeros(static_cast<size_t>(rank), 0);
+  const std::vector<int64_t> ones(static_cast<size_t>(rank), 1);
+  return empty_strided(zeros, ones, like.dtype(), like.device(), fn);
+}
+}  // namespace
+
+// _linear_cross_entropy_batch_chunked(Tensor input, Tensor linear_weight,
+// Tensor target, Tensor? linear_bias, Tensor? weight, str reduction,
+// SymInt ignore_index, float label_smoothing, SymInt batch_chunk_size,
+// str acc_policy, ScalarType acc_dtype, bool allow_retain_graph,
+// bool compute_input_grad, bool compute_linear_weight_grad,
+// bool compute_linear_bias_grad) -> (Tensor, Tensor, Tensor, Tensor)
+AOTRT_PROXY_OP("torch_nn::_linear_cross_entropy_batch_chunked",
+               {"input", "linear_weight", "target", "linear_bias", "weight", "reduction",
+                "ignore_index", "label_smoothing", "batch_chunk_size", "acc_policy", "acc_dtype",
+                "allow_retain_graph", "compute_input_grad", "compute_linear_weight_grad",
+                "compute_linear_bias_grad"},
+               runtime::kProxyCpu, [](ProxyCall& c) {
+                 for (const char* g : {"compute_input_grad", "compute_linear_weight_grad",
+                                       "compute_linear_bias_grad"}) {
+                   AOTRT_CHECK(!c.bool_arg(g), kUnsupported, c.what(), ": argument '", g,
+                               "' is true: the gradients are backward work, which aotrt does "
+                               "not serve");
+                 }
+                 const std::string reduction = c.string_arg("reduction");
+                 AOTRT_CHECK(reduction == "mean" || reduction == "sum", kInvalidArgument,
+                             c.what(), ": argument 'reduction' is '", reduction,
+                             "'; this op takes 'mean' or 'sum'");
+                 auto loss = linear_cross_entropy(c, reduction, c.float_arg("label_smoothing"));
+                 const TensorImpl& input = c.tensor("input");
+                 c.set_output(0, std::move(loss));
+                 c.set_output(1, no_gradient(input, 2, c.what()));
+                 c.set_output(2, no_gradient(input, 2, c.what()));
+                 c.set_output(3, no_gradient(input, 1, c.what()));
+               });
+
+// _linear_cross_entropy_batch_chunked_no_reduction(Tensor input,
+// Tensor linear_weight, Tensor target, Tensor? linear_bias, Tensor? weight,
+// SymInt ignore_index, SymInt batch_chunk_size, str acc_policy,
+// ScalarType acc_dtype) -> Tensor: the per-row loss [N].
+AOTRT_PROXY_OP("torch_nn::_linear_cross_entropy_batch_chunked_no_reduction",
+               {"input", "linear_weight", "target", "linear_bias", "weight", "ignore_index",
+                "batch_chunk_size", "acc_policy", "acc_dtype"},
+               runtime::kProxyCpu, [](ProxyCall& c) {
+                 c.set_output(0, linear_cross_entropy(c, "none", 0.0));
+               });

@@ -592,6 +592,35 @@ def linear_cases():
     tri("trilinear_int64_bilinear", view(pattern(6, 0), torch.int64, [2, 3]),
         view(pattern(105, 1), torch.int64, [7, 3, 5]), view(pattern(10, 2), torch.int64, [2, 5]),
         [1, 3], [0], [1, 2], [2, 3])
+
+    # F.linear_cross_entropy's chunked custom ops have no C shim: test_ops_linear.cpp runs
+    # them through the proxy executor. inputs: input, linear_weight, target[, linear_bias]
+    # [, weight]; ints: ignore_index, reduction (0 none, 1 mean, 2 sum), has bias, has
+    # weight; floats: label_smoothing. The reference is F.cross_entropy(F.linear(...)),
+    # which torch 2.13's eager op equals.
+    def lce(name, x, w, t, b=None, cw=None, reduction="mean", ignore=-100, smoothing=0.0):
+        r = F.cross_entropy(F.linear(x, w, b), t, weight=cw, ignore_index=ignore,
+                            reduction=reduction, label_smoothing=smoothing)
+        ins = [x, w, t] + ([b] if b is not None else []) + ([cw] if cw is not None else [])
+        code = {"none": 0, "mean": 1, "sum": 2}[reduction]
+        out.append(case(name, "linear_cross_entropy", ins,
+                        [ignore, code, int(b is not None), int(cw is not None)], r,
+                        floats=[smoothing]))
+
+    F = torch.nn.functional
+    lx = view(pattern(24, 1, 0.3), f32, [6, 4])
+    lw = transposed(pattern(28, 2, 0.2), f32, [7, 4])
+    lt = view([1, -100, 3, 6, 0, 2], torch.int64, [6])
+    lce("lce_mean", lx, lw, lt)
+    lce("lce_sum_bias", lx, lw, lt, b=view(pattern(7, 3, 0.5), f32, [7]), reduction="sum")
+    lce("lce_none_weight", lx, lw, lt, cw=view([0.5, 1, 2, 0.25, 1, 3, 0.75], f32, [7]), reduction="none")
+    lce("lce_mean_weight_smoothing", lx, lw, lt, cw=view([0.5, 1, 2, 0.25, 1, 3, 0.75], f32, [7]),
+        smoothing=0.2)
+    lce("lce_mean_smoothing_ignore_2", lx, lw, view([1, 2, 3, 2, 0, 2], torch.int64, [6]), ignore=2,
+        smoothing=0.1)
+    lce("lce_f64_strided_input", view(pattern(15, 4, 0.1), f64, [5, 3], [6, 2], 1),
+        view(pattern(12, 5, 0.4), f64, [4, 3]), view([0, 3, 1, 1, 2], torch.int64, [5], [2], 1))
+    lce("lce_all_ignored_mean_nan", lx, lw, view([-100] * 6, torch.int64, [6]))
     return out
 
 # --- segment ---------------------------------------------------------------------------

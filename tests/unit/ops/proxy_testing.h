@@ -13,6 +13,17 @@
 
 namespace aotrt::test {
 
+// The cases of a family's table whose op is served through the proxy executor
+// (proxied(c) true) when `proxy`, else the others (the C-shim rows).
+template <typename Pred>
+std::vector<OpCase> cases_where(const std::vector<OpCase>& all, Pred proxied, bool proxy) {
+  std::vector<OpCase> out;
+  for (const OpCase& c : all) {
+    if (proxied(c) == proxy) out.push_back(c);
+  }
+  return out;
+}
+
 struct ProxyResult {
   AOTITorchError rc = AOTI_TORCH_FAILURE;
   std::vector<Tensor> outputs;

@@ -51,11 +51,9 @@ TEST_P(OpsHistogram, MatchesTorch) {
 }
 
 std::vector<OpCase> histogram_cases(bool edges) {
-  std::vector<OpCase> out;
-  for (const OpCase& c : kHistogramCases) {
-    if ((std::string(c.op) == "_histogramdd_bin_edges") == edges) out.push_back(c);
-  }
-  return out;
+  return cases_where(
+      kHistogramCases, [](const OpCase& c) { return std::string(c.op) == "_histogramdd_bin_edges"; },
+      edges);
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, OpsHistogram,

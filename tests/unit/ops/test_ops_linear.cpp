@@ -2,10 +2,12 @@
 // (reference_linear.inc; Note [Linear semantics]): _addmm_activation, addmv, addbmm,
 // _fused_rms_norm, _trilinear, and their refusals. CPU kernels only so far: on CUDA the
 // rows report SKIPPED ("no CUDA kernel").
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ops_testing.h"
+#include "proxy_testing.h"
 
 namespace aotrt::test {
 namespace {
@@ -67,8 +69,103 @@ TEST_P(OpsLinear, MatchesTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Torch, OpsLinear, ::testing::ValuesIn(all_backends(kLinearCases)),
+// linear_cross_entropy's rows run through the proxy executor below.
+std::vector<OpCase> linear_cases(bool proxy) {
+  return cases_where(
+      kLinearCases, [](const OpCase& c) { return std::string(c.op) == "linear_cross_entropy"; },
+      proxy);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsLinear, ::testing::ValuesIn(all_backends(linear_cases(false))),
                          backend_case_name);
+
+// The nodes as torch 2.13 writes them for F.linear_cross_entropy with chunking options
+// (the OpInfo variants .chunked and .chunked_none): reduction 'none' goes to the
+// _no_reduction op.
+ProxyResult run_linear_cross_entropy(const std::vector<Tensor>& in, int64_t ignore,
+                                     int64_t reduction, bool bias, bool weight, double smoothing,
+                                     bool compute_input_grad = false) {
+  const char* names[] = {"input", "linear_weight", "target"};
+  std::string inputs = "[";
+  std::vector<AtenTensorHandle> tensors;
+  for (int k = 0; k < 3; ++k) {
+    inputs += std::string(k ? ", " : "") + R"({"name": ")" + names[k] +
+              R"(", "arg": {"as_tensor": {"name": "a)" + std::to_string(k) + "\"}}}";
+    tensors.push_back(in[k].get());
+  }
+  size_t next = 3;
+  for (const auto& [present, name] : {std::pair{bias, "linear_bias"}, std::pair{weight, "weight"}}) {
+    inputs += std::string(R"(, {"name": ")") + name + R"(", "arg": )" +
+              (present ? R"({"as_tensor": {"name": "o"}}})" : R"({"as_none": true}})");
+    if (present) tensors.push_back(in[next++].get());
+  }
+  std::ostringstream smooth;
+  smooth.precision(17);
+  smooth << smoothing;
+  const std::string tail = R"(, {"name": "batch_chunk_size", "arg": {"as_int": 2}},
+      {"name": "acc_policy", "arg": {"as_string": "compact"}},
+      {"name": "acc_dtype", "arg": {"as_scalar_type": 7}})";
+  if (reduction == 0) {
+    inputs += R"(, {"name": "ignore_index", "arg": {"as_int": )" + std::to_string(ignore) + "}}" +
+              tail + "]";
+    return run_proxy("torch_nn::_linear_cross_entropy_batch_chunked_no_reduction", inputs,
+                     {ignore, 2}, tensors, 1);
+  }
+  inputs += std::string(R"(, {"name": "reduction", "arg": {"as_string": ")") +
+            (reduction == 1 ? "mean" : "sum") + R"("}}, {"name": "ignore_index", "arg": {"as_int": )" +
+            std::to_string(ignore) + R"(}}, {"name": "label_smoothing", "arg": {"as_float": )" +
+            smooth.str() + "}}" + tail +
+            R"(, {"name": "allow_retain_graph", "arg": {"as_bool": true}},
+      {"name": "compute_input_grad", "arg": {"as_bool": )" +
+            (compute_input_grad ? "true" : "false") + R"(}},
+      {"name": "compute_linear_weight_grad", "arg": {"as_bool": false}},
+      {"name": "compute_linear_bias_grad", "arg": {"as_bool": false}}])";
+  return run_proxy("torch_nn::_linear_cross_entropy_batch_chunked", inputs, {ignore, 2}, tensors,
+                   4);
+}
+
+class OpsLinearCrossEntropy : public ::testing::TestWithParam<BackendCase> {};
+
+TEST_P(OpsLinearCrossEntropy, MatchesTorchThroughTheProxyExecutor) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  if (!b.is_cpu()) GTEST_SKIP() << "a CPU proxy op";
+  std::vector<Tensor> in;
+  for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  ProxyResult r = run_linear_cross_entropy(in, c.ints[0], c.ints[1], c.ints[2] != 0,
+                                           c.ints[3] != 0, c.floats[0]);
+  ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  expect_matches(r.outputs[0].get(), c.outputs[0], c.name);
+  if (c.ints[1] != 0) {  // the gradients not asked for: empty, as the fake kernel's
+    EXPECT_EQ(meta(r.outputs[1].get()).sizes, (Dims{0, 0}));
+    EXPECT_EQ(meta(r.outputs[2].get()).sizes, (Dims{0, 0}));
+    EXPECT_EQ(meta(r.outputs[3].get()).sizes, (Dims{0}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsLinearCrossEntropy,
+                         ::testing::ValuesIn(all_backends(linear_cases(true))), backend_case_name);
+
+TEST(OpsLinearCrossEntropyRefusals, NameTheOpAndTheArgument) {
+  const Backend b = built_backends()[0];
+  std::vector<Tensor> in;
+  in.push_back(make_tensor(b, Values{kF32, {2, 2}, {2, 1}, 0, {1, 2, 3, 4}}));
+  in.push_back(make_tensor(b, Values{kF32, {3, 2}, {2, 1}, 0, {1, 0, 0, 1, 1, 1}}));
+  in.push_back(make_tensor(b, Values{kI64, {2}, {1}, 0, {0, 3}}));
+  ProxyResult r = run_linear_cross_entropy(in, -100, 1, false, false, 0.0);
+  EXPECT_EQ(r.rc, AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("target 3 of row 1 is out of bounds (3 classes)"),
+            std::string::npos)
+      << aotrt_last_error();
+  in[2] = make_tensor(b, Values{kI64, {2}, {1}, 0, {0, 2}});
+  r = run_linear_cross_entropy(in, -100, 1, false, false, 0.0, /*compute_input_grad=*/true);
+  EXPECT_EQ(r.rc, AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error())
+                .find("torch_nn::_linear_cross_entropy_batch_chunked (extern node 0): argument "
+                      "'compute_input_grad' is true"),
+            std::string::npos)
+      << aotrt_last_error();
+}
 
 TEST(OpsLinearRefusals, NameTheFunctionAndArgument) {
   const Backend b = built_backends()[0];

@@ -110,11 +110,9 @@ TEST_P(OpsPooling, MatchesTorch) {
 
 // _upsample_bilinear2d_aa has no C shim: its rows run through the proxy executor below.
 std::vector<OpCase> pooling_cases(bool aa) {
-  std::vector<OpCase> out;
-  for (const OpCase& c : kPoolingCases) {
-    if ((std::string(c.op) == "_upsample_bilinear2d_aa") == aa) out.push_back(c);
-  }
-  return out;
+  return cases_where(
+      kPoolingCases, [](const OpCase& c) { return std::string(c.op) == "_upsample_bilinear2d_aa"; },
+      aa);
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, OpsPooling, ::testing::ValuesIn(all_backends(pooling_cases(false))),

@@ -81,13 +81,7 @@ bool is_proxy_case(const OpCase& c) {
   const std::string op = c.op;
   return op.find('.') != std::string::npos || op.rfind("unique", 0) == 0 || op == "_unique2";
 }
-std::vector<OpCase> sort_cases(bool proxy) {
-  std::vector<OpCase> out;
-  for (const OpCase& c : kSortCases) {
-    if (is_proxy_case(c) == proxy) out.push_back(c);
-  }
-  return out;
-}
+std::vector<OpCase> sort_cases(bool proxy) { return cases_where(kSortCases, is_proxy_case, proxy); }
 
 class OpsSort : public ::testing::TestWithParam<BackendCase> {};
 
