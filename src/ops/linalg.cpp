@@ -210,6 +210,26 @@ std::tuple<TensorPtr, TensorPtr> cholesky_named(const TensorImpl& a, bool upper,
   return {std::move(l), std::move(info)};
 }
 
+// (factors, pivots [..., k], info) of a's factorization by `member` (getrf,
+// sytrf) in a's column-major copy; info checked when check_errors_.
+std::tuple<TensorPtr, TensorPtr, TensorPtr> pivoted_factorization(
+    const TensorImpl& a,
+    void (*LinalgKernels::*member)(const TensorImpl&, const TensorImpl&, const TensorImpl&),
+    int64_t k, bool check_errors_, const char* api, const char* fn) {
+  TensorPtr factors = column_major_copy(a, fn);
+  Sizes piv_sizes = batch_of(a);
+  piv_sizes.push_back(k);
+  TensorPtr pivots = new_dense(piv_sizes, ScalarType::Int32, a.device(), fn);
+  TensorPtr info = new_dense(batch_of(a), ScalarType::Int32, a.device(), fn);
+  if (factors->numel() > 0) {
+    linalg_kernel(member, a, fn)(*factors, *pivots, *info);
+  } else {
+    zero_tensor(*info, fn);
+  }
+  if (check_errors_) check_errors(*info, api, a.dim() == 2, fn);
+  return {std::move(factors), std::move(pivots), std::move(info)};
+}
+
 // Pivots of a factorization of `factors`: int32, the factors' batch and n.
 void check_pivots(const TensorImpl& pivots, const TensorImpl& factors, const char* name,
                   const char* fn) {
@@ -333,18 +353,8 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr> lu_factor_ex(const TensorImpl& a, bo
   AOTRT_CHECK(pivot || !a.device().is_cpu(), kUnsupported, fn,
               ": LU without pivoting is refused on the CPU, as ATen refuses it (pivot=True is served)");
   AOTRT_CHECK(pivot, kUnsupported, fn, ": LU without pivoting is not served");
-  TensorPtr lu = column_major_copy(a, fn);
-  Sizes piv_sizes = batch_of(a);
-  piv_sizes.push_back(std::min(rows(a), cols(a)));
-  TensorPtr pivots = new_dense(piv_sizes, ScalarType::Int32, a.device(), fn);
-  TensorPtr info = new_dense(batch_of(a), ScalarType::Int32, a.device(), fn);
-  if (lu->numel() > 0) {
-    linalg_kernel(&LinalgKernels::lu_factor, a, fn)(*lu, *pivots, *info);
-  } else {
-    zero_tensor(*info, fn);
-  }
-  if (check_errors_) check_errors(*info, "torch.linalg.lu_factor_ex", a.dim() == 2, fn);
-  return {std::move(lu), std::move(pivots), std::move(info)};
+  return pivoted_factorization(a, &LinalgKernels::lu_factor, std::min(rows(a), cols(a)),
+                               check_errors_, "torch.linalg.lu_factor_ex", fn);
 }
 
 std::tuple<TensorPtr, TensorPtr> inv_ex(const TensorImpl& a, bool check_errors_,
@@ -701,18 +711,8 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr> ldl_factor_ex(const TensorImpl& a, b
   // Real matrices only: hermitian is the same factorization (sytrf).
   (void)hermitian;
   check_matrix(a, "self", true, fn);
-  TensorPtr ld = column_major_copy(a, fn);
-  Sizes piv_sizes = batch_of(a);
-  piv_sizes.push_back(rows(a));
-  TensorPtr pivots = new_dense(piv_sizes, ScalarType::Int32, a.device(), fn);
-  TensorPtr info = new_dense(batch_of(a), ScalarType::Int32, a.device(), fn);
-  if (ld->numel() > 0) {
-    linalg_kernel(&LinalgKernels::ldl_factor, a, fn)(*ld, *pivots, *info);
-  } else {
-    zero_tensor(*info, fn);
-  }
-  if (check_errors_) check_errors(*info, "torch.linalg.ldl_factor_ex", a.dim() == 2, fn);
-  return {std::move(ld), std::move(pivots), std::move(info)};
+  return pivoted_factorization(a, &LinalgKernels::ldl_factor, rows(a), check_errors_,
+                               "torch.linalg.ldl_factor_ex", fn);
 }
 
 TensorPtr ldl_solve(const TensorImpl& ld, const TensorImpl& pivots, const TensorImpl& b,

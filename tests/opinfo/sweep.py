@@ -351,8 +351,8 @@ def tied_indices_agree(rec: dict[str, Any], actual: list, expected: list) -> str
 # does not accept: such a case stays wrong.
 # op -> (output holding U-like columns, output paired with it or None, "row" when the paired
 # output holds its vectors as rows (Vh), else "col")
-_VECTOR_OPS = {"linalg.svd": (0, 2, "row"), "svd": (0, 2, "col"), "linalg.eigh": (1, None, ""),
-               "linalg.eig": (1, None, "")}
+_VECTOR_OPS = {"linalg.svd": (0, 2, "row"), "svd": (0, 2, "col"), "svd_lowrank": (0, 2, "col"),
+               "pca_lowrank": (0, 2, "col"), "linalg.eigh": (1, None, ""), "linalg.eig": (1, None, "")}
 
 
 def vectors_agree(rec: dict[str, Any], actual: list, expected: list) -> str | None:

@@ -502,6 +502,19 @@ def linear_cases():
     b2c = view(pattern(40, 2), f32, [2, 4, 5])
     out.append(case("addbmm_permuted_batch1", "addbmm", [view(pattern(15, 3), f32, [3, 5]), b1p, b2c], [],
                     torch.addbmm(view(pattern(15, 3), f32, [3, 5]), b1p, b2c), floats=[1.0, 1.0]))
+    # Integers: exact, through the integer matmul; int32 sums past 2^31 wrap as in ATen.
+    i32, i64 = torch.int32, torch.int64
+    out.append(case("addbmm_int64_interleaved_batch2", "addbmm",
+                    [view(pattern(5, 7), i64, [1, 5]), view(pattern(24, 0), i64, [2, 3, 4]),
+                     view(pattern(40, 5), i64, [2, 4, 5], [1, 2, 8])], [],
+                    torch.addbmm(view(pattern(5, 7), i64, [1, 5]), view(pattern(24, 0), i64, [2, 3, 4]),
+                                 view(pattern(40, 5), i64, [2, 4, 5], [1, 2, 8]), beta=2, alpha=-3),
+                    floats=[2.0, -3.0]))
+    big1 = view([v * 2**20 for v in pattern(12, 1)], i32, [2, 2, 3])
+    big2 = view([v * 2**12 for v in pattern(12, 4)], i32, [2, 3, 2], [6, 1, 3])
+    self32 = view(pattern(4, 2), i32, [2, 2], [1, 2])
+    out.append(case("addbmm_int32_wraps", "addbmm", [self32, big1, big2], [],
+                    torch.addbmm(self32, big1, big2), floats=[1.0, 1.0]))
     x = view(pattern(24, 0, 0.5), f32, [2, 3, 4], [1, 8, 2])
     w = view(pattern(4, 3, 0.5), f32, [4])
     out.append(case("rms_norm_weight", "_fused_rms_norm", [x, w], [4], list(A._fused_rms_norm(x, [4], w, 1e-5)),
