@@ -4,6 +4,7 @@
 // refusals of the proxy-executor ops, which have no C entry point, are checked here on the
 // family's functions (ops/linalg.h), as the executor calls them.
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "aotrt/error.h"
@@ -15,6 +16,7 @@ namespace aotrt::test {
 namespace {
 
 #include "reference_linalg.inc"
+#include "reference_linalgproxy.inc"
 
 using LuUnpack = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int32_t, int32_t,
                                     AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*);
@@ -59,6 +61,105 @@ TEST(OpsLinalgRefusals, LuUnpackNamesTheFunctionAndArgument) {
   refused(short_p.get(), "does not match LU_data");
   EXPECT_EQ(out.get(), nullptr);
 }
+
+using ops::TensorPtr;
+
+// A complex tensor's elements as (re, im) pairs: torch.view_as_real.
+TensorPtr real_view(const TensorImpl& t) {
+  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end()), strides;
+  for (int64_t st : t.strides()) strides.push_back(2 * st);
+  sizes.push_back(2);
+  strides.push_back(1);
+  const ScalarType real = t.dtype() == ScalarType::Complex64 ? ScalarType::Float32
+                                                             : ScalarType::Float64;
+  return ::aotrt::make_tensor(t.storage(), sizes, strides, 2 * t.storage_offset(), real, "test");
+}
+
+template <class... T>
+std::vector<TensorPtr> all_of(std::tuple<T...> results) {
+  std::vector<TensorPtr> out;
+  std::apply([&](auto&&... r) { (out.push_back(std::move(r)), ...); }, std::move(results));
+  return out;
+}
+
+// The proxy op c.op (an ATen name) on the family's function, as the executor calls it;
+// the outputs the case lists (gen_ops_reference.py: linalgproxy_cases).
+std::vector<TensorPtr> run_proxy_op(const OpCase& c, const std::vector<const TensorImpl*>& in) {
+  const std::string op = c.op;
+  const char* fn = "proxy executor: test";
+  auto flag = [&](size_t i) { return c.ints[i] != 0; };
+  if (op == "linalg_qr") {
+    const char* modes[] = {"reduced", "complete", "r"};
+    return all_of(ops::qr(*in[0], modes[c.ints[0]], fn));
+  }
+  if (op == "linalg_householder_product") {
+    std::vector<TensorPtr> out;
+    out.push_back(ops::householder_product(*in[0], *in[1], fn));
+    return out;
+  }
+  if (op == "_linalg_svd") {
+    auto r = all_of(ops::svd(*in[0], flag(0), flag(1), false, fn));
+    if (!flag(1)) return r;
+    std::vector<TensorPtr> values;
+    values.push_back(std::move(r[1]));  // U and Vh: signs not unique
+    return values;
+  }
+  if (op == "_linalg_eigh") return all_of(ops::eigh(*in[0], flag(0) ? "U" : "L", flag(1), fn));
+  if (op == "linalg_eig") {
+    auto r = all_of(ops::eig(*in[0], fn));
+    std::vector<TensorPtr> values;
+    values.push_back(real_view(*r[0]));
+    return values;
+  }
+  if (op == "linalg_lu") return all_of(ops::lu(*in[0], flag(0), fn));
+  std::vector<TensorPtr> out;
+  if (op == "linalg_lu_solve") {
+    out.push_back(ops::lu_solve(*in[0], *in[1], *in[2], flag(0), flag(1), fn));
+  } else if (op == "cholesky") {
+    out.push_back(ops::cholesky(*in[0], flag(0), fn));
+  } else if (op == "linalg_ldl_factor_ex") {
+    return all_of(ops::ldl_factor_ex(*in[0], false, false, fn));
+  } else if (op == "linalg_ldl_solve") {
+    out.push_back(ops::ldl_solve(*in[0], *in[1], *in[2], false, fn));
+  } else if (op == "linalg_matrix_exp") {
+    out.push_back(ops::matrix_exp(*in[0], fn));
+  } else if (op == "linalg_pinv") {
+    out.push_back(ops::pinv(*in[0], nullptr, nullptr, flag(0), fn));
+  } else {
+    ADD_FAILURE() << "no runner for " << op;
+  }
+  return out;
+}
+
+class OpsLinalgProxy : public ::testing::TestWithParam<BackendCase> {};
+
+// Values, dtypes and strides against torch eager (strided and offset inputs, batches,
+// broadcast right-hand sides), through the functions the proxy executor calls.
+TEST_P(OpsLinalgProxy, MatchesTorch) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  if (!b.is_cpu()) GTEST_SKIP() << "the proxy linalg ops are CPU-only (kProxyCpu)";
+  std::vector<Tensor> in;
+  std::vector<const TensorImpl*> impls;
+  for (const Values& v : c.inputs) {
+    in.push_back(make_tensor(b, v));
+    impls.push_back(handle_lookup(in.back().get()));
+  }
+  std::vector<TensorPtr> got;
+  try {
+    got = run_proxy_op(c, impls);
+  } catch (const ::aotrt::Error& e) {
+    FAIL() << e.what();
+  }
+  ASSERT_EQ(got.size(), c.outputs.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    Tensor out(handle_register(std::move(got[k])));
+    expect_matches(out.get(), c.outputs[k], std::string(c.name) + " output " + std::to_string(k));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsLinalgProxy,
+                         ::testing::ValuesIn(all_backends(kLinalgproxyCases)), backend_case_name);
 
 // The family function's error names `fn` and contains `what`.
 template <class Call>
