@@ -237,7 +237,12 @@ def reseeded_random(rec: dict[str, Any]) -> bool:
 # `same` with an fp64 reference), a low-precision output that fails the comparison with eager
 # is accepted when it is no farther from the op computed in float64 on the same inputs than
 # eager's output is (max abs error over the tensor); the row's message gives both errors.
+# matrix_exp in float32 is judged the same way: past its Taylor polynomial's bound it squares
+# the result up to ~5 times, which multiplies one float32 rounding of a gemm (MKL's blocking
+# for eager, OpenBLAS's for aotrt) into relative differences of 1e-4 on the small elements
+# of a 1e5-sized result, while both stay as close to the float64 exponential.
 _LOW_PRECISION = ("bfloat16", "float16")
+_AMPLIFYING = {"matrix_exp": ("float32",)}
 
 
 def closer_to_float64(rec: dict[str, Any], actual: list, expected: list) -> str | None:
@@ -248,7 +253,8 @@ def closer_to_float64(rec: dict[str, Any], actual: list, expected: list) -> str 
 
     from tests.opinfo import cases
 
-    if rec["dtype"] not in _LOW_PRECISION or rec.get("random"):
+    low = rec["dtype"] in _LOW_PRECISION or rec["dtype"] in _AMPLIFYING.get(rec["op"], ())
+    if not low or rec.get("random"):
         return None
     sample = cases.samples(rec["op"], rec["dtype"], rec["device"], rec["sample"] + 1)[rec["sample"]]
     up = lambda x: x.double() if isinstance(x, torch.Tensor) and x.dtype == cases.DTYPES[rec["dtype"]] else x  # noqa: E731
