@@ -3,6 +3,7 @@
 #include "ops/linalg.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <initializer_list>
 #include <limits>
@@ -842,14 +843,8 @@ class MatrixExp {
            0.00610700528898058230},
           {-2.0861320e-13, -0.13181061013830184015, -0.02027855540589259079,
            -0.00675951846863086359}};
-      const std::vector<const TensorImpl*> p{id.get(), &a, a2.get(), a3.get()};
-      TensorPtr bs[4];
-      for (int i = 0; i < 4; ++i) bs[i] = combination(p, b[i]);
-      TensorPtr a6 = mm(*bs[3], *bs[3]);
-      lin(*bs[2], {bs[2].get(), a6.get()}, {1, 1});
-      lin(*bs[1], {bs[1].get(), bs[2].get()}, {1, 1});
-      TensorPtr prod = mm(*bs[1], *bs[2]);
-      return lin(out, {bs[0].get(), prod.get()}, {1, 1});
+      // B_i = sum_j b[i][j] A^j; B2 += B3 B3 (A^6's part); out = B0 + (B1 + B2) B2.
+      return products(out, {id.get(), &a, a2.get(), a3.get()}, b, {3, 3, 2, 1, 0});
     }
     static constexpr double b[5][5] = {
         {0., -1.00365581030144618291e-01, -8.02924648241156932449e-03,
@@ -863,14 +858,8 @@ class MatrixExp {
         {0., 0., -9.23364619367118555360e-02, -1.69364939002081722752e-02,
          -1.40086798182036094347e-05}};
     TensorPtr a6 = mm(*a3, *a3);
-    const std::vector<const TensorImpl*> p{id.get(), &a, a2.get(), a3.get(), a6.get()};
-    TensorPtr bs[5];
-    for (int i = 0; i < 5; ++i) bs[i] = combination(p, b[i]);
-    TensorPtr a9 = mm(*bs[0], *bs[4]);
-    lin(*bs[3], {bs[3].get(), a9.get()}, {1, 1});
-    lin(*bs[2], {bs[2].get(), bs[3].get()}, {1, 1});
-    TensorPtr prod = mm(*bs[2], *bs[3]);
-    lin(out, {bs[1].get(), prod.get()}, {1, 1});
+    // B_i over {I, A, A^2, A^3, A^6}; B3 += B0 B4 (A^9's part); out = B1 + (B2 + B3) B3.
+    products(out, {id.get(), &a, a2.get(), a3.get(), a6.get()}, b, {0, 4, 3, 2, 1});
   }
 
   // out <- T_18(a / 2^s) squared s times.
@@ -904,13 +893,23 @@ class MatrixExp {
            std::initializer_list<double> coeffs) {
     combine_(out, xs.begin(), coeffs.begin(), static_cast<int>(xs.size()));
   }
+  // The scheme of degrees 12 and 18 (indices s into B): B_i = sum_j b[i][j]
+  // p_j; B[s2] += B[s0] B[s1]; B[s3] += B[s2]; out = B[s4] + B[s3] B[s2].
   template <size_t N>
-  TensorPtr combination(const std::vector<const TensorImpl*>& p, const double (&row)[N]) {
-    TensorPtr out = fresh();
-    double c[N];
-    for (size_t j = 0; j < N; ++j) c[j] = rounded(row[j]);
-    combine_(*out, p.data(), c, static_cast<int>(N));
-    return out;
+  void products(const TensorImpl& out, const std::vector<const TensorImpl*>& p,
+                const double (&b)[N][N], std::array<int, 5> s) {
+    TensorPtr bs[N];
+    for (size_t i = 0; i < N; ++i) {
+      bs[i] = fresh();
+      double c[N];
+      for (size_t j = 0; j < N; ++j) c[j] = rounded(b[i][j]);
+      combine_(*bs[i], p.data(), c, static_cast<int>(N));
+    }
+    TensorPtr high = mm(*bs[s[0]], *bs[s[1]]);
+    lin(*bs[s[2]], {bs[s[2]].get(), high.get()}, {1, 1});
+    lin(*bs[s[3]], {bs[s[3]].get(), bs[s[2]].get()}, {1, 1});
+    TensorPtr prod = mm(*bs[s[3]], *bs[s[2]]);
+    lin(out, {bs[s[4]].get(), prod.get()}, {1, 1});
   }
 
   int64_t n_;
