@@ -152,9 +152,8 @@ void set_identity(const TensorImpl& x, const char* fn) {
             fn);
 }
 
-// t (batch sizes of its own, then `tail` trailing sizes) broadcast to
-// `batch`, copied into new memory of that layout: column-major matrices, or
-// dense rows (pivots).
+// t's matrices (or rows: pivots, tau) broadcast from t's own batch to
+// `batch`, copied into new column-major matrices (dense rows).
 TensorPtr broadcast_matrices(const TensorImpl& t, const Sizes& batch, const char* fn) {
   return column_major_copy(t, with_matrix(batch, rows(t), cols(t)), fn);
 }
@@ -180,7 +179,15 @@ TensorPtr solve_with_factors(const TensorImpl& lu, const TensorImpl& pivots, con
   TensorPtr lu_full, piv_full;
   const TensorImpl* lu_use = &lu;
   const TensorImpl* piv_use = &pivots;
-  if (batch != batch_of(lu)) {
+  // The kernels read batched column-major factors and dense pivots: a
+  // caller's LU of another layout (lu_solve's, ldl_solve's inputs) or a
+  // smaller batch is copied so.
+  const Sizes lu_sizes = sizes_of(lu), piv_sizes = sizes_of(pivots);
+  const bool laid_out =
+      std::equal(lu.strides().begin(), lu.strides().end(), column_major_strides(lu_sizes).begin()) &&
+      std::equal(pivots.strides().begin(), pivots.strides().end(),
+                 contiguous_strides(piv_sizes).begin());
+  if (batch != batch_of(lu) || !laid_out) {
     lu_full = broadcast_matrices(lu, batch, fn);
     piv_full = broadcast_rows(pivots, batch, fn);
     lu_use = lu_full.get();

@@ -691,6 +691,12 @@ def linalgproxy_cases():
                                  ("lu_solve_left_adjoint", b, 1, 1)):
         out.append(case(name, "linalg_lu_solve", [lu, piv, rhs], [left, adj],
                         la.lu_solve(lu, piv, rhs, left=bool(left), adjoint=bool(adj))))
+    # A row-major LU at an offset and strided pivots: copied to LAPACK's layout first.
+    lu_rm = view(lu.reshape(-1).tolist(), f64, [2, 4, 4], None, 3)
+    piv_s = view(piv.reshape(-1).tolist(), torch.int32, [2, 4], [8, 2], 1)
+    b_same = view(pattern(16, 5), f64, [2, 4, 2])  # LU's own batch: no broadcast copy
+    out.append(case("lu_solve_row_major_lu", "linalg_lu_solve", [lu_rm, piv_s, b_same], [1, 0],
+                    la.lu_solve(lu_rm, piv_s, b_same)))
     a5 = as_view(spd(5, 1, f32), [5, 5], [1, 5])
     for upper in (0, 1):
         out.append(case(f"cholesky_{'upper' if upper else 'lower'}", "cholesky", [a5], [upper],
