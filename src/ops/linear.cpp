@@ -9,7 +9,9 @@
 #include "core/view.h"
 #include "ops/dims.h"
 #include "ops/dispatch.h"
+#include "ops/int_matmul.h"
 #include "ops/matmul.h"
+#include "ops/pointwise.h"
 
 namespace aotrt::ops {
 namespace {
@@ -116,7 +118,17 @@ std::unique_ptr<TensorImpl> addbmm(const TensorImpl& self, const TensorImpl& bat
   check_dims(batch2, 3, "batch2", fn);
   check_like(batch2, batch1, "batch2", "batch1", fn);
   check_like(self, batch1, "self", "batch1", fn);
-  check_gemm_dtype(batch1, "batch1", fn);
+  const bool integral = batch1.dtype() == ScalarType::Int32 || batch1.dtype() == ScalarType::Int64;
+  if (integral) {
+    // ATen: "For integral input tensors, argument beta must not be a
+    // floating point number" (the shim's doubles stand for Python ints).
+    AOTRT_CHECK(std::floor(beta) == beta, kInvalidArgument, fn,
+                ": For integral input tensors, argument beta must not be a floating point number.");
+    AOTRT_CHECK(std::floor(alpha) == alpha, kInvalidArgument, fn,
+                ": For integral input tensors, argument alpha must not be a floating point number.");
+  } else {
+    check_gemm_dtype(batch1, "batch1", fn);
+  }
   const int64_t b = batch1.sizes()[0], n = batch1.sizes()[1], k = batch1.sizes()[2];
   const int64_t p = batch2.sizes()[2];
   AOTRT_CHECK(batch2.sizes()[0] == b && batch2.sizes()[1] == k, kInvalidArgument, fn,
@@ -160,6 +172,16 @@ std::unique_ptr<TensorImpl> addbmm(const TensorImpl& self, const TensorImpl& bat
   const int64_t b_sizes[] = {b * k, p};
   const int64_t b_strides[] = {k > 1 || b == 1 ? b2->strides()[1] : b2->strides()[0],
                                b2->strides()[2]};
+  if (integral) {
+    // The integer matmul family's gemm (exact, wrapping), then beta * self +
+    // alpha * product in the integer dtype (self not read when beta is 0).
+    // Written into the contiguous out, ATen's layout whatever self's strides.
+    auto product = int_gemm(*a2, *view_of(*b2, b_sizes, b_strides, fn), fn);
+    copy_tensor(*out, beta == 0 ? *mul(*product, alpha, fn)
+                                : *add(*mul(self, beta, fn), *product, alpha, fn),
+                fn);
+    return out;
+  }
   addmm_out(*out, self, *a2, *view_of(*b2, b_sizes, b_strides, fn), beta, alpha, fn);
   return out;
 }

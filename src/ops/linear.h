@@ -15,7 +15,10 @@
 //   packed to [n, B, k], batch2 viewed as [B*k, p] when its layout allows,
 //   else packed), but float16/bfloat16 as ATen runs them: one addmm per
 //   batch into the result, rounded after each (the OpInfo sweep tells the
-//   two apart). beta == 0 does not read self.
+//   two apart). beta == 0 does not read self. int32 and int64 addbmm take
+//   the integer matmul's gemm (ops/int_matmul.h: exact, wrapping in the
+//   dtype's width as ATen's does) and integral beta and alpha (a fractional
+//   one is refused with ATen's message); other integer dtypes are refused.
 // - _fused_rms_norm: over the trailing dims of normalized_shape, rstd =
 //   1 / sqrt(mean(x^2) + eps) in the op math type (float for float16 and
 //   bfloat16, else the input's), eps None meaning that type's epsilon;
