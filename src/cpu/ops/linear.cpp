@@ -1,6 +1,7 @@
 // CPU kernels of the linear family (ops/linear.h): the activation after
 // _addmm_activation's gemm, RMS norm rows, and _trilinear's sum of products
 // (Note [Linear semantics]).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -60,17 +61,55 @@ int64_t offset_of(const std::vector<int64_t>& idx, std::span<const int64_t> stri
   return off;
 }
 
-void activation(Activation act, const StridedView& v, const char* fn) {
+template <typename A>
+A activate(const ops::PostOp& op, A x) {
+  switch (op.act) {
+    case Activation::kRelu: return x > A(0) || std::isnan(x) ? x : A(0);
+    case Activation::kGelu: return x * A(0.5) * (A(1) + std::erf(x * A(M_SQRT1_2)));
+    case Activation::kGeluTanh: {
+      const A inner = A(M_2_SQRTPI * M_SQRT1_2) * (x + A(0.044715) * x * x * x);
+      return A(0.5) * x * (A(1) + std::tanh(inner));
+    }
+    case Activation::kSilu: return x / (A(1) + std::exp(-x));
+    case Activation::kHardswish: return x * std::min(std::max(x + A(3), A(0)), A(6)) / A(6);
+    case Activation::kHardsigmoid: return std::min(std::max(x + A(3), A(0)), A(6)) / A(6);
+    case Activation::kLeakyRelu: return x > A(0) ? x : x * static_cast<A>(op.a);
+    case Activation::kHardtanh:
+      return std::isnan(x) ? x : std::min(std::max(x, static_cast<A>(op.a)), static_cast<A>(op.b));
+    case Activation::kSigmoid: return A(1) / (A(1) + std::exp(-x));
+    case Activation::kTanh: return std::tanh(x);
+  }
+  return x;
+}
+
+void activation(const ops::PostOp& op, const StridedView& v, const char* fn) {
   visit_float(v.dtype, fn, [&](auto tag) {
     using T = decltype(tag);
     using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
     for_each_index(v.sizes, [&](const std::vector<int64_t>& idx) {
       const int64_t off = offset_of(idx, v.strides);
       const A x = static_cast<A>(load(read_elem<T>(v.data, off)));
-      const A y = act == Activation::kRelu
-                      ? (x > A(0) || std::isnan(x) ? x : A(0))
-                      : x * A(0.5) * (A(1) + std::erf(x * A(M_SQRT1_2)));
-      write_elem<T>(v.data, off, convert_value<T>(y));
+      write_elem<T>(v.data, off, convert_value<T>(activate(op, x)));
+    });
+  });
+}
+
+void binary(ops::BinaryPost op, const StridedView& v, const StridedView& other, const char* fn) {
+  visit_float(v.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    visit_float(other.dtype, fn, [&](auto otag) {
+      using O = decltype(otag);
+      for_each_index(v.sizes, [&](const std::vector<int64_t>& idx) {
+        const int64_t off = offset_of(idx, v.strides);
+        const A x = static_cast<A>(load(read_elem<T>(v.data, off)));
+        const A y = static_cast<A>(load(read_elem<O>(other.data, offset_of(idx, other.strides))));
+        const A r = op == ops::BinaryPost::kAdd   ? x + y
+                    : op == ops::BinaryPost::kSub ? x - y
+                    : op == ops::BinaryPost::kMul ? x * y
+                                                  : x / y;
+        write_elem<T>(v.data, off, convert_value<T>(r));
+      });
     });
   });
 }
@@ -165,7 +204,10 @@ void sum_of_products(const StridedView& a, const StridedView& b, const StridedVi
 }
 
 constexpr LinearKernels kLinear{
-    .activation = activation, .rms_norm = rms_norm, .sum_of_products = sum_of_products};
+    .activation = activation,
+    .binary = binary,
+    .rms_norm = rms_norm,
+    .sum_of_products = sum_of_products};
 AOTRT_REGISTER_KERNELS(LinearKernels, cpu, kLinear);
 
 }  // namespace
