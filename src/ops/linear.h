@@ -55,7 +55,7 @@ namespace aotrt::ops {
 // gelu (algorithm "none": erf, or "tanh"), leaky_relu (scalars [slope]),
 // hardtanh (scalars [min, max]); anything else is refused naming attr.
 // The weights are the plain copies of the package's _mkldnn constants
-// (Note [Opaque constants] in core/onednn_md.h's users). Outputs: a conv's is
+// (Note [Opaque constants] in shim/tensor_shims.cpp). Outputs: a conv's is
 // channels-last (inductor's mkldnn_ir asks make_channels_last_strides_for),
 // a linear's row-major [..., N].
 enum class Activation {

@@ -135,10 +135,24 @@ AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim,
   });
 }
 
+// Note [Opaque constants]
 // Layout 3 (_mkldnn) is a oneDNN-blocked constant of a freezing=True package
-// (Note [Frozen CPU packages] in runtime/preflight.cpp): its elements are
-// copied once, at load, into new memory the handle owns, in torch's order
-// (conv weights channels-last, others row-major): Note [Opaque constants].
+// (Note [Frozen CPU packages] in runtime/preflight.cpp), registered by the
+// model's update_constants_from_blob. Its descriptor is decoded (Note
+// [Serialized oneDNN descriptors] in core/onednn_md.h) and its elements are
+// copied once, here, at load, into new memory the handle owns: a plain
+// tensor of the constant's torch sizes, channels-last for a conv weight
+// (3-d and more: the conv then returns channels-last, as the fused op's
+// output must be) and row-major for a linear's [N, K]. The model's blocked
+// bytes are not referenced afterwards. The alternative, a oneDNN 2.7
+// memory descriptor built from the decoded blocking so that the primitive
+// reads the blocked bytes in place, was not taken: the fused ops run on the
+// tree's convolution and gemm (one implementation of each), which take
+// strided tensors, and the gemm (OpenBLAS) cannot read a blocked matrix at
+// all. The price is the tree's conv path reordering a plain weight to
+// oneDNN's choice on a call (Note [oneDNN layouts] in cpu/conv.cpp); the
+// bench (bench/results/cpu-freezing-prepacked-*.md, aotrt-prepacked against
+// aotrt-frozen, whose weights are plain from the export) measures it.
 AOTITorchError aoti_torch_create_tensor_from_blob_v2(
     void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
     int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index,

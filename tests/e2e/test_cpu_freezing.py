@@ -488,5 +488,68 @@ def test_fused_ops_refuse_a_bad_attr_by_name(shim):
     shim.delete(wh)
 
 
+def test_fused_conv_binary_in_place_writes_other(shim):
+    g = torch.Generator().manual_seed(8)
+    w, b = torch.randn(8, 8, 3, 3, generator=g), torch.randn(8, generator=g)
+    x = torch.randn(1, 8, 6, 6, generator=g).to(memory_format=torch.channels_last)
+    other = torch.randn(1, 8, 6, 6, generator=g).to(memory_format=torch.channels_last)
+    t = torch.ops.mkldnn._reorder_convolution_weight(w, [1, 1], [1, 1], [1, 1], 1, list(x.shape))
+    want = torch.ops.mkldnn._convolution_pointwise(x, other, t, b, [1, 1], [1, 1], [1, 1], 1, "add",
+                                                   1.0, "relu", [], None)
+    rc, wh = _opaque(shim, t, w.shape)
+    assert rc == 0, shim.last_error()
+    target = other.clone()
+    ints = lambda v: (_I64 * len(v))(*v)  # noqa: E731
+    xh, bh, oh = shim.handle(x), shim.handle(b), shim.handle(target)
+    bptr, ret, alpha, ua = _P(bh), _P(), ctypes.c_double(1.0), ctypes.c_char_p(b"relu")
+    _, arr = _scalars([])
+    rc = shim.lib.aoti_torch_cpu_mkldnn__convolution_pointwise_binary_(
+        _P(oh), _P(xh), _P(wh), ctypes.byref(bptr), ints([1, 1]), _I64(2), ints([1, 1]), _I64(2),
+        ints([1, 1]), _I64(2), _I64(1), b"add", ctypes.byref(alpha), ctypes.byref(ua), arr, _I64(0),
+        None, ctypes.byref(ret))
+    assert rc == 0, shim.last_error()
+    returned = shim.take(ret.value)
+    for h in (xh, bh, oh, wh):
+        shim.delete(h)
+    torch.testing.assert_close(target, want, atol=ATOL, rtol=RTOL)  # other was written
+    torch.testing.assert_close(returned, want, atol=ATOL, rtol=RTOL)
+
+
+@pytest.mark.parametrize("binary", ["add", "sub", "mul", "div"])
+def test_fused_linear_binary_matches_aten(shim, binary):
+    g = torch.Generator().manual_seed(9)
+    w, b = torch.randn(12, 20, generator=g), torch.randn(12, generator=g)
+    x, other = torch.randn(6, 20, generator=g), torch.rand(6, 12, generator=g) + 0.5
+    t = torch.ops.mkldnn._reorder_linear_weight(w, 6)
+    want = torch.ops.mkldnn._linear_pointwise(x, other, t, b, binary)
+    rc, wh = _opaque(shim, t, w.shape)
+    assert rc == 0, shim.last_error()
+    xh, oh, bh = shim.handle(x), shim.handle(other), shim.handle(b)
+    bptr, ret = _P(bh), _P()
+    rc = shim.lib.aoti_torch_cpu__linear_pointwise_binary(_P(xh), _P(oh), _P(wh), ctypes.byref(bptr),
+                                                          binary.encode(), ctypes.byref(ret))
+    for h in (xh, oh, bh, wh):
+        shim.delete(h)
+    assert rc == 0, shim.last_error()
+    torch.testing.assert_close(shim.take(ret.value), want, atol=ATOL, rtol=RTOL)
+
+
+def test_mkl_linear_runs_on_the_origin_weight(shim):
+    g = torch.Generator().manual_seed(10)
+    w, b, x = torch.randn(16, 24, generator=g), torch.randn(16, generator=g), torch.randn(5, 24, generator=g)
+    packed = torch.ops.mkl._mkl_reorder_linear_weight(w, 5)
+    want = torch.ops.mkl._mkl_linear(x, packed, w, b, 5)
+    # MKL's packed W is an opaque tensor no handle can view; aotrt does not read W (any
+    # tensor stands in for it) and computes on origin_W.
+    xh, ph, wh, bh = (shim.handle(v) for v in (x, torch.zeros(1), w, b))
+    bptr, ret = _P(bh), _P()
+    rc = shim.lib.aoti_torch_cpu__mkl_linear(_P(xh), _P(ph), _P(wh), ctypes.byref(bptr), _I64(5),
+                                             ctypes.byref(ret))
+    for h in (xh, ph, wh, bh):
+        shim.delete(h)
+    assert rc == 0, shim.last_error()
+    torch.testing.assert_close(shim.take(ret.value), want, atol=ATOL, rtol=RTOL)
+
+
 if __name__ == "__main__":  # the export worker of _export
     _export_here(sys.argv[1], sys.argv[2] == "1", Path(sys.argv[3]))

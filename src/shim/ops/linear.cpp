@@ -75,8 +75,11 @@ AOTRT_OP_CPU(_linear_pointwise_binary,
                                               ops::parse_binary_post(attr, std::nullopt, fn),
                                               std::nullopt, fn)))
 
-// W is MKL's packed form of origin_W (cblas_sgemm_pack, opaque bytes); the
-// product runs on origin_W, the plain weight the package also keeps.
+// W is MKL's packed form of origin_W (cblas_sgemm_pack, opaque bytes, not
+// read); the product runs on origin_W, the plain weight the op also gets.
+// torch 2.13's inductor disables MKL prepacking in AOT mode (its packed
+// matrix cannot move; fx_passes/mkldnn_fusion.py), so packages call
+// _linear_pointwise instead; this entry serves the declared symbol.
 AOTRT_OP_CPU(_mkl_linear,
              (AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle origin_W,
               AtenTensorHandle* B, int64_t prepack_batch_size, AtenTensorHandle* ret0),
