@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/view.h"
 
 namespace aotrt {
 namespace {
@@ -49,9 +50,12 @@ std::string dims_text(std::span<const int64_t> d) {
 }
 
 // Product of the inner blocks of each dim.
-std::vector<int64_t> block_of_dim(const OnednnBlockedDesc& d) {
+std::vector<int64_t> block_of_dim(const OnednnBlockedDesc& d, const char* what) {
   std::vector<int64_t> b(d.dims.size(), 1);
-  for (size_t j = 0; j < d.inner_blks.size(); ++j) b[static_cast<size_t>(d.inner_idxs[j])] *= d.inner_blks[j];
+  for (size_t j = 0; j < d.inner_blks.size(); ++j) {
+    int64_t& dim_block = b[static_cast<size_t>(d.inner_idxs[j])];
+    dim_block = checked_mul(dim_block, d.inner_blks[j], what);
+  }
   return b;
 }
 
@@ -98,7 +102,8 @@ OnednnBlockedDesc decode_onednn_md(std::span<const uint8_t> blob, std::span<cons
   const size_t n = sizes.size();
   bool match = d.dims.size() == n && std::equal(sizes.begin(), sizes.end(), d.dims.begin());
   if (!match && d.dims.size() == n + 1 && n >= 1 && d.groups > 1 && d.dims[0] == d.groups) {
-    match = d.dims[0] * d.dims[1] == sizes[0] &&
+    int64_t merged = 0;
+    match = !__builtin_mul_overflow(d.dims[0], d.dims[1], &merged) && merged == sizes[0] &&
             std::equal(sizes.begin() + 1, sizes.end(), d.dims.begin() + 2);
   }
   AOTRT_CHECK(match, kInvalidArgument, what, ": its oneDNN descriptor has dims ",
@@ -109,8 +114,9 @@ OnednnBlockedDesc decode_onednn_md(std::span<const uint8_t> blob, std::span<cons
                 kInvalidArgument, what, ": its oneDNN descriptor has inner block ", j, " of size ",
                 d.inner_blks[j], " on dim ", d.inner_idxs[j]);
   }
-  const std::vector<int64_t> block = block_of_dim(d);
+  const std::vector<int64_t> block = block_of_dim(d, what.c_str());
   // The last element's offset must lie inside the data.
+  const char* w = what.c_str();
   int64_t last = d.offset0, inner = 1;
   AOTRT_CHECK(d.offset0 >= 0, kInvalidArgument, what, ": offset0 ", d.offset0, " is negative");
   for (size_t k = 0; k < d.dims.size(); ++k) {
@@ -119,10 +125,10 @@ OnednnBlockedDesc decode_onednn_md(std::span<const uint8_t> blob, std::span<cons
                 kInvalidArgument, what, ": its oneDNN descriptor's dim ", k, " (size ", d.dims[k],
                 ", padded ", d.padded_dims[k], ", block ", block[k], ", stride ", d.strides[k],
                 ") is not a blocked layout");
-    last += (d.padded_dims[k] / block[k] - 1) * d.strides[k];
-    inner *= block[k];
+    last = checked_add(last, checked_mul(d.padded_dims[k] / block[k] - 1, d.strides[k], w), w);
+    inner = checked_mul(inner, block[k], w);
   }
-  last += inner - 1;
+  last = checked_add(last, inner - 1, w);
   const int64_t itemsize = static_cast<int64_t>(element_size(dtype));
   AOTRT_CHECK(last < data_bytes / itemsize, kInvalidArgument, what,
               ": its oneDNN descriptor reaches element ", last, " but the constant holds ",
@@ -134,7 +140,7 @@ void unpack_onednn_blocked(const OnednnBlockedDesc& d, const void* src, void* ds
                            std::span<const int64_t> dst_strides, size_t itemsize) {
   const size_t nd = d.dims.size();
   const bool grouped = nd == dst_strides.size() + 1;
-  const std::vector<int64_t> block = block_of_dim(d);
+  const std::vector<int64_t> block = block_of_dim(d, "unpack_onednn_blocked");
   std::vector<int64_t> idx(nd, 0), cur(nd);
   const auto* s = static_cast<const char*>(src);
   auto* o = static_cast<char*>(dst);

@@ -244,7 +244,7 @@ PREPACKED = {
     "mlp": {"aoti_torch_cpu__linear_pointwise"},
     "encoder": {"aoti_torch_cpu__linear_pointwise"},
     "grouped": {"aoti_torch_cpu_mkldnn__convolution_pointwise"},
-    "convadd": {"aoti_torch_cpu_mkldnn__convolution_pointwise_binary"},
+    "convadd": {"aoti_torch_cpu_mkldnn__convolution_pointwise_binary_"},  # in place on y
     "activations": {"aoti_torch_cpu_mkldnn__convolution_pointwise", "aoti_torch_cpu__linear_pointwise"},
     "transposed": {"aoti_torch_cpu_mkldnn__convolution_transpose_pointwise"},
 }
