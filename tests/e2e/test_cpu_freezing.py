@@ -210,6 +210,18 @@ def _run(cmd) -> subprocess.CompletedProcess:
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600)
 
 
+def _run_matches(aotrt_bin, pkg: Path, d: Path, x: torch.Tensor, want: np.ndarray, what: str) -> None:
+    """`aotrt run` on pkg with x gives want, at ATOL/RTOL."""
+    np.save(d / "x.npy", x.numpy())
+    r = _run([aotrt_bin, "run", pkg, "-i", d / "x.npy", "-o", d / "out"])
+    assert r.returncode == 0, r.stderr
+    got = np.load(d / "out" / "output_0.npy")
+    assert got.shape == want.shape
+    diff = float(np.max(np.abs(got - want)))
+    assert np.allclose(got, want, atol=ATOL, rtol=RTOL), f"{what}: max abs diff {diff}"
+    print(f"{what}: max abs diff {diff:.3g}")
+
+
 @pytest.fixture(scope="module")
 def work(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("freezing")
@@ -227,14 +239,7 @@ def test_frozen_plain_weights_match_eager(aotrt_bin, work, name):
     # The export took the frozen path with plain weights: no fused op, no _mkldnn constant.
     assert not [s for s in imports if s.startswith(ONEDNN_FUSED) or s == "aoti_torch_layout__mkldnn"], imports
     assert imports & {"aoti_torch_cpu_convolution", "aoti_torch_cpu_addmm_out"}, imports
-    np.save(d / "x.npy", x.numpy())
-    r = _run([aotrt_bin, "run", pkg, "-i", d / "x.npy", "-o", d / "out"])
-    assert r.returncode == 0, r.stderr
-    got = np.load(d / "out" / "output_0.npy")
-    assert got.shape == want.shape
-    diff = float(np.max(np.abs(got - want)))
-    assert np.allclose(got, want, atol=ATOL, rtol=RTOL), f"{name}: max abs diff {diff}"
-    print(f"{name}: max abs diff {diff:.3g}")
+    _run_matches(aotrt_bin, pkg, d, x, want, name)
 
 
 # The fused ops each prepacked export must call (a subset: inductor may add others).
@@ -262,14 +267,7 @@ def test_prepacked_weights_match_eager(aotrt_bin, work, name):
     # torch really emitted the fused ops on _mkldnn constants (else this test proves nothing).
     assert "aoti_torch_layout__mkldnn" in imports, imports
     assert PREPACKED[name] <= imports, (PREPACKED[name] - imports, sorted(imports))
-    np.save(d / "x.npy", x.numpy())
-    r = _run([aotrt_bin, "run", pkg, "-i", d / "x.npy", "-o", d / "out"])
-    assert r.returncode == 0, r.stderr
-    got = np.load(d / "out" / "output_0.npy")
-    assert got.shape == want.shape
-    diff = float(np.max(np.abs(got - want)))
-    assert np.allclose(got, want, atol=ATOL, rtol=RTOL), f"{name}: max abs diff {diff}"
-    print(f"{name} prepacked: max abs diff {diff:.3g}")
+    _run_matches(aotrt_bin, pkg, d, x, want, f"{name} prepacked")
 
 
 # --- The decoder and the fused ops at the shim, against torch's own oneDNN -----------------

@@ -56,6 +56,34 @@ AOTRT_OP_CPU(mkldnn__convolution_transpose_pointwise,
                                                    args.optional_tensor(B, "B"), params, nullptr,
                                                    ops::BinaryPost::kAdd, unary, fn)))
 
+namespace {
+
+// The two binary rows' decoding and op: unary(binary(conv(X), other)).
+std::unique_ptr<TensorImpl> binary_conv(const OpArgs& args, AtenTensorHandle X,
+                                        const TensorImpl& other, AtenTensorHandle W,
+                                        AtenTensorHandle* B, const int64_t* padding,
+                                        int64_t padding_len, const int64_t* stride,
+                                        int64_t stride_len, const int64_t* dilation,
+                                        int64_t dilation_len, int64_t groups,
+                                        const char* binary_attr, const double* alpha,
+                                        const char** unary_attr, const double** unary_scalars,
+                                        int64_t unary_scalars_len, const char** unary_algorithm) {
+  const char* fn = args.fn;
+  AOTRT_CHECK(binary_attr != nullptr, kInvalidArgument, fn, ": binary_attr is null");
+  const ConvParams params = conv_params(stride, stride_len, padding, padding_len, dilation,
+                                        dilation_len, 0, nullptr, 0, groups, fn);
+  const ops::BinaryPost binary = ops::parse_binary_post(binary_attr, OpArgs::optional(alpha), fn);
+  const auto unary = ops::parse_post_op(
+      args.optional_string(unary_attr, "unary_attr").value_or("none"),
+      args.optional_scalar_list(unary_scalars, unary_scalars_len, "unary_scalars"),
+      args.optional_string(unary_algorithm, "unary_algorithm"), fn);
+  return ops::convolution_pointwise(args.tensor(X, "X"), args.tensor(W, "W"),
+                                    args.optional_tensor(B, "B"), params, &other, binary, unary,
+                                    fn);
+}
+
+}  // namespace
+
 // out = unary(binary(conv(X), other)); alpha None or 1.
 AOTRT_OP_CPU(mkldnn__convolution_pointwise_binary,
              (AtenTensorHandle X, AtenTensorHandle other, AtenTensorHandle W,
@@ -65,19 +93,10 @@ AOTRT_OP_CPU(mkldnn__convolution_pointwise_binary,
               const char** unary_attr, const double** unary_scalars,
               int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0),
              AOTRT_CHECK_OUT(ret0, fn);
-             AOTRT_CHECK(binary_attr != nullptr, kInvalidArgument, fn, ": binary_attr is null");
-             const ConvParams params = conv_params(stride, stride_len_, padding, padding_len_,
-                                                   dilation, dilation_len_, 0, nullptr, 0,
-                                                   groups, fn);
-             const ops::BinaryPost binary = ops::parse_binary_post(binary_attr, OpArgs::optional(alpha), fn);
-             const auto attr = args.optional_string(unary_attr, "unary_attr");
-             const auto unary = ops::parse_post_op(attr.value_or("none"),
-                                                   args.optional_scalar_list(unary_scalars, unary_scalars_len_, "unary_scalars"),
-                                                   args.optional_string(unary_algorithm, "unary_algorithm"), fn);
-             const TensorImpl& o = args.tensor(other, "other");
-             give(ret0, ops::convolution_pointwise(args.tensor(X, "X"), args.tensor(W, "W"),
-                                                   args.optional_tensor(B, "B"), params, &o, binary,
-                                                   unary, fn)))
+             give(ret0, binary_conv(args, X, args.tensor(other, "other"), W, B, padding,
+                                    padding_len_, stride, stride_len_, dilation, dilation_len_,
+                                    groups, binary_attr, alpha, unary_attr, unary_scalars,
+                                    unary_scalars_len_, unary_algorithm)))
 
 // The in-place form: other = unary(binary(conv(X), other)), returned.
 AOTRT_OP_CPU(mkldnn__convolution_pointwise_binary_,
@@ -88,19 +107,11 @@ AOTRT_OP_CPU(mkldnn__convolution_pointwise_binary_,
               const char** unary_attr, const double** unary_scalars,
               int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0),
              AOTRT_CHECK_OUT(ret0, fn);
-             AOTRT_CHECK(binary_attr != nullptr, kInvalidArgument, fn, ": binary_attr is null");
-             const ConvParams params = conv_params(stride, stride_len_, padding, padding_len_,
-                                                   dilation, dilation_len_, 0, nullptr, 0,
-                                                   groups, fn);
-             const ops::BinaryPost binary = ops::parse_binary_post(binary_attr, OpArgs::optional(alpha), fn);
-             const auto attr = args.optional_string(unary_attr, "unary_attr");
-             const auto unary = ops::parse_post_op(attr.value_or("none"),
-                                                   args.optional_scalar_list(unary_scalars, unary_scalars_len_, "unary_scalars"),
-                                                   args.optional_string(unary_algorithm, "unary_algorithm"), fn);
              const TensorImpl& o = args.tensor(other, "other");
-             auto result = ops::convolution_pointwise(args.tensor(X, "X"), args.tensor(W, "W"),
-                                                      args.optional_tensor(B, "B"), params, &o,
-                                                      binary, unary, fn);
+             auto result = binary_conv(args, X, o, W, B, padding, padding_len_, stride,
+                                       stride_len_, dilation, dilation_len_, groups, binary_attr,
+                                       alpha, unary_attr, unary_scalars, unary_scalars_len_,
+                                       unary_algorithm);
              copy_tensor(o, *result, fn);
              give(ret0, make_tensor(o.storage(), o.sizes(), o.strides(), o.storage_offset(),
                                     o.dtype(), fn)))
