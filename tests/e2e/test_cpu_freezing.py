@@ -549,5 +549,34 @@ def test_mkl_linear_runs_on_the_origin_weight(shim):
     torch.testing.assert_close(shim.take(ret.value), want, atol=ATOL, rtol=RTOL)
 
 
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("attr", ["none", "relu"])
+def test_fused_conv_transpose_matches_aten(shim, groups, attr):
+    g = torch.Generator().manual_seed(11)
+    w = torch.randn(8, 6 // groups, 3, 3, generator=g)  # torch's [I, O/g, kh, kw]
+    b = torch.randn(6, generator=g)
+    x = torch.randn(2, 8, 5, 5, generator=g).to(memory_format=torch.channels_last)
+    pad, out_pad, stride, dil = [1, 1], [1, 1], [2, 2], [1, 1]
+    t = torch.ops.mkldnn._reorder_convolution_transpose_weight(w, pad, out_pad, stride, dil, groups,
+                                                               list(x.shape))
+    want = torch.ops.mkldnn._convolution_transpose_pointwise(x, t, b, pad, out_pad, stride, dil, groups,
+                                                             attr, [], None)
+    rc, wh = _opaque(shim, t, list(t.shape))  # the constant's sizes: oneDNN's [O, I/g, kh, kw]
+    assert rc == 0, shim.last_error()
+    ints = lambda v: (_I64 * len(v))(*v)  # noqa: E731
+    xh, bh = shim.handle(x), shim.handle(b)
+    bptr, ret = _P(bh), _P()
+    _, arr = _scalars([])
+    rc = shim.lib.aoti_torch_cpu_mkldnn__convolution_transpose_pointwise(
+        _P(xh), _P(wh), ctypes.byref(bptr), ints(pad), _I64(2), ints(out_pad), _I64(2), ints(stride),
+        _I64(2), ints(dil), _I64(2), _I64(groups), attr.encode(), arr, _I64(0), None, ctypes.byref(ret))
+    for h in (xh, bh, wh):
+        shim.delete(h)
+    assert rc == 0, shim.last_error()
+    got = shim.take(ret.value)
+    assert got.stride() == want.stride()
+    torch.testing.assert_close(got, want, atol=ATOL, rtol=RTOL)
+
+
 if __name__ == "__main__":  # the export worker of _export
     _export_here(sys.argv[1], sys.argv[2] == "1", Path(sys.argv[3]))
