@@ -578,5 +578,37 @@ def test_fused_conv_transpose_matches_aten(shim, groups, attr):
     torch.testing.assert_close(got, want, atol=ATOL, rtol=RTOL)
 
 
+def test_preflight_refuses_an_unreadable_descriptor_naming_the_constant(aotrt_bin, work):
+    """The preflight decodes every _mkldnn constant the generated source lists before the .so is
+    loaded: a descriptor edited there to 13 dims is refused naming the constant (a clean error)."""
+    d = work / "mlp_bad_descriptor"
+    d.mkdir()
+    pkg = _export("mlp", True, d / "mlp.pt2")
+    bad = d / "bad.pt2"
+    with zipfile.ZipFile(pkg) as src, zipfile.ZipFile(bad, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename.endswith(".wrapper.cpp"):
+                text = data.decode()
+                key = ".opaque_metadata = {"
+                at = text.index(key) + len(key)
+                name_at = text.rindex("constants_info_[", 0, at)
+                index = text[name_at + len("constants_info_["):text.index("]", name_at)]
+                name = text.split(f"constants_info_[{index}].name = \"")[1].split('"')[0]
+                values = text[at:text.index("}", at)].split(", ")
+                values[4] = "13L"  # ndims
+                text = text[:at] + ", ".join(values) + text[text.index("}", at):]
+                data = text.encode()
+            dst.writestr(item, data)
+    _, x = _build("mlp")
+    np.save(d / "x.npy", x.numpy())
+    for cmd, rc in ((["info", bad], 0), (["run", bad, "-i", d / "x.npy", "-o", d / "out"], 1)):
+        r = _run([aotrt_bin, *cmd])
+        assert r.returncode == rc, (cmd[0], r.returncode, r.stderr)
+        text = r.stdout + r.stderr
+        assert f"the oneDNN-blocked (_mkldnn) constant '{name}'" in text and "13 dims" in text, text
+    assert not (d / "out" / "output_0.npy").exists()
+
+
 if __name__ == "__main__":  # the export worker of _export
     _export_here(sys.argv[1], sys.argv[2] == "1", Path(sys.argv[3]))
