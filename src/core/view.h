@@ -43,6 +43,10 @@ ViewSpan check_view_in_storage(std::span<const int64_t> sizes,
 // Row-major (C-order) strides for sizes.
 std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes);
 
+// Dense strides with channels innermost (ATen's channels_last for 3-, 4- and
+// 5-d sizes): [N, C, S...] -> C, then S... row-major, N outermost.
+std::vector<int64_t> channels_last_strides(std::span<const int64_t> sizes);
+
 // ATen's is_contiguous: strides match row-major, ignoring size-1 dims; an
 // empty tensor is contiguous.
 bool is_contiguous(std::span<const int64_t> sizes, std::span<const int64_t> strides);
