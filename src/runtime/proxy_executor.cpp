@@ -350,6 +350,31 @@ std::optional<ScalarType> ProxyCall::optional_dtype(std::string_view name) const
   return t;
 }
 
+ScalarType ProxyCall::dtype(std::string_view name) const {
+  require(name, "ScalarType");
+  const std::optional<ScalarType> t = optional_dtype(name);
+  AOTRT_CHECK(t.has_value(), kInvalidArgument, what_, ": argument '", name,
+              "' (ScalarType) is None");
+  return *t;
+}
+
+std::optional<MemoryFormat> ProxyCall::optional_memory_format(
+    std::string_view name) const {
+  const ProxyArg* a = find(name);
+  if (a == nullptr || a->kind == "as_none") return std::nullopt;
+  AOTRT_CHECK(a->kind == "as_memory_format", kInvalidArgument, what_, ": argument '", name,
+              "' is ", a->kind, ", not a memory format");
+  switch (std::get<int64_t>(a->value)) {
+    case 1: return MemoryFormat::Contiguous;
+    case 2: return MemoryFormat::ChannelsLast;
+    case 3: return MemoryFormat::ChannelsLast3d;
+    case 4: return std::nullopt;  // preserve_format
+    default:
+      AOTRT_FAIL(kUnsupported, what_, ": argument '", name, "' has serialised memory format ",
+                 std::get<int64_t>(a->value), ", which aotrt does not know");
+  }
+}
+
 void ProxyCall::set_output(size_t index, std::unique_ptr<TensorImpl> t) {
   AOTRT_CHECK(index < node_.outputs.size(), kInternal, what_, ": output ", index, " of ",
               node_.outputs.size());

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "aotrt/shim.h"
+#include "aotrt/aotrt.h"  // MemoryFormat
 #include "core/tensor.h"
 
 namespace aotrt::runtime {
@@ -136,6 +137,12 @@ class ProxyCall {
   double scalar_arg(std::string_view name, std::optional<double> dflt = std::nullopt) const;
   // ScalarType? in aotrt's codes; nullopt when None or left out.
   std::optional<ScalarType> optional_dtype(std::string_view name) const;
+  // A ScalarType argument that must be given.
+  ScalarType dtype(std::string_view name) const;
+  // MemoryFormat?: nullopt when None, left out or torch.preserve_format;
+  // torch.export's serialised codes (schema.py: contiguous 1, channels_last
+  // 2, channels_last_3d 3, preserve 4); Unknown (0) and others are refused.
+  std::optional<MemoryFormat> optional_memory_format(std::string_view name) const;
 
   size_t num_outputs() const { return node_.outputs.size(); }
   // Makes output `index`'s handle an alias of t (an op result).
