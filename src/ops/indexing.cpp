@@ -494,7 +494,32 @@ std::unique_ptr<TensorImpl> index_add(const TensorImpl& self, int64_t dim,
                                       const TensorImpl& index, const TensorImpl& source,
                                       double alpha, const char* fn) {
   if (alpha == 1.0) {
-    return index_into(self, dim, index, source, IndexMode::kSum, true, "index_add_()", fn);
+    // ATen's scatter_add path (dim first or last of a >1-d self, int64
+    // index, source matching self but at dim) sums float16/bfloat16 in float
+    // and rounds once; its slice-by-slice path rounds after every add.
+    const int64_t d = wrap_dim(dim, self.dim(), fn);
+    const bool low = self.dtype() == ScalarType::BFloat16 || self.dtype() == ScalarType::Float16;
+    bool scatter_path = low && source.dtype() == self.dtype() && self.dim() > 1 &&
+                        (d == 0 || d == self.dim() - 1) && index.dtype() == ScalarType::Int64 &&
+                        source.dim() == self.dim();
+    for (int64_t k = 0; scatter_path && k < self.dim(); ++k) {
+      scatter_path = k == d || source.sizes()[k] == self.sizes()[k];
+    }
+    if (!scatter_path) {
+      return index_into(self, dim, index, source, IndexMode::kSum, true, "index_add_()", fn);
+    }
+    auto wide = [&](const TensorImpl& t) {
+      auto w = empty_strided(t.sizes(), contiguous_strides(t.sizes()), ScalarType::Float32,
+                             t.device(), fn);
+      copy_tensor(*w, t, fn);
+      return w;
+    };
+    auto sum = index_into(*wide(self), dim, index, *wide(source), IndexMode::kSum, true,
+                          "index_add_()", fn);
+    auto out = empty_strided(self.sizes(), contiguous_strides(self.sizes()), self.dtype(),
+                             self.device(), fn);
+    copy_tensor(*out, *sum, fn);
+    return out;
   }
   AOTRT_CHECK(source.dtype() == self.dtype(), kInvalidArgument, fn, ": index_add_(): self (",
               dtype_name(self.dtype()), ") and source (", dtype_name(source.dtype()),

@@ -118,9 +118,11 @@ std::unique_ptr<TensorImpl> index_reduce(const TensorImpl& self, int64_t dim,
                                          std::string_view reduce, bool include_self,
                                          const char* fn);
 // self.index_add(dim, index, source, alpha): out[..., index[i], ...] +=
-// alpha * source[..., i, ...]; alpha other than 1 scales source first (in
-// self's dtype: one more rounding than ATen's fused add for low-precision
-// floats).
+// alpha * source[..., i, ...], one index after another. As ATen's CPU
+// kernel: alpha other than 1 scales source in self's dtype first; float16
+// and bfloat16 sums taking ATen's scatter_add path (alpha 1, int64 index,
+// dim first or last of a >1-d self, source of self's sizes but at dim) are
+// summed in float32 and rounded once, the others rounded after every add.
 std::unique_ptr<TensorImpl> index_add(const TensorImpl& self, int64_t dim,
                                       const TensorImpl& index, const TensorImpl& source,
                                       double alpha, const char* fn);

@@ -203,6 +203,33 @@ std::string proxy_refusal(const ExternNode& node, const std::string& device) {
   return {};
 }
 
+void bind_run_time_defaults(ExternNode& node, const ProxyOp& op) {
+  bool inserted = false;
+  for (const auto& [name, count] : op.run_time_defaults) {
+    const bool given = std::any_of(node.inputs.begin(), node.inputs.end(),
+                                   [&](const ProxyArg& a) { return a.name == name; });
+    if (given) continue;
+    ProxyArg a;
+    a.name = std::string(name);
+    a.kind = count == 1 ? "as_int" : "as_ints";
+    a.int_count = count;
+    node.inputs.push_back(std::move(a));
+    inserted = true;
+  }
+  if (!inserted) return;
+  auto place = [&](const ProxyArg& a) {
+    return std::find(op.arguments.begin(), op.arguments.end(), a.name) - op.arguments.begin();
+  };
+  std::stable_sort(node.inputs.begin(), node.inputs.end(),
+                   [&](const ProxyArg& x, const ProxyArg& y) { return place(x) < place(y); });
+  int ints = 0;
+  for (ProxyArg& a : node.inputs) {
+    a.int_begin = ints;
+    ints += a.int_count;
+  }
+  node.num_ints = ints;
+}
+
 ProxyCall::ProxyCall(const ExternNode& node, int node_index, const int64_t* ints,
                      AtenTensorHandle* tensors)
     : node_(node), ints_(ints), tensors_(tensors),
@@ -403,7 +430,9 @@ ProxyExecutor::ProxyExecutor(std::vector<ExternNode> nodes, const std::string& d
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const std::string why = proxy_refusal(nodes_[i], device);
     if (!why.empty()) refused.push_back(why);
-    ops_.push_back(find_proxy_op(nodes_[i].target));
+    const ProxyOp* op = find_proxy_op(nodes_[i].target);
+    if (why.empty()) bind_run_time_defaults(nodes_[i], *op);
+    ops_.push_back(op);
   }
   if (!refused.empty()) {
     std::ostringstream msg;

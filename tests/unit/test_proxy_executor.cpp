@@ -223,6 +223,50 @@ TEST(ProxyExecutor, DecodesScalarTypesAndMemoryFormats) {
       << last_error();
 }
 
+// A keyword-only int default left out of the JSON still takes its run-time slot, where the
+// schema has it: torch 2.13 serialises index_add(a, 0, i, s) without alpha but passes
+// ints {dim, alpha} = {0, 1}.
+int64_t g_seen_dim = -1, g_seen_k = -1, g_seen_alpha = -1;
+AOTRT_PROXY_OP("aotrt_test::kwdefault", {"self", "dim", "alpha", "k"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 g_seen_dim = c.int_arg("dim");
+                 g_seen_alpha = c.int_arg("alpha");
+                 g_seen_k = c.int_arg("k");
+                 const TensorImpl& self = c.tensor("self");
+                 c.set_output(0, make_tensor(self.storage(), self.sizes(), self.strides(),
+                                             self.storage_offset(), self.dtype(), c.what()));
+               },
+               {{"alpha", 1}});
+
+TEST(ProxyExecutor, LeftOutRunTimeDefaultsKeepTheirSlots) {
+  const char* json = R"({"nodes": [{"name": "b", "node": {"target": "aotrt_test::kwdefault",
+    "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+               {"name": "dim", "arg": {"as_int": 0}},
+               {"name": "k", "arg": {"as_int": 5}}],
+    "outputs": [{"as_tensor": {"name": "o"}}]}}]})";
+  EXPECT_EQ(parse_extern_nodes(json, "t")[0].num_ints, 2);  // as written
+  ProxyExecutor ex(parse_extern_nodes(json, "t"), "cpu", "test");
+  float data[2] = {1, 2};
+  const int64_t sizes[] = {2}, strides[] = {1};
+  AtenTensorHandle x = nullptr, out = nullptr;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(data, 1, sizes, strides, 0, 6, 0, 0, &x),
+            AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_new_uninitialized_tensor(&out), AOTI_TORCH_SUCCESS);
+  int64_t ints[] = {1, 3, 7};  // dim, alpha (the default the wrapper fills), k
+  AtenTensorHandle tensors[] = {x, out};
+  ASSERT_EQ(aoti_torch_proxy_executor_call_function(ex.handle(), 0, 3, ints, 2, tensors),
+            AOTI_TORCH_SUCCESS)
+      << last_error();
+  EXPECT_EQ(g_seen_dim, 1);
+  EXPECT_EQ(g_seen_alpha, 3);
+  EXPECT_EQ(g_seen_k, 7);
+  // Two ints (the JSON's count without the default) no longer fit the call.
+  EXPECT_EQ(aoti_torch_proxy_executor_call_function(ex.handle(), 0, 2, ints, 2, tensors),
+            AOTI_TORCH_FAILURE);
+  aoti_torch_delete_tensor_object(out);
+  aoti_torch_delete_tensor_object(x);
+}
+
 TEST(ProxyExecutor, RefusesACallWhoseCountsDisagreeWithTheJson) {
   const char* json = R"({"nodes": [{"name": "b", "node": {"target": "aotrt_test::head",
     "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}}],

@@ -153,5 +153,6 @@ AOTRT_PROXY_OP("aten::index_add", {"self", "dim", "index", "source", "alpha"},
                runtime::kProxyCpu, [](ProxyCall& c) {
                  c.set_output(0, ops::index_add(c.tensor("self"), c.int_arg("dim"),
                                                 c.tensor("index"), c.tensor("source"),
-                                                c.scalar_arg("alpha", 1.0), c.what()));
-               });
+                                                c.scalar_arg("alpha"), c.what()));
+               },
+               {{"alpha", 1}});

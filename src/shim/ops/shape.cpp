@@ -91,5 +91,6 @@ AOTRT_PROXY_OP("aten::constant_pad_nd", {"self", "pad", "value"}, runtime::kProx
                [](ProxyCall& c) {
                  const std::vector<int64_t> pad = c.ints("pad");
                  c.set_output(0, ops::pad(c.tensor("self"), pad, "constant",
-                                          c.scalar_arg("value", 0.0), c.what()));
-               });
+                                          c.scalar_arg("value"), c.what()));
+               },
+               {{"value", 1}});

@@ -787,6 +787,20 @@ def complex_cases():
     src = view(pattern(12, 3, 0.75), bf, [4, 3])
     ix = view([0, 2, 2, 4], i64, [4])
     add("index_add_bf16_duplicates", "index_add", [s5, ix, src], [0], s5.index_add(0, ix, src), [1.0])
+    # 1 + 2^-8 + 2^-8: 1 when rounded after each add (bfloat16 keeps 8 bits), 1 + 2^-7 when
+    # summed in float first (ATen's scatter_add path: dim 0 or last, int64 index).
+    tiny = 2.0 ** -8
+    ones = view([1] * 6, bf, [3, 2])
+    add("index_add_bf16_scatter_path_sums_in_float", "index_add",
+        [ones, view([1, 1], i64, [2]), view([tiny] * 4, bf, [2, 2])], [0],
+        ones.index_add(0, view([1, 1], i64, [2]), view([tiny] * 4, bf, [2, 2])), [1.0])
+    add("index_add_bf16_int32_index_rounds_each_add", "index_add",
+        [ones, view([1, 1], torch.int32, [2]), view([tiny] * 4, bf, [2, 2])], [0],
+        ones.index_add(0, view([1, 1], torch.int32, [2]), view([tiny] * 4, bf, [2, 2])), [1.0])
+    ones3 = view([1] * 6, bf, [2, 3, 1])
+    add("index_add_bf16_middle_dim_rounds_each_add", "index_add",
+        [ones3, view([1, 1], i64, [2]), view([tiny] * 4, bf, [2, 2, 1])], [1],
+        ones3.index_add(1, view([1, 1], i64, [2]), view([tiny] * 4, bf, [2, 2, 1])), [1.0])
     s6 = view(pattern(18, 1), f32, [3, 6])
     src6 = view(pattern(9, 2), f32, [3, 3], [1, 3])
     ix6 = view([5, 0, 5], torch.int32, [3], [2], 1)
