@@ -57,18 +57,9 @@ TEST_P(OpsComplex, MatchesTorch) {
   const OpCase& c = GetParam().c;
   if (!b.is_cpu()) GTEST_SKIP() << "CPU proxy ops";
   const std::string op = c.op;
-  AOTRT_FIND_OP(as_complex, Unary, b, "view_as_complex");
   AOTRT_FIND_OP(as_real, Unary, b, "view_as_real");
-  std::vector<Tensor> in;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    Tensor t = make_tensor(b, c.inputs[i]);
-    if ((c.ints[0] >> i) & 1) {
-      Tensor z;
-      ASSERT_EQ(as_complex(t.get(), z.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
-      t = std::move(z);
-    }
-    in.push_back(std::move(t));
-  }
+  const std::vector<Tensor> in = make_inputs(b, c, c.ints[0]);
+  if (::testing::Test::HasFailure()) return;
   std::vector<AtenTensorHandle> handles;
   for (const Tensor& t : in) handles.push_back(t.get());
   std::string json;

@@ -29,18 +29,9 @@ TEST_P(OpsPointwise, MatchesTorch) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
   const std::string op = c.op;
-  AOTRT_FIND_OP(as_complex, Unary, b, "view_as_complex");
   AOTRT_FIND_OP(as_real, Unary, b, "view_as_real");
-  std::vector<Tensor> in;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    Tensor t = make_tensor(b, c.inputs[i]);
-    if ((c.ints[0] >> i) & 1) {
-      Tensor z;
-      ASSERT_EQ(as_complex(t.get(), z.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
-      t = std::move(z);
-    }
-    in.push_back(std::move(t));
-  }
+  const std::vector<Tensor> in = make_inputs(b, c, c.ints[0]);
+  if (::testing::Test::HasFailure()) return;
   Tensor out;
   AOTITorchError rc;
   if (op == "abs" || op == "angle") {
