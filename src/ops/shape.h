@@ -1,7 +1,8 @@
 // Factories and shape ops built from aotrt's device-generic copy: fill_,
-// full, new_empty, new_zeros, cat, constant pad (and constant_pad_nd), clone. No kernels of their own:
-// a fill is a broadcast copy of a 0-d tensor, cat and pad copy into views of
-// their result, so every device that copies serves them.
+// full, new_empty, new_zeros, cat, constant pad (and constant_pad_nd),
+// clone. No kernels of their own: a fill is a broadcast copy of a 0-d
+// tensor, cat, pad and clone copy into their result, so every device that
+// copies serves them.
 //
 // Note [Shape semantics]
 // ATen's rules, checked against torch 2.13 eager: cat promotes its inputs'
@@ -12,8 +13,8 @@
 // laid out in self's suggest_memory_format (channels-last for a 4-d/5-d
 // channels-last self, else contiguous); other pad modes are refused naming
 // the mode. clone: preserve format (core/copy.h's clone_tensor) when no
-// format is given, else the memory format asked, which must suit the rank (channels_last 4-d,
-// channels_last_3d 5-d, as ATen refuses otherwise).
+// format is given, else the format asked, which must suit the rank
+// (channels_last 4-d, channels_last_3d 5-d, as ATen refuses otherwise).
 #pragma once
 
 #include <cstdint>

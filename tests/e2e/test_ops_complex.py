@@ -107,6 +107,8 @@ CASES = [
     (Case("hfft2", hfft2, [torch.randn(3, 6, 5)]), ["aten::_conj", "aten::clone"]),
     (Case("ihfft2", ihfft2, [torch.randn(4, 8)]), ["aten::_conj_physical"]),
     (Case("complex", make_complex, [torch.randn(3, 4), torch.randn(3, 4)]), ["aten::complex"]),
+    (Case("complex_half", make_complex, [torch.randn(2, 5).half(), torch.randn(2, 5).half()]),
+     ["aten::complex"]),
     (Case("complex_broadcast_f64", make_complex_broadcast,
           [torch.randn(5, 3, dtype=torch.float64), torch.randn(1, 5, dtype=torch.float64)]),
      ["aten::complex"]),

@@ -86,11 +86,11 @@ AOTRT_PROXY_OP("aten::clone", {"self", "memory_format"}, runtime::kProxyCpu, [](
                              c.what()));
 });
 
-// constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0).
+// constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0): value is
+// positional, so the JSON always has it (inductor fills positional defaults).
 AOTRT_PROXY_OP("aten::constant_pad_nd", {"self", "pad", "value"}, runtime::kProxyCpu,
                [](ProxyCall& c) {
                  const std::vector<int64_t> pad = c.ints("pad");
                  c.set_output(0, ops::pad(c.tensor("self"), pad, "constant",
                                           c.scalar_arg("value"), c.what()));
-               },
-               {{"value", 1}});
+               });

@@ -184,8 +184,9 @@ TEST(OpsComplexRefusals, NameTheOpAndWhatIsWrong) {
                  "must have the same scalar type");
   Tensor out8;
   const std::string pad = node_json("aten::constant_pad_nd",
-                                    {tensor_arg("self"), arg("pad", R"({"as_ints": [1, 2, 3]})")});
-  expect_refused(run_node(pad, {f.get()}, {1, 2, 3, 0}, out8), "aten::constant_pad_nd",
+                                    {tensor_arg("self"), arg("pad", R"({"as_ints": [1, 2, 3]})"),
+                                     arg("value", R"({"as_float": 0.5})")});
+  expect_refused(run_node(pad, {f.get()}, {1, 2, 3}, out8), "aten::constant_pad_nd",
                  "Padding length must be divisible by 2");
   // A complex pad value is serialised as_complex, which the executor refuses at load.
   const std::string cpad = node_json(
