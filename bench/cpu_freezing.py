@@ -6,8 +6,11 @@ a round of each contender follows a round of every other, so a load change hits 
   aotrt              `aotrt bench` on torch's own export, freezing off
   aotrt-frozen       `aotrt bench`, freezing=True with cpp.weight_prepack=False (plain weights:
                      Note [Frozen CPU packages] in src/runtime/preflight.cpp)
+  aotrt-prepacked    `aotrt bench`, freezing=True as torch exports it by default (cpp.weight_prepack on):
+                     the oneDNN fused ops of shim_cpu.h on _mkldnn constants, which aotrt decodes
+                     and copies to plain memory at load (Note [Opaque constants])
   torch-frozen       torch's own loader (aoti_load_package, libtorch linked) on freezing=True with
-                     weight prepacking on: the oneDNN fused ops aotrt refuses, for what they would buy
+                     weight prepacking on: the same fused ops in libtorch, on the blocked weights
   eager              the module under torch.no_grad() in this process
   ort                ONNX Runtime (default session options but the thread count) on torch.onnx.export(dynamo=True),
                      when onnxruntime and onnxscript import (pip, no torch pulled); else left out
@@ -130,9 +133,9 @@ def main() -> int:
     try:
         import onnxruntime as ort  # noqa: F401
         import onnxscript  # noqa: F401
-        have_ort = True
-    except ImportError:
-        have_ort = False
+        have_ort, ort_why = True, ""
+    except Exception as e:  # ImportError, or onnx's protobuf VersionError of a mixed install
+        have_ort, ort_why = False, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
 
     load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="cpu_freezing_"))
@@ -146,12 +149,14 @@ def main() -> int:
         plain = export(name, "aoti", work / f"{tag}.pt2", {**BASE, "freezing": False})
         frozen = export(name, "aoti", work / f"{tag}_frozen.pt2",
                         {**BASE, "freezing": True, "cpp.weight_prepack": False})
+        prepacked = export(name, "aoti", work / f"{tag}_prepacked.pt2", {**BASE, "freezing": True})
         torch_frozen = export(name, "aoti", work / f"{tag}_torch_frozen.pt2",
                               {"cpp.vec_isa_ok": True, "freezing": True})
         loaded = torch._inductor.aoti_load_package(str(torch_frozen))
         contenders = {
             "aotrt": lambda it: aotrt_round(plain, x_npy, it),
             "aotrt-frozen": lambda it: aotrt_round(frozen, x_npy, it),
+            "aotrt-prepacked": lambda it: aotrt_round(prepacked, x_npy, it),
             "torch-frozen": lambda it: timed(lambda: loaded(x), it),
             "eager": lambda it: timed(lambda: m(x), it),
         }
@@ -166,10 +171,12 @@ def main() -> int:
         # Agreement check, so the timed packages compute the model.
         with torch.no_grad():
             want = m(x).numpy()
-        out = work / f"{tag}_out"
-        subprocess.run([str(AOTRT), "run", str(frozen), "-i", str(x_npy), "-o", str(out)], check=True,
-                       capture_output=True)
-        diff = float(np.max(np.abs(np.load(out / "output_0.npy") - want)))
+        diff = {}
+        for key, pkg in (("frozen", frozen), ("prepacked", prepacked)):
+            out = work / f"{tag}_{key}_out"
+            subprocess.run([str(AOTRT), "run", str(pkg), "-i", str(x_npy), "-o", str(out)], check=True,
+                           capture_output=True)
+            diff[key] = float(np.max(np.abs(np.load(out / "output_0.npy") - want)))
         samples = {k: [] for k in contenders}
         with torch.no_grad():
             for r in range(args.rounds):
@@ -190,19 +197,24 @@ def main() -> int:
              "",
              f"Median over {args.rounds} alternated rounds of each round's median over {args.iters} runs "
              "(aotrt: `aotrt bench` p50, 3 warm-up runs), in ms. Contenders: see the script's docstring. "
-             "`aotrt-frozen vs aotrt`: the ratio of their times (below 1: freezing helps).", "",
-             "| model | " + " | ".join(cols) + " | aotrt-frozen vs aotrt | aotrt-frozen vs eager | max abs diff (aotrt-frozen vs eager) |",
-             "|---|" + "---|" * (len(cols) + 3)]
+             "`X vs Y`: the ratio of their times (below 1: X is faster).", "",
+             "| model | " + " | ".join(cols) + " | aotrt-frozen vs aotrt | aotrt-prepacked vs aotrt-frozen | "
+             "aotrt-prepacked vs torch-frozen | aotrt-prepacked vs eager | max abs diff vs eager (frozen, prepacked) |",
+             "|---|" + "---|" * (len(cols) + 5)]
     for name, med, samples, diff in rows:
         cells = [f"{med[k] / 1e3:.2f}" for k in cols]
         lines.append(f"| {name} | " + " | ".join(cells) +
-                     f" | {med['aotrt-frozen'] / med['aotrt']:.2f} | {med['aotrt-frozen'] / med['eager']:.2f} | {diff:.2g} |")
+                     f" | {med['aotrt-frozen'] / med['aotrt']:.2f}"
+                     f" | {med['aotrt-prepacked'] / med['aotrt-frozen']:.2f}"
+                     f" | {med['aotrt-prepacked'] / med['torch-frozen']:.2f}"
+                     f" | {med['aotrt-prepacked'] / med['eager']:.2f}"
+                     f" | {diff['frozen']:.2g}, {diff['prepacked']:.2g} |")
     lines += ["", "Per-round medians (ms):", ""]
     for name, med, samples, diff in rows:
         for k, v in samples.items():
             lines.append(f"- {name}, {k}: " + ", ".join(f"{t / 1e3:.2f}" for t in v))
     if not have_ort:
-        lines += ["", "ONNX Runtime: not importable here (pip install onnxruntime onnx onnxscript), left out."]
+        lines += ["", f"ONNX Runtime: not importable here ({ort_why}), left out."]
     args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -288,6 +288,10 @@ def main() -> int:
     for n, f in c_shim.items():
         if rows.get(n, {}).get("file") and not any(n.startswith(PREFIX[d]) for d in ("cpu", "cuda", "aten")):
             declared.setdefault(n, []).append((installed + " c/shim.h", f["params"]))
+    # The hand-written c/shim_cpu.h: the fused oneDNN ops of freezing=True packages.
+    for n, f in parse_c_shim(torch_generated_dir().parent / "c" / "shim_cpu.h").items():
+        if n in rows and n not in declared:
+            declared.setdefault(n, []).append((installed + " c/shim_cpu.h", f["params"]))
     for n, r in sorted(rows.items()):
         if n not in declared:
             errors.append(f"{n} ({r['file']}) is in no torch header given")

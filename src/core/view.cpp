@@ -73,6 +73,19 @@ std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes) {
   return strides;
 }
 
+std::vector<int64_t> channels_last_strides(std::span<const int64_t> sizes) {
+  std::vector<int64_t> s(sizes.size());
+  int64_t step = 1;
+  s[1] = step;
+  step *= std::max<int64_t>(sizes[1], 1);
+  for (size_t d = sizes.size() - 1; d >= 2; --d) {
+    s[d] = step;
+    step *= std::max<int64_t>(sizes[d], 1);
+  }
+  s[0] = step;
+  return s;
+}
+
 bool is_contiguous(std::span<const int64_t> sizes, std::span<const int64_t> strides) {
   int64_t expected = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
@@ -142,21 +155,6 @@ bool is_channels_last_strides_3d(std::span<const int64_t> sizes,
                                  std::span<const int64_t> strides) {
   static constexpr int kOrder[] = {1, 4, 3, 2, 0};
   return sizes.size() == 5 && channels_last_in_order(sizes, strides, kOrder);
-}
-
-std::vector<int64_t> channels_last_strides(std::span<const int64_t> sizes) {
-  const size_t n = sizes.size();
-  std::vector<int64_t> st(n);
-  if (n < 4) return contiguous_strides(sizes);
-  int64_t step = 1;
-  st[1] = step;
-  step *= sizes[1];
-  for (size_t d = n - 1; d >= 2; --d) {
-    st[d] = step;
-    step *= sizes[d];
-  }
-  st[0] = step;
-  return st;
 }
 
 std::vector<int64_t> suggested_format_strides(std::span<const int64_t> sizes,

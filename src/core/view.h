@@ -43,6 +43,10 @@ ViewSpan check_view_in_storage(std::span<const int64_t> sizes,
 // Row-major (C-order) strides for sizes.
 std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes);
 
+// Dense strides with channels innermost (ATen's channels_last for 3-, 4- and
+// 5-d sizes): [N, C, S...] -> C, then S... row-major, N outermost.
+std::vector<int64_t> channels_last_strides(std::span<const int64_t> sizes);
+
 // ATen's is_contiguous: strides match row-major, ignoring size-1 dims; an
 // empty tensor is contiguous.
 bool is_contiguous(std::span<const int64_t> sizes, std::span<const int64_t> strides);
@@ -58,10 +62,6 @@ bool is_channels_last_strides_2d(std::span<const int64_t> sizes,
 // c10's is_channels_last_strides_3d for 5-d tensors.
 bool is_channels_last_strides_3d(std::span<const int64_t> sizes,
                                  std::span<const int64_t> strides);
-
-// Dense strides of 4-d or 5-d sizes in channels-last order (ATen's
-// get_channels_last_strides_2d/3d: C innermost, then W, H, D, and N).
-std::vector<int64_t> channels_last_strides(std::span<const int64_t> sizes);
 
 // Strides of a new tensor of `sizes` in the memory format ATen's
 // suggest_memory_format gives a tensor `like` (of like_sizes, like_strides):

@@ -254,20 +254,6 @@ bool aten_uses_mkldnn_3d(const Conv& c, const TensorImpl& input) {
          in[0] * in[1] * in[2] * in[3] > 20480;
 }
 
-// Dense strides with channels innermost: [N, C, S...] -> C, then S... row-major.
-std::vector<int64_t> channels_last_strides(std::span<const int64_t> sizes) {
-  std::vector<int64_t> s(sizes.size());
-  int64_t step = 1;
-  s[1] = step;
-  step *= std::max<int64_t>(sizes[1], 1);
-  for (size_t d = sizes.size() - 1; d >= 2; --d) {
-    s[d] = step;
-    step *= std::max<int64_t>(sizes[d], 1);
-  }
-  s[0] = step;
-  return s;
-}
-
 std::vector<int64_t> output_strides(const Conv& c, const TensorImpl& input,
                                     const TensorImpl& weight) {
   bool channels_last = false;

@@ -33,6 +33,10 @@ void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const i
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work, const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
 void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi, float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info, size_t, size_t);
 void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi, double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info, size_t, size_t);
+void ssytrf_(const char* uplo, const int* n, float* a, const int* lda, int* ipiv, float* work, const int* lwork, int* info, size_t);
+void dsytrf_(const char* uplo, const int* n, double* a, const int* lda, int* ipiv, double* work, const int* lwork, int* info, size_t);
+void ssytrs_(const char* uplo, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv, float* b, const int* ldb, int* info, size_t);
+void dsytrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv, double* b, const int* ldb, int* info, size_t);
 // clang-format on
 }
 
@@ -63,6 +67,10 @@ inline void syevd(char jobz, char uplo, int n, float* a, int lda, float* w, floa
 inline void syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, int* iwork, int liwork, int* info) { dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1); }
 inline void geev(char jobvl, char jobvr, int n, float* a, int lda, float* wr, float* wi, float* vl, int ldvl, float* vr, int ldvr, float* work, int lwork, int* info) { sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, &lwork, info, 1, 1); }
 inline void geev(char jobvl, char jobvr, int n, double* a, int lda, double* wr, double* wi, double* vl, int ldvl, double* vr, int ldvr, double* work, int lwork, int* info) { dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, &lwork, info, 1, 1); }
+inline void sytrf(char uplo, int n, float* a, int lda, int* ipiv, float* work, int lwork, int* info) { ssytrf_(&uplo, &n, a, &lda, ipiv, work, &lwork, info, 1); }
+inline void sytrf(char uplo, int n, double* a, int lda, int* ipiv, double* work, int lwork, int* info) { dsytrf_(&uplo, &n, a, &lda, ipiv, work, &lwork, info, 1); }
+inline void sytrs(char uplo, int n, int nrhs, const float* a, int lda, const int* ipiv, float* b, int ldb, int* info) { ssytrs_(&uplo, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1); }
+inline void sytrs(char uplo, int n, int nrhs, const double* a, int lda, const int* ipiv, double* b, int ldb, int* info) { dsytrs_(&uplo, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1); }
 // clang-format on
 
 }  // namespace aotrt::cpu::lapack

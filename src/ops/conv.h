@@ -6,9 +6,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "core/conv_params.h"
 #include "core/tensor.h"
+#include "ops/linear.h"
 
 namespace aotrt::ops {
 
@@ -23,5 +25,17 @@ struct ConvKernels {
 std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImpl& weight,
                                         const TensorImpl* bias, const ConvParams& params,
                                         const char* fn);
+
+// mkldnn._convolution_pointwise and its _binary and transposed siblings
+// (Note [Fused oneDNN ops] in ops/linear.h): the convolution, then the
+// binary with `other` (when given) and the activation, on a result laid out
+// channels-last as inductor's mkldnn_ir expects.
+std::unique_ptr<TensorImpl> convolution_pointwise(const TensorImpl& input,
+                                                  const TensorImpl& weight,
+                                                  const TensorImpl* bias,
+                                                  const ConvParams& params,
+                                                  const TensorImpl* other, BinaryPost binary,
+                                                  const std::optional<PostOp>& unary,
+                                                  const char* fn);
 
 }  // namespace aotrt::ops

@@ -6,6 +6,7 @@
 #include "core/copy.h"
 #include "core/error.h"
 #include "core/view.h"
+#include "ops/dims.h"
 #include "ops/dispatch.h"
 
 namespace aotrt::ops {
@@ -45,6 +46,21 @@ void int_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl&
   kernel(&IntMatmulKernels::int_mm, out.device(), fn)(*result, *dense(self, ScalarType::Int8, fn),
                                                       *dense(mat2, ScalarType::Int8, fn));
   copy_tensor(out, *result, fn);
+}
+
+std::unique_ptr<TensorImpl> int_gemm(const TensorImpl& a, const TensorImpl& b, const char* fn) {
+  AOTRT_CHECK(a.dim() == 2 && b.dim() == 2 && a.sizes()[1] == b.sizes()[0], kInvalidArgument, fn,
+              ": integer matmul of ", sizes_text(a.sizes()), " and ", sizes_text(b.sizes()));
+  AOTRT_CHECK(a.dtype() == ScalarType::Int32 || a.dtype() == ScalarType::Int64, kUnsupported, fn,
+              ": the integer matmul serves int32 and int64 (and int8 x int8 into int32), not ",
+              dtype_name(a.dtype()));
+  check_dtype(b, a.dtype(), "mat2", fn);
+  const int64_t sizes[] = {a.sizes()[0], b.sizes()[1]};
+  auto out = empty_strided(sizes, contiguous_strides(sizes), a.dtype(), a.device(), fn);
+  if (out->numel() == 0) return out;
+  kernel(&IntMatmulKernels::int_mm, a.device(), fn)(*out, *dense(a, a.dtype(), fn),
+                                                    *dense(b, b.dtype(), fn));
+  return out;
 }
 
 std::unique_ptr<TensorImpl> weight_int8pack_mm(const TensorImpl& self, const TensorImpl& mat2,

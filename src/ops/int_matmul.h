@@ -18,6 +18,8 @@ namespace aotrt::ops {
 
 // See Note [Op dispatch] in ops/dispatch.h. Operands dense (contiguous).
 struct IntMatmulKernels {
+  // out [m, n] <- a [m, k] @ b [k, n]: int8 operands into int32, int32 into
+  // int32 and int64 into int64, wrapping modulo 2^bits.
   void (*int_mm)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b);
   // out [M, N] float32 dense; a [M, K] float32; w [N, K] int8; scales [N] float32.
   void (*int8_weight_mm)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
@@ -26,6 +28,10 @@ struct IntMatmulKernels {
 
 void int_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
                 const char* fn);
+// a [m, k] @ b [k, n] for int32 or int64 operands of one dtype, into a new
+// contiguous [m, n] of that dtype, wrapping as ATen's integer matmul does
+// (addbmm's integer path).
+std::unique_ptr<TensorImpl> int_gemm(const TensorImpl& a, const TensorImpl& b, const char* fn);
 std::unique_ptr<TensorImpl> weight_int8pack_mm(const TensorImpl& self, const TensorImpl& mat2,
                                                const TensorImpl& scales, const char* fn);
 

@@ -1,8 +1,10 @@
 // Linear algebra (LAPACK on the CPU, cuSOLVER on CUDA): the C-shim ops
 // triangular_solve, cholesky_solve, cholesky_inverse, geqrf, ormqr, and the
 // proxy-executor ops (no C shim) linalg_solve_triangular, linalg_inv_ex, _linalg_solve_ex,
-// linalg_lu_factor_ex, linalg_cholesky_ex, _linalg_det, _linalg_slogdet and
-// _linalg_check_errors.
+// linalg_lu_factor_ex, linalg_cholesky_ex, _linalg_det, _linalg_slogdet,
+// _linalg_check_errors, linalg_qr, _linalg_svd, _linalg_eigh, linalg_eig, linalg_lu,
+// linalg_lu_solve, cholesky, linalg_householder_product, linalg_ldl_factor_ex,
+// linalg_ldl_solve, linalg_pinv.atol_rtol_tensor and linalg_matrix_exp.
 //
 // Note [Linalg layout]
 // As ATen does (cloneBatchedColumnMajor), the family copies each matrix
@@ -12,6 +14,21 @@
 // results come out in ATen's own layout for these ops (inductor asserts
 // those strides). Float32 and float64 are served; complex matrices are
 // refused by name. Pivots and info are int32, as in ATen.
+//
+// The output layouts below were read from eager (torch 2.13, CPU), which
+// inductor's assert_size_stride checks: column-major Q and R (qr), U and Vh
+// (svd, whatever the shape), eigenvectors (eigh, eig), LD (ldl), the
+// left-solution of lu_solve and ldl_solve (a right one, X A = B, comes out
+// row-major: the transpose of the column-major X^T solved for), cholesky and
+// householder_product; dense row-major P, L, U of linalg_lu and pinv; dense
+// S, eigenvalues, pivots and info. An output an op does not compute (Q in
+// mode "r", U and Vh with compute_uv=False, eigenvectors with
+// compute_v=False) is an empty [0] tensor, as in ATen. linalg_eig of a real
+// matrix returns complex64 (complex128 for float64): LAPACK's geev gives a
+// complex pair as two real columns (re, im), which the kernel writes as the
+// vectors re + i im and re - i im, as ATen does. Singular vectors and
+// eigenvectors are unique only up to sign (a phase for eig): aotrt's
+// OpenBLAS and torch's MKL may pick different ones.
 #pragma once
 
 #include <memory>
@@ -56,6 +73,43 @@ struct LinalgKernels {
   // (any dtype: a copy of elements). Pivots out of [1, m] are refused.
   void (*lu_unpack)(const TensorImpl& lu, const TensorImpl& pivots, const TensorImpl* p,
                     const TensorImpl* l, const TensorImpl* u, const char* fn);
+  // orgqr: q [B, m, nq] holds geqrf's reflectors in its first k columns (k:
+  // tau's last size, k <= nq <= m) <- the first nq columns of Q.
+  void (*orgqr)(const TensorImpl& q, const TensorImpl& tau);
+  // a [B, m, n] <- its upper triangle, zeros below the diagonal.
+  void (*triu)(const TensorImpl& a);
+  // gesdd: a is destroyed; s [B, k] <- the singular values, descending; u
+  // [B, m, m or k] and vh [B, n or k, n] (full or reduced), or both null for
+  // none; info [B].
+  void (*svd)(const TensorImpl& a, const TensorImpl& s, const TensorImpl* u,
+              const TensorImpl* vh, const TensorImpl& info);
+  // syevd on the lower (upper) triangle: w [B, n] <- eigenvalues ascending,
+  // a <- the eigenvectors when compute_v (else destroyed); info [B].
+  void (*eigh)(const TensorImpl& a, const TensorImpl& w, bool upper, bool compute_v,
+               const TensorImpl& info);
+  // geev: a is destroyed; values [B, n] and vectors [B, n, n] (column-major)
+  // complex64 (float32 a) or complex128 (float64 a); info [B].
+  void (*eig)(const TensorImpl& a, const TensorImpl& values, const TensorImpl& vectors,
+              const TensorImpl& info);
+  // sytrf on the lower triangle: a <- LD (its upper triangle zeroed, as
+  // ATen's), pivots [B, n] (LAPACK's), info [B].
+  void (*ldl_factor)(const TensorImpl& a, const TensorImpl& pivots, const TensorImpl& info);
+  // sytrs: b <- A^-1 b from sytrf's lower LD and pivots.
+  void (*ldl_solve)(const TensorImpl& ld, const TensorImpl& pivots, const TensorImpl& b);
+  // The middle factor of a pseudo-inverse: with the values s [B, k] of one
+  // matrix, tol = max(atol[b], rtol[b] * max_j |s_j|) (atol, rtol float64
+  // [B]; rtol[b] taken as 0 where atol[b] > 0 when default_rtol, ATen's
+  // rule for a given atol and no rtol); column j of u [B, r, k] <- u[:, j] /
+  // s_j where |s_j| > tol, else 0.
+  void (*pinv_scale)(const TensorImpl& u, const TensorImpl& s, const TensorImpl& atol,
+                     const TensorImpl& rtol, bool default_rtol);
+  // norms [B] float64 <- the 1-norm (largest column sum of |a_ij|, summed in
+  // a's dtype) of each matrix of the dense a [B, n, n].
+  void (*one_norm)(const TensorImpl& a, const TensorImpl& norms);
+  // out <- sum_j coeffs[j] * xs[j] (coefficients rounded to the dtype; all
+  // dense of out's sizes; out may be one of xs).
+  void (*combine)(const TensorImpl& out, const TensorImpl* const* xs, const double* coeffs,
+                  int count);
 };
 
 using TensorPtr = std::unique_ptr<TensorImpl>;
@@ -103,6 +157,49 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr, TensorPtr> slogdet(const TensorImpl&
 std::tuple<TensorPtr, TensorPtr, TensorPtr> lu_unpack(const TensorImpl& lu,
                                                       const TensorImpl& pivots, bool unpack_data,
                                                       bool unpack_pivots, const char* fn);
+// linalg_qr(A, mode) -> (Q, R); mode "reduced", "complete" or "r".
+std::tuple<TensorPtr, TensorPtr> qr(const TensorImpl& a, const std::string& mode,
+                                    const char* fn);
+// linalg_householder_product(input, tau): the first n columns of the product
+// of k = tau.size(-1) Householder reflectors (orgqr).
+TensorPtr householder_product(const TensorImpl& input, const TensorImpl& tau, const char* fn);
+// _linalg_svd(A, full_matrices, compute_uv, driver) -> (U, S, Vh).
+std::tuple<TensorPtr, TensorPtr, TensorPtr> svd(const TensorImpl& a, bool full_matrices,
+                                                bool compute_uv, bool has_driver,
+                                                const char* fn);
+// _linalg_eigh(A, UPLO, compute_v) -> (eigenvalues, eigenvectors).
+std::tuple<TensorPtr, TensorPtr> eigh(const TensorImpl& a, const std::string& uplo,
+                                      bool compute_v, const char* fn);
+// linalg_eig(A) -> (eigenvalues, eigenvectors), complex.
+std::tuple<TensorPtr, TensorPtr> eig(const TensorImpl& a, const char* fn);
+// linalg_lu(A, pivot) -> (P, L, U).
+std::tuple<TensorPtr, TensorPtr, TensorPtr> lu(const TensorImpl& a, bool pivot, const char* fn);
+// linalg_lu_solve(LU, pivots, B, left, adjoint): X with A X = B (A^H X = B
+// when adjoint; X A = B, X A^H = B when not left), A = P L U.
+TensorPtr lu_solve(const TensorImpl& lu, const TensorImpl& pivots, const TensorImpl& b,
+                   bool left, bool adjoint, const char* fn);
+// cholesky(self, upper): linalg_cholesky_ex with its errors raised, under
+// torch.cholesky's name.
+TensorPtr cholesky(const TensorImpl& a, bool upper, const char* fn);
+// linalg_ldl_factor_ex(self, hermitian, check_errors) -> (LD, pivots, info).
+std::tuple<TensorPtr, TensorPtr, TensorPtr> ldl_factor_ex(const TensorImpl& a, bool hermitian,
+                                                          bool check_errors, const char* fn);
+// linalg_ldl_solve(LD, pivots, B, hermitian).
+TensorPtr ldl_solve(const TensorImpl& ld, const TensorImpl& pivots, const TensorImpl& b,
+                    bool hermitian, const char* fn);
+// linalg_pinv.atol_rtol_tensor(self, atol, rtol, hermitian): through svd
+// (eigh when hermitian) as ATen: singular values at most max(atol, rtol *
+// the largest) count as zero; rtol defaults to eps * max(m, n) when neither
+// is given, to 0 when atol is given and positive.
+TensorPtr pinv(const TensorImpl& a, const TensorImpl* atol, const TensorImpl* rtol,
+               bool hermitian, const char* fn);
+// linalg_matrix_exp(self): ATen's Taylor approximations of degree 1, 2, 4,
+// 8, 12 or 18 picked by each matrix's 1-norm, with scaling and squaring past
+// degree 18's bound (Bader, Blanes and Casas 2019), on the matmul family's
+// gemm; a 1 x 1 matrix is e^a (pointwise). A NaN or inf norm gives NaN, as
+// ATen's. The norms are read on the host, as ATen reads them (a sync on
+// CUDA).
+TensorPtr matrix_exp(const TensorImpl& a, const char* fn);
 // _linalg_check_errors(info, api_name, is_matrix): throws ATen's message
 // for the first nonzero info. Reads info on the host (a sync on CUDA).
 void check_errors(const TensorImpl& info, const std::string& api_name, bool is_matrix,

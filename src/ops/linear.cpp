@@ -1,5 +1,6 @@
 #include "ops/linear.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -9,7 +10,9 @@
 #include "core/view.h"
 #include "ops/dims.h"
 #include "ops/dispatch.h"
+#include "ops/int_matmul.h"
 #include "ops/matmul.h"
+#include "ops/pointwise.h"
 
 namespace aotrt::ops {
 namespace {
@@ -75,8 +78,109 @@ std::unique_ptr<TensorImpl> addmm_activation(const TensorImpl& self, const Tenso
   addmm_out(*out, self, mat1, mat2, beta, alpha, fn);
   if (out->numel() > 0) {
     kernel(&LinearKernels::activation, out->device(), fn)(
-        use_gelu ? Activation::kGelu : Activation::kRelu, strided_view(*out), fn);
+        PostOp{use_gelu ? Activation::kGelu : Activation::kRelu}, strided_view(*out), fn);
   }
+  return out;
+}
+
+// --- Fused oneDNN ops (Note [Fused oneDNN ops]) -------------------------------------
+
+std::optional<PostOp> parse_post_op(std::string_view attr,
+                                    std::span<const std::optional<double>> scalars,
+                                    std::optional<std::string_view> algorithm, const char* fn) {
+  auto scalar = [&](size_t i) {
+    AOTRT_CHECK(i < scalars.size() && scalars[i], kInvalidArgument, fn, ": attr '", attr,
+                "' needs scalar ", i, ", which is ", i < scalars.size() ? "None" : "missing");
+    return *scalars[i];
+  };
+  if (attr == "none") return std::nullopt;
+  if (attr == "relu") return PostOp{Activation::kRelu};
+  if (attr == "sigmoid") return PostOp{Activation::kSigmoid};
+  if (attr == "tanh") return PostOp{Activation::kTanh};
+  if (attr == "hardswish") return PostOp{Activation::kHardswish};
+  if (attr == "hardsigmoid") return PostOp{Activation::kHardsigmoid};
+  if (attr == "swish" || attr == "silu") return PostOp{Activation::kSilu};
+  if (attr == "leaky_relu") return PostOp{Activation::kLeakyRelu, scalar(0)};
+  if (attr == "hardtanh") return PostOp{Activation::kHardtanh, scalar(0), scalar(1)};
+  if (attr == "gelu") {
+    const std::string_view alg = algorithm.value_or("none");
+    AOTRT_CHECK(alg == "none" || alg == "tanh", kInvalidArgument, fn, ": algorithm '", alg,
+                "' of gelu is neither 'none' nor 'tanh'");
+    return PostOp{alg == "tanh" ? Activation::kGeluTanh : Activation::kGelu};
+  }
+  AOTRT_FAIL(kUnsupported, fn, ": attr '", attr,
+             "' is no fused activation aotrt serves (none, relu, sigmoid, tanh, hardswish, "
+             "hardsigmoid, swish, silu, gelu, leaky_relu, hardtanh)");
+}
+
+BinaryPost parse_binary_post(std::string_view attr, std::optional<double> alpha, const char* fn) {
+  AOTRT_CHECK(!alpha || *alpha == 1.0, kInvalidArgument, fn, ": alpha is ", alpha.value_or(1),
+              "; ATen's fused binary takes None or 1");
+  if (attr == "add") return BinaryPost::kAdd;
+  if (attr == "sub") return BinaryPost::kSub;
+  if (attr == "mul") return BinaryPost::kMul;
+  if (attr == "div") return BinaryPost::kDiv;
+  AOTRT_FAIL(kUnsupported, fn, ": binary_attr '", attr,
+             "' is no fused binary op aotrt serves (add, sub, mul, div)");
+}
+
+void apply_post_ops(const TensorImpl& out, const TensorImpl* other, BinaryPost binary,
+                    const std::optional<PostOp>& unary, const char* fn) {
+  if (out.numel() == 0) return;
+  if (other != nullptr) {
+    AOTRT_CHECK(std::equal(other->sizes().begin(), other->sizes().end(), out.sizes().begin(),
+                           out.sizes().end()),
+                kInvalidArgument, fn, ": other has sizes ", sizes_text(other->sizes()),
+                " but the result ", sizes_text(out.sizes()));
+    AOTRT_CHECK(other->device() == out.device(), kInvalidArgument, fn, ": other is on ",
+                other->device().str(), ", the result on ", out.device().str());
+    kernel(&LinearKernels::binary, out.device(), fn)(binary, strided_view(out),
+                                                     strided_view(*other), fn);
+  }
+  if (unary) kernel(&LinearKernels::activation, out.device(), fn)(*unary, strided_view(out), fn);
+}
+
+std::unique_ptr<TensorImpl> linear_pointwise(const TensorImpl& x, const TensorImpl& weight,
+                                             const TensorImpl* bias, const TensorImpl* other,
+                                             BinaryPost binary,
+                                             const std::optional<PostOp>& unary, const char* fn) {
+  AOTRT_CHECK(x.dim() >= 1, kInvalidArgument, fn, ": X is 0-d");
+  check_dims(weight, 2, "W", fn);
+  check_like(weight, x, "W", "X", fn);
+  check_gemm_dtype(x, "X", fn);
+  const int64_t k = x.sizes()[x.dim() - 1], n = weight.sizes()[0];
+  AOTRT_CHECK(weight.sizes()[1] == k, kInvalidArgument, fn, ": X ", sizes_text(x.sizes()),
+              " and W ", sizes_text(weight.sizes()), " cannot be multiplied (W is [N, K])");
+  if (bias != nullptr) {
+    check_like(*bias, x, "B", "X", fn);
+    AOTRT_CHECK(bias->dim() == 1 && bias->sizes()[0] == n, kInvalidArgument, fn, ": B has sizes ",
+                sizes_text(bias->sizes()), ", not [", n, "]");
+  }
+  std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
+  out_sizes.back() = n;
+  auto out = empty_contiguous(out_sizes, x.dtype(), x.device(), fn);
+  const int64_t m = x.numel() / std::max<int64_t>(k, 1);
+  if (out->numel() > 0) {
+    // X as [M, K]: a view when its layout allows, else a packed copy.
+    std::unique_ptr<TensorImpl> packed;
+    const TensorImpl* rows = &x;
+    if (!is_contiguous(x.sizes(), x.strides())) {
+      packed = clone_tensor(x, fn);
+      rows = packed.get();
+    }
+    const int64_t x2_sizes[] = {m, k}, x2_strides[] = {k, 1};
+    const int64_t w_sizes[] = {k, n}, w_strides[] = {weight.strides()[1], weight.strides()[0]};
+    const int64_t o_sizes[] = {m, n}, o_strides[] = {n, 1};
+    auto x2 = view_of(*rows, x2_sizes, x2_strides, fn);
+    auto wt = view_of(weight, w_sizes, w_strides, fn);
+    auto o2 = view_of(*out, o_sizes, o_strides, fn);
+    if (bias != nullptr) {
+      addmm_out(*o2, *bias, *x2, *wt, 1.0, 1.0, fn);
+    } else {
+      mm_out(*o2, *x2, *wt, fn);
+    }
+  }
+  apply_post_ops(*out, other, binary, unary, fn);
   return out;
 }
 
@@ -116,7 +220,17 @@ std::unique_ptr<TensorImpl> addbmm(const TensorImpl& self, const TensorImpl& bat
   check_dims(batch2, 3, "batch2", fn);
   check_like(batch2, batch1, "batch2", "batch1", fn);
   check_like(self, batch1, "self", "batch1", fn);
-  check_gemm_dtype(batch1, "batch1", fn);
+  const bool integral = batch1.dtype() == ScalarType::Int32 || batch1.dtype() == ScalarType::Int64;
+  if (integral) {
+    // ATen: "For integral input tensors, argument beta must not be a
+    // floating point number" (the shim's doubles stand for Python ints).
+    AOTRT_CHECK(std::floor(beta) == beta, kInvalidArgument, fn,
+                ": For integral input tensors, argument beta must not be a floating point number.");
+    AOTRT_CHECK(std::floor(alpha) == alpha, kInvalidArgument, fn,
+                ": For integral input tensors, argument alpha must not be a floating point number.");
+  } else {
+    check_gemm_dtype(batch1, "batch1", fn);
+  }
   const int64_t b = batch1.sizes()[0], n = batch1.sizes()[1], k = batch1.sizes()[2];
   const int64_t p = batch2.sizes()[2];
   AOTRT_CHECK(batch2.sizes()[0] == b && batch2.sizes()[1] == k, kInvalidArgument, fn,
@@ -160,6 +274,16 @@ std::unique_ptr<TensorImpl> addbmm(const TensorImpl& self, const TensorImpl& bat
   const int64_t b_sizes[] = {b * k, p};
   const int64_t b_strides[] = {k > 1 || b == 1 ? b2->strides()[1] : b2->strides()[0],
                                b2->strides()[2]};
+  if (integral) {
+    // The integer matmul family's gemm (exact, wrapping), then beta * self +
+    // alpha * product in the integer dtype (self not read when beta is 0).
+    // Written into the contiguous out, ATen's layout whatever self's strides.
+    auto product = int_gemm(*a2, *view_of(*b2, b_sizes, b_strides, fn), fn);
+    copy_tensor(*out, beta == 0 ? *mul(*product, alpha, fn)
+                                : *add(*mul(self, beta, fn), *product, alpha, fn),
+                fn);
+    return out;
+  }
   addmm_out(*out, self, *a2, *view_of(*b2, b_sizes, b_strides, fn), beta, alpha, fn);
   return out;
 }

@@ -15,7 +15,10 @@
 //   packed to [n, B, k], batch2 viewed as [B*k, p] when its layout allows,
 //   else packed), but float16/bfloat16 as ATen runs them: one addmm per
 //   batch into the result, rounded after each (the OpInfo sweep tells the
-//   two apart). beta == 0 does not read self.
+//   two apart). beta == 0 does not read self. int32 and int64 addbmm take
+//   the integer matmul's gemm (ops/int_matmul.h: exact, wrapping in the
+//   dtype's width as ATen's does) and integral beta and alpha (a fractional
+//   one is refused with ATen's message); other integer dtypes are refused.
 // - _fused_rms_norm: over the trailing dims of normalized_shape, rstd =
 //   1 / sqrt(mean(x^2) + eps) in the op math type (float for float16 and
 //   bfloat16, else the input's), eps None meaning that type's epsilon;
@@ -36,17 +39,48 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 
 #include "core/tensor.h"
 
 namespace aotrt::ops {
 
-enum class Activation { kRelu, kGelu };
+// Note [Fused oneDNN ops]
+// The ops of torch's aoti_torch/c/shim_cpu.h that freezing=True packages call
+// (mkldnn._convolution_pointwise and its _binary, in-place binary_ and
+// transposed siblings, _linear_pointwise, _linear_pointwise_binary,
+// _mkl_linear), with ATen's mkldnn fusion semantics (checked against torch
+// 2.13 eager by tests/e2e/test_cpu_freezing.py):
+//   out = unary(binary(op(x, W) + bias, other))
+// op the tree's convolution (oneDNN) or gemm; binary add, sub, mul or div
+// with a same-shaped `other` (alpha None or 1, as ATen requires); unary
+// attr "none", relu, sigmoid, tanh, hardswish, hardsigmoid, silu/swish,
+// gelu (algorithm "none": erf, or "tanh"), leaky_relu (scalars [slope]),
+// hardtanh (scalars [min, max]); anything else is refused naming attr.
+// The weights are the plain copies of the package's _mkldnn constants
+// (Note [Opaque constants] in shim/tensor_shims.cpp). Outputs: a conv's is
+// channels-last (inductor's mkldnn_ir asks make_channels_last_strides_for),
+// a linear's row-major [..., N].
+enum class Activation {
+  kRelu, kGelu, kGeluTanh, kSilu, kHardswish, kHardsigmoid, kLeakyRelu, kHardtanh, kSigmoid,
+  kTanh
+};
+// An activation and its scalars: leaky_relu's slope (a), hardtanh's min and
+// max (a, b).
+struct PostOp {
+  Activation act = Activation::kRelu;
+  double a = 0, b = 0;
+};
+enum class BinaryPost { kAdd, kSub, kMul, kDiv };
 
 // See Note [Op dispatch] in ops/dispatch.h.
 struct LinearKernels {
   // values = act(values), in place (any strides).
-  void (*activation)(Activation act, const StridedView& values, const char* fn);
+  void (*activation)(const PostOp& op, const StridedView& values, const char* fn);
+  // values = values op other, in place; other has values' sizes (any
+  // strides, its dtype).
+  void (*binary)(BinaryPost op, const StridedView& values, const StridedView& other,
+                 const char* fn);
   // x and out [rows, inner] views (out contiguous), weight [inner] or null,
   // rstd [rows] (op math type).
   void (*rms_norm)(const StridedView& x, const StridedView* weight, const StridedView& out,
@@ -57,6 +91,24 @@ struct LinearKernels {
   void (*sum_of_products)(const StridedView& a, const StridedView& b, const StridedView& c,
                           const StridedView& out, std::span<const bool> summed, const char* fn);
 };
+
+// attr/scalars/algorithm of a fused op: nullopt for "none".
+std::optional<PostOp> parse_post_op(std::string_view attr,
+                                    std::span<const std::optional<double>> scalars,
+                                    std::optional<std::string_view> algorithm, const char* fn);
+BinaryPost parse_binary_post(std::string_view attr, std::optional<double> alpha, const char* fn);
+
+// The fused op's epilogue on a fresh result: binary with other (when given),
+// then the activation (when given), in place.
+void apply_post_ops(const TensorImpl& out, const TensorImpl* other, BinaryPost binary,
+                    const std::optional<PostOp>& unary, const char* fn);
+
+// _linear_pointwise(_binary) and _mkl_linear: x [..., K], weight [N, K]
+// (plain), bias [N] or null; result [..., N] row-major.
+std::unique_ptr<TensorImpl> linear_pointwise(const TensorImpl& x, const TensorImpl& weight,
+                                             const TensorImpl* bias, const TensorImpl* other,
+                                             BinaryPost binary,
+                                             const std::optional<PostOp>& unary, const char* fn);
 
 std::unique_ptr<TensorImpl> addmm_activation(const TensorImpl& self, const TensorImpl& mat1,
                                              const TensorImpl& mat2, double beta, double alpha,

@@ -86,6 +86,21 @@ void read_constant_line(std::string_view line, WrapperSource& out, std::vector<u
     at_index(seen, *index) |= field == "shape" ? 1 : 2;
   } else if (field == "offset") {
     if (const auto v = integer(value)) c.storage_offset = *v;
+  } else if (field == "data_size") {
+    if (const auto v = integer(value)) c.data_size = *v;
+  } else if (field == "layout") {
+    c.mkldnn = value.find("cached_torch_layout__mkldnn") != std::string_view::npos;
+  } else if (field == "opaque_metadata") {
+    auto list = int_list(value);
+    if (!list) return;
+    c.opaque_metadata.clear();
+    for (int64_t b : *list) {
+      if (b < 0 || b > 255) {  // not bytes: left empty, which the decoder refuses
+        c.opaque_metadata.clear();
+        return;
+      }
+      c.opaque_metadata.push_back(static_cast<uint8_t>(b));
+    }
   }
 }
 

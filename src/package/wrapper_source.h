@@ -9,6 +9,8 @@
 //   constants_info_[3].shape = {64, 32};      .stride = {32, 1};   .offset = 0;
 //   int32_t arg0_1_expected_dtype = aoti_torch_dtype_bfloat16();   (check_input_<i>)
 //   if (8 != arg0_1_size[1]) {                if (1 != arg0_1_stride[3]) {
+//   constants_info_[2].layout = static_cast<int32_t>(cached_torch_layout__mkldnn);
+//   constants_info_[2].opaque_metadata = {1L, 0L, ...};   .data_size = 896;
 // A dynamic dim has range checks instead ("arg0_1_size[0] < 2"), so its size
 // (and a stride that depends on it) stays unknown. Advisory: a line of any
 // other shape is skipped, and a package without the source yields nothing.
@@ -28,6 +30,12 @@ struct WrapperConstant {
   std::vector<int64_t> sizes, strides;
   int64_t storage_offset = 0;
   bool has_layout = false;  // both .shape and .stride were read
+  // A oneDNN-blocked constant (.layout = ..._mkldnn) of a freezing=True
+  // export: its .opaque_metadata bytes (Note [Serialized oneDNN descriptors]
+  // in core/onednn_md.h) and .data_size.
+  bool mkldnn = false;
+  std::vector<uint8_t> opaque_metadata;
+  int64_t data_size = -1;
 };
 
 struct WrapperInput {

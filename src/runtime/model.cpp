@@ -252,9 +252,6 @@ class Model::Impl {
 
 namespace {
 
-// The generated source of a large model runs to megabytes; more than this is
-// not read (its layouts are then unknown, which is advisory).
-constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
 
 Device package_device(const std::string& key, int32_t device_index) {
   if (key == "cpu") return cpu_device();
@@ -577,9 +574,9 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
   // The generated source says what the container API does not: constants'
   // and inputs' layouts (Note [Reading the wrapper source]).
   package::WrapperSource source;
-  if (pkg.layout.wrapper_source && pkg.layout.wrapper_source->size <= kMaxWrapperSourceBytes) {
+  if (pkg.layout.wrapper_source && pkg.layout.wrapper_source->size <= runtime::kMaxWrapperSourceBytes) {
     source = package::parse_wrapper_source(
-        pkg.archive.read(*pkg.layout.wrapper_source, kMaxWrapperSourceBytes));
+        pkg.archive.read(*pkg.layout.wrapper_source, runtime::kMaxWrapperSourceBytes));
   }
   read_names(*m);
   read_tensor_specs(*m);

@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/onednn_md.h"
 #include "cuda/cuda.h"
 #include "runtime/container_api.h"
+#include "package/wrapper_source.h"
 #include "runtime/proxy_executor.h"
 #include "runtime/self_library.h"
 
@@ -97,31 +99,42 @@ void check_extern_nodes(OpenedPackage& p) {
 // _mkl_linear) whose weights are "opaque" constants: layout _mkldnn, data in a
 // oneDNN-blocked format described by a serialized oneDNN 3.x memory
 // descriptor (constants_info_[i].opaque_metadata), which the model registers
-// through aoti_torch_create_tensor_from_blob_v2 with that layout. aotrt links
-// Debian's oneDNN 2.7, which cannot read 3.x descriptors, so it cannot know
-// where such a weight's elements lie. Measured with torch 2.13 on a 4-block
-// conv-bn-relu CNN, a residual block, a 2-layer MLP and a transformer encoder
-// layer: with cpp.weight_prepack=False the same freezing=True export folds the
-// same batch norms and constants into plain strided weights and calls no fused
-// op at all (aoti_torch_cpu_convolution, aoti_torch_cpu_addmm_out, which aotrt
-// serves); with it on, every conv and linear weight is opaque. No package was
-// seen calling a fused op on plain weights, so aotrt serves none of them and
-// refuses a package with opaque constants here, before its .so is loaded,
-// naming the setting that avoids them. The model's import of
-// aoti_torch_layout__mkldnn marks it: the generated code asks for that layout
-// only to register opaque constants (CACHE_TORCH_LAYOUT(_mkldnn)).
+// through aoti_torch_create_tensor_from_blob_v2 with that layout. Debian's
+// oneDNN 2.7, which aotrt links, cannot read 3.x descriptors, so aotrt decodes
+// them itself (Note [Serialized oneDNN descriptors] in core/onednn_md.h) and
+// the shim copies each such weight once, at load, into plain memory (Note
+// [Opaque constants] in shim/tensor_shims.cpp); the fused ops run on the
+// tree's convolution and gemm (Note [Fused oneDNN ops] in ops/linear.h).
+// The model's import of aoti_torch_layout__mkldnn marks such a package (the
+// generated code asks for that layout only to register opaque constants).
+// Here, before the .so is loaded, every _mkldnn constant of the generated
+// source (<h>.wrapper.cpp: its sizes, dtype, data_size and descriptor) is
+// decoded, and a package with one the decoder cannot serve is refused naming
+// the constant and why.
 void check_onednn_prepack(OpenedPackage& p) {
   if (!std::binary_search(p.elf.undefined.begin(), p.elf.undefined.end(),
                           std::string("aoti_torch_layout__mkldnn"))) {
     return;
   }
-  p.problems.push_back(
-      "the model keeps constants in oneDNN's blocked (_mkldnn) layout, which "
-      "torch._inductor.config.freezing=True makes with cpp.weight_prepack=True (the default) "
-      "for its oneDNN fused ops (aoti_torch_cpu_mkldnn__convolution_pointwise, "
-      "aoti_torch_cpu__linear_pointwise, ...); aotrt cannot read oneDNN 3.x blocked weights, so "
-      "re-export with inductor_configs={\"freezing\": True, \"cpp.weight_prepack\": False} "
-      "(the same folding, plain weights; Note [Frozen CPU packages])");
+  if (!p.layout.wrapper_source || p.layout.wrapper_source->size > kMaxWrapperSourceBytes) {
+    return;  // nothing to check here; the shim decodes each blob at load
+  }
+  const package::WrapperSource source = package::parse_wrapper_source(
+      p.archive.read(*p.layout.wrapper_source, kMaxWrapperSourceBytes));
+  for (const package::WrapperConstant& c : source.constants) {
+    if (!c.mkldnn) continue;
+    const std::string what = "the oneDNN-blocked (_mkldnn) constant '" + c.name + "'";
+    ScalarType dtype{};
+    if (!dtype_from_name(c.dtype, &dtype)) {
+      p.problems.push_back(what + " has dtype '" + c.dtype + "', which aotrt does not know");
+      continue;
+    }
+    try {
+      (void)decode_onednn_md(c.opaque_metadata, c.sizes, dtype, c.data_size, what);
+    } catch (const Error& e) {
+      p.problems.push_back(e.what());
+    }
+  }
 }
 
 void check_symbols(OpenedPackage& p) {

@@ -15,6 +15,10 @@
 
 namespace aotrt::runtime {
 
+// The generated source of a large model runs to megabytes; more than this is
+// not read (its layouts are then unknown, which is advisory).
+inline constexpr uint64_t kMaxWrapperSourceBytes = uint64_t{256} << 20;
+
 struct OpenedPackage {
   package::ZipArchive archive;
   package::ModelLayout layout;

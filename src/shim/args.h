@@ -140,6 +140,18 @@ struct OpArgs {
                 " has length ", len, *p == nullptr ? " and is null" : "");
     return std::span<const double>(*p, static_cast<size_t>(len));
   }
+  // Scalar?[] as (const double**, length): p[i] null means None for entry i
+  // (the fused oneDNN ops' scalars).
+  std::vector<std::optional<double>> optional_scalar_list(const double** p, int64_t len,
+                                                          const char* name) const {
+    AOTRT_CHECK(len >= 0 && (p != nullptr || len == 0), kInvalidArgument, ArgName{fn, name},
+                " has length ", len, p == nullptr ? " and is null" : "");
+    std::vector<std::optional<double>> out(static_cast<size_t>(len));
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (p[i] != nullptr) out[i] = *p[i];
+    }
+    return out;
+  }
   // ScalarType? as int32_t*: null means None.
   std::optional<ScalarType> optional_dtype(const int32_t* code, const char* name) const {
     if (code == nullptr) return std::nullopt;

@@ -2,12 +2,15 @@
 // items and scalars: device-generic, over core/ (see core/tensor.h).
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <string>
 #include <span>
 #include <vector>
 
 #include "core/copy.h"
 #include "core/error.h"
 #include "core/handles.h"
+#include "core/onednn_md.h"
 #include "core/view.h"
 #include "cuda/cuda.h"
 #include "shim/boundary.h"
@@ -132,25 +135,67 @@ AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim,
   });
 }
 
+// Note [Opaque constants]
+// Layout 3 (_mkldnn) is a oneDNN-blocked constant of a freezing=True package
+// (Note [Frozen CPU packages] in runtime/preflight.cpp), registered by the
+// model's update_constants_from_blob. Its descriptor is decoded (Note
+// [Serialized oneDNN descriptors] in core/onednn_md.h) and its elements are
+// copied once, here, at load, into new memory the handle owns: a plain
+// tensor of the constant's torch sizes, channels-last for a conv weight
+// (3-d and more: the conv then returns channels-last, as the fused op's
+// output must be) and row-major for a linear's [N, K]. The model's blocked
+// bytes are not referenced afterwards. The alternative, a oneDNN 2.7
+// memory descriptor built from the decoded blocking so that the primitive
+// reads the blocked bytes in place, was not taken: the fused ops run on the
+// tree's convolution and gemm (one implementation of each), which take
+// strided tensors, and the gemm (OpenBLAS) cannot read a blocked matrix at
+// all. The price is the tree's conv path reordering a plain weight to
+// oneDNN's choice on a call (Note [oneDNN layouts] in cpu/conv.cpp), which
+// the plain-weight export pays too. Measured (bench/results/
+// cpu-freezing-prepacked-2026-12-01.md, 1 thread, shared 2-core machine):
+// the 4-conv CNN at 224x224 runs in 29.6 ms prepacked vs 31.6 ms with plain
+// weights (cpp.weight_prepack=False) and 28.4 ms in torch's own loader on the
+// blocked weights; the d512 encoder layer 335 vs 332 vs 412 ms.
 AOTITorchError aoti_torch_create_tensor_from_blob_v2(
     void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
     int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index,
     AtenTensorHandle* ret, int32_t layout, const uint8_t* opaque_metadata,
     int64_t opaque_metadata_size) {
-  (void)opaque_metadata;
-  (void)opaque_metadata_size;
-  if (layout != 0) {
-    return shim_boundary(__func__, [&] {
-      // Layout 3 is _mkldnn: Note [Frozen CPU packages] (runtime/preflight.cpp).
-      AOTRT_FAIL(kUnsupported, "aoti_torch_create_tensor_from_blob_v2: layout ", layout,
-                 layout == 3 ? " (_mkldnn, a oneDNN-blocked constant of a freezing=True export; "
-                               "re-export with cpp.weight_prepack=False)"
-                             : "",
-                 " is not served; aotrt serves strided tensors (layout 0)");
-    });
+  if (layout == 0) {
+    return aoti_torch_create_tensor_from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset,
+                                              dtype, device_type, device_index, ret);
   }
-  return aoti_torch_create_tensor_from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset,
-                                            dtype, device_type, device_index, ret);
+  return shim_boundary(__func__, [&] {
+    const char* fn = "aoti_torch_create_tensor_from_blob_v2";
+    AOTRT_CHECK(layout == 3, kUnsupported, fn, ": layout ", layout,
+                " is not served; aotrt serves strided tensors (0) and oneDNN-blocked "
+                "constants (3, _mkldnn)");
+    AOTRT_CHECK_OUT(ret, fn);
+    auto sizes = dims_arg(sizes_ptr, ndim, fn, "sizes");
+    const ScalarType t = to_dtype(dtype, fn);
+    const Device device = resolve_device(device_type, device_index, fn);
+    AOTRT_CHECK(device.type == DeviceType::CPU, kUnsupported, fn,
+                ": a oneDNN-blocked (_mkldnn) tensor on ", device.str(), "; they live on the CPU");
+    AOTRT_CHECK(data != nullptr, kInvalidArgument, fn, ": 'data' of a _mkldnn tensor is null");
+    AOTRT_CHECK(opaque_metadata != nullptr && opaque_metadata_size >= 0, kInvalidArgument, fn,
+                ": a _mkldnn tensor needs its oneDNN descriptor ('opaque_metadata' is ",
+                opaque_metadata == nullptr ? "null" : "of negative size", ")");
+    AOTRT_CHECK(storage_offset == 0, kUnsupported, fn, ": a _mkldnn tensor with storage offset ",
+                storage_offset);
+    std::vector<int64_t> torch_sizes(sizes.begin(), sizes.end());
+    const std::span<const uint8_t> blob(opaque_metadata, static_cast<size_t>(opaque_metadata_size));
+    // The blob says how many bytes its layout spans; `data` holds at least that.
+    const OnednnBlockedDesc desc =
+        decode_onednn_md(blob, torch_sizes, t, std::numeric_limits<int64_t>::max(),
+                         std::string(fn) + ": the _mkldnn constant");
+    const std::vector<int64_t> strides =
+        ndim >= 3 ? channels_last_strides(torch_sizes) : contiguous_strides(torch_sizes);
+    auto plain = empty_strided(torch_sizes, strides, t, device, fn);
+    if (plain->numel() > 0) {
+      unpack_onednn_blocked(desc, data, strided_view(*plain).data, strides, element_size(t));
+    }
+    *ret = give(std::move(plain));
+  });
 }
 
 // --- Views ------------------------------------------------------------------------

@@ -9,6 +9,16 @@ the lowering fails here instead of testing nothing.
 
 Tolerances: float32 2e-5 and float64 1e-12, relative to the largest magnitude of eager's
 output (LAPACK from OpenBLAS on both sides, blocked differently).
+
+The decompositions added with linalg_qr, _linalg_svd, _linalg_eigh, linalg_eig, linalg_lu,
+linalg_lu_solve, cholesky, linalg_householder_product, linalg_ldl_factor_ex,
+linalg_ldl_solve and linalg_pinv are compared with eager the same way and the same
+tolerances scaled by the matrix size (1e-4 float32, 1e-10 float64: torch's LAPACK is MKL,
+aotrt's OpenBLAS). Singular vectors and eigenvectors are defined up to a sign (a complex
+phase for eig) per vector: before the comparison each of aotrt's vectors is multiplied by
+the unit factor that best aligns it with eager's (U's column and Vh's row of svd by the same
+sign), and the outputs are also checked to reconstruct the input (U S Vh, V diag(w) V^T,
+A V = V diag(w)), so a wrong vector cannot pass by being flipped.
 """
 
 from __future__ import annotations
@@ -161,9 +171,169 @@ CASES = [
 ]
 
 
+def qr_modes(a, w, t):
+    q, r = torch.linalg.qr(a)
+    qc, rc = torch.linalg.qr(t, mode="complete")
+    qw, rw = torch.linalg.qr(w, mode="complete")
+    return q, r, qc, rc, qw, rw, torch.linalg.qr(a, mode="r").R
+
+
+def householder(a, tau):
+    return torch.linalg.householder_product(a, tau)
+
+
+def svd_all(a, w):
+    u, s, vh = torch.linalg.svd(a, full_matrices=False)
+    uf, sf, vhf = torch.linalg.svd(w, full_matrices=True)
+    return u, s, vh, uf, sf, vhf, torch.linalg.svdvals(a)
+
+
+def eigh_all(s):
+    w, v = torch.linalg.eigh(s)
+    return w, v, torch.linalg.eigvalsh(s, UPLO="U")
+
+
+def eig_all(a):
+    w, v = torch.linalg.eig(a)
+    return w, v, torch.linalg.eigvals(a)
+
+
+def lu_all(a, w, lu, piv, b, bt):
+    p, l, u = torch.linalg.lu(a)
+    pw, lw, uw = torch.linalg.lu(w)
+    x = torch.linalg.lu_solve(lu, piv, b)
+    xr = torch.linalg.lu_solve(lu, piv, bt, left=False, adjoint=True)
+    xa = torch.linalg.lu_solve(lu, piv, b, adjoint=True)
+    return p, l, u, pw, lw, uw, x, xr, xa
+
+
+def cholesky_old(a):
+    return torch.cholesky(a), torch.cholesky(a, upper=True)
+
+
+def ldl(s, b):
+    ld, piv, info = torch.linalg.ldl_factor_ex(s)
+    return ld, piv, info, torch.linalg.ldl_solve(ld, piv, b)
+
+
+def pinv_all(a, s, atol):
+    return (torch.linalg.pinv(a), torch.linalg.pinv(s, hermitian=True),
+            torch.linalg.pinv(a, atol=atol), torch.linalg.pinv(s, rtol=0.3))
+
+
+def matrix_exp(a, b, c):
+    return torch.linalg.matrix_exp(a), torch.linalg.matrix_exp(b), torch.linalg.matrix_exp(c)
+
+
+def _norm_ladder(n, dtype):
+    """Matrices of 1-norms across every degree's interval of ATen's matrix_exp (and past
+    the last, where it scales and squares)."""
+    a = torch.randn(8, n, n, dtype=dtype)
+    a = a / a.abs().sum(-2).amax(-1)[:, None, None]  # 1-norm 1
+    return a * torch.tensor([1e-17, 1e-9, 1e-5, 0.02, 0.2, 0.9, 2.5, 40.0],
+                            dtype=dtype)[:, None, None]
+
+
+def _sym(n, batch=(), dtype=torch.float32):
+    a = torch.randn(*batch, n, n, dtype=dtype)
+    return a + a.mT
+
+
+_G = torch.geqrf(torch.randn(2, 6, 4, dtype=torch.float64))
+_LUS = torch.linalg.lu_factor(_wellcond(4, (2,)))
+_SING = torch.randn(2, 5, 2) @ torch.randn(2, 2, 4)  # rank 2
+# (case, extern targets it must use, per-output vector alignment: None, ("svd", u, vh) or
+# ("eigh", w, v) / ("eig", w, v) naming the outputs that carry vectors)
+DECOMPOSITIONS = [
+    (Case("qr", qr_modes, [torch.randn(2, 5, 3), torch.randn(3, 5), torch.randn(6, 4).mT.mT]),
+     ["aten::linalg_qr"], []),
+    (Case("qr_f64_strided", qr_modes,
+          [torch.randn(2, 3, 5, dtype=torch.float64).mT, torch.randn(2, 3, 4, dtype=torch.float64),
+           torch.randn(7, 3, dtype=torch.float64)]), ["aten::linalg_qr"], []),
+    (Case("householder_product", householder, [_G.a, _G.tau]),
+     ["aten::linalg_householder_product"], []),
+    (Case("svd", svd_all, [torch.randn(2, 6, 4), torch.randn(3, 4, dtype=torch.float64).mT]),
+     ["aten::_linalg_svd"], [("svd", 0, 1, 2), ("svd", 3, 4, 5)]),
+    (Case("eigh", eigh_all, [_sym(5, (3,))]), ["aten::_linalg_eigh"], [("eigh", 0, 1)]),
+    (Case("eigh_f64", eigh_all, [_sym(6, (), torch.float64).mT]), ["aten::_linalg_eigh"],
+     [("eigh", 0, 1)]),
+    (Case("eig", eig_all, [torch.randn(2, 5, 5)]), ["aten::linalg_eig"], [("eig", 0, 1)]),
+    (Case("eig_f64", eig_all, [torch.randn(6, 6, dtype=torch.float64)]), ["aten::linalg_eig"],
+     [("eig", 0, 1)]),
+    (Case("lu", lu_all, [torch.randn(2, 5, 3), torch.randn(3, 6, dtype=torch.float32), _LUS.LU,
+                         _LUS.pivots, torch.randn(3, 2, 4, 2), torch.randn(2, 3, 4)]),
+     ["aten::linalg_lu", "aten::linalg_lu_solve"], []),
+    (Case("cholesky_deprecated", cholesky_old, [_spd(5, (2,))]), ["aten::cholesky"], []),
+    (Case("ldl", ldl, [_sym(5, (2,)), torch.randn(2, 5, 3)]),
+     ["aten::linalg_ldl_factor_ex", "aten::linalg_ldl_solve"], []),
+    (Case("matrix_exp", matrix_exp, [_norm_ladder(4, torch.float32),
+                                     _norm_ladder(5, torch.float64).mT, torch.randn(3, 1, 1)]),
+     ["aten::linalg_matrix_exp"], []),
+    (Case("pinv", pinv_all, [_SING, _sym(4, (2,)), torch.tensor([0.5, 100.0])]),
+     ["aten::linalg_pinv.atol_rtol_tensor"], []),
+]
+
+
+def _align(ours: np.ndarray, ref: np.ndarray, axis: int) -> np.ndarray:
+    """The unit factors (one per vector; vectors run along `axis` of the last two dims) that
+    best align ours with ref: sign(<ours, ref>) for real vectors, its phase for complex."""
+    dot = (np.conj(ours) * ref).sum(axis=axis, keepdims=True)
+    mag = np.abs(dot)
+    return np.where(mag > 0, dot / np.where(mag > 0, mag, 1), 1)
+
+
+def _decomposition_tolerance(dtype):
+    return 1e-10 if dtype in (torch.float64, torch.complex128) else 1e-4
+
+
+@pytest.mark.parametrize("case,names,vectors", DECOMPOSITIONS,
+                         ids=[c.name for c, _, _ in DECOMPOSITIONS])
+def test_decompositions_match_eager(aotrt_bin, packages, tmp_path, case, names, vectors):
+    pkg = packages[case.name]
+    used = extern_targets(pkg)
+    for n in names:
+        assert n in used, f"{case.name}: expected the package to use {n}, it uses {used}"
+    proc = run_aotrt(aotrt_bin, pkg, case.inputs, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    got = outputs(tmp_path)
+    want = eager_outputs(case)
+    for kind, *idx in vectors:
+        if kind == "svd":
+            iu, i_s, iv = idx
+            u, s, vh = got[iu], got[i_s], got[iv]
+            k = s.shape[-1]
+            # The reconstruction from aotrt's own factors.
+            a = np.matmul(u[..., :, :k] * s[..., None, :], vh[..., :k, :])
+            ref = (want[iu][..., :, :k] * want[i_s][..., None, :]) @ want[iv][..., :k, :]
+            err = np.abs(a - ref.numpy()).max() / max(float(ref.abs().max()), 1.0)
+            assert err <= _decomposition_tolerance(want[iu].dtype), f"U S Vh: {err:.3g}"
+            f = _align(u, want[iu].numpy(), -2)  # one sign per column of U
+            got[iu] = u * f
+            fk = f[..., :, :k]
+            got[iv] = vh.copy()
+            got[iv][..., :k, :] *= np.swapaxes(fk, -1, -2)
+            if vh.shape[-2] > k:  # the rows of a full Vh past k: their own signs
+                rest = got[iv][..., k:, :]
+                got[iv][..., k:, :] = rest * _align(rest, want[iv].numpy()[..., k:, :], -1)
+        else:
+            iw, iv = idx
+            w, v = got[iw], got[iv]
+            if kind == "eigh":
+                ref_a = (v * w[..., None, :]) @ np.swapaxes(v, -1, -2)
+                a = (want[iv] * want[iw][..., None, :]) @ want[iv].mT
+            else:  # A V = V diag(w): compare V diag(w) V^-1 with eager's
+                ref_a = (v * w[..., None, :]) @ np.linalg.inv(v)
+                a = (want[iv] * want[iw][..., None, :]) @ torch.linalg.inv(want[iv])
+            err = np.abs(ref_a - a.numpy()).max() / max(float(a.abs().max()), 1.0)
+            assert err <= _decomposition_tolerance(want[iv].dtype), f"V diag(w) V^-1: {err:.3g}"
+            got[iv] = v * _align(v, want[iv].numpy(), -2)
+    assert_matches(case.name, got, want, _decomposition_tolerance)
+
+
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory):
-    cases = [c for c, _, _ in CASES] + [Case("inv_singular", inv, [torch.ones(2, 3, 3)])]
+    cases = ([c for c, _, _ in CASES] + [c for c, _, _ in DECOMPOSITIONS] +
+             [Case("inv_singular", inv, [torch.ones(2, 3, 3)])])
     return export_all(cases, cache_dir(tmp_path_factory, "ops_linalg"))
 
 

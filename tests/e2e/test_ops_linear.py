@@ -33,13 +33,26 @@ def _inputs(dtype):
             r(6, 5).t(), r(6, 7)]
 
 
+def int_addbmm(s32, b1_32, b2_32, s64, b1_64, b2_64):
+    return (torch.addbmm(s32, b1_32, b2_32), torch.addbmm(s64, b1_64, b2_64, beta=3, alpha=-2),
+            torch.addbmm(s64, b1_64, b2_64, beta=0))
+
+
+def _int_inputs():
+    r = lambda dtype, *s: torch.randint(-2**20, 2**20, s, dtype=dtype)  # int32 sums wrap
+    return [r(torch.int32, 4, 5), r(torch.int32, 3, 4, 6), r(torch.int32, 3, 5, 6).transpose(1, 2),
+            r(torch.int64, 1, 5), r(torch.int64, 3, 4, 6), r(torch.int64, 3, 6, 5)]
+
+
 CASES = [Case("linear_f32", linear_ops, _inputs(torch.float32)),
          Case("linear_f64", linear_ops, _inputs(torch.float64))]
+# Integer addbmm: through the integer matmul (exact), compared for equality.
+INT_CASE = Case("addbmm_int", int_addbmm, _int_inputs())
 
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory):
-    return export_all(CASES, cache_dir(tmp_path_factory, "ops_linear"))
+    return export_all(CASES + [INT_CASE], cache_dir(tmp_path_factory, "ops_linear"))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -53,3 +66,14 @@ def test_matches_eager(aotrt_bin, packages, tmp_path, case):
     assert proc.returncode == 0, proc.stderr
     assert_matches(case.name, outputs(tmp_path), eager_outputs(case),
                    lambda dtype: 1e-12 if dtype == torch.float64 else 1e-5)
+
+
+def test_integer_addbmm_matches_eager_exactly(aotrt_bin, packages, tmp_path):
+    pkg = packages[INT_CASE.name]
+    assert "aoti_torch_cpu_addbmm" in shims(pkg), shims(pkg)
+    proc = run_aotrt(aotrt_bin, pkg, INT_CASE.inputs, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    got, want = outputs(tmp_path), eager_outputs(INT_CASE)
+    assert_matches(INT_CASE.name, got, want, lambda dtype: 0.0)  # integers: equal
+    s, b1, b2 = (t.long() for t in INT_CASE.inputs[:3])
+    assert not torch.equal(torch.addbmm(s, b1, b2), want[0].long()), "the int32 sums do not wrap"

@@ -30,7 +30,8 @@ CI_OPS = [
     # FFT
     "fft.fft", "fft.rfft",
     # linear algebra
-    "linalg.vector_norm", "linalg.cholesky", "triangular_solve", "linalg.inv",
+    "linalg.vector_norm", "linalg.cholesky", "triangular_solve", "linalg.inv", "linalg.qr",
+    "linalg.svd", "linalg.eigh", "linalg.eig",
     # normalization, softmax, embedding
     "nn.functional.layer_norm", "softmax", "nn.functional.embedding",
 ]

@@ -192,7 +192,7 @@ TEST(ShimFromBlob, NullDataMakesNewMemory) {
   EXPECT_EQ(counters(kCpu), before);
 }
 
-TEST(ShimFromBlob, V2ServesStridedLayoutOnly) {
+TEST(ShimFromBlob, V2ServesStridedAndOnednnBlockedLayouts) {
   std::vector<float> buf(6);
   const Dims sizes{6}, strides{1};
   Tensor t;
@@ -212,14 +212,16 @@ TEST(ShimFromBlob, V2ServesStridedLayoutOnly) {
   EXPECT_EQ(out, nullptr);
   EXPECT_EQ(counters(kCpu), before);
 
-  // _mkldnn (layout 3, a oneDNN-blocked constant of a freezing=True export): the refusal names
-  // the export setting that avoids it (Note [Frozen CPU packages]).
+  // _mkldnn (layout 3, a oneDNN-blocked constant of a freezing=True export) is decoded
+  // (Note [Opaque constants]); a descriptor it cannot read is refused before anything is
+  // allocated. Real descriptors: test_onednn_md.cpp and tests/e2e/test_cpu_freezing.py.
   const uint8_t metadata[8] = {1, 0, 0, 0, 1, 0, 0, 0};
   EXPECT_EQ(aoti_torch_create_tensor_from_blob_v2(buf.data(), 1, sizes.data(), strides.data(), 0,
                                                   kF32, 0, 0, &out, aoti_torch_layout__mkldnn(),
                                                   metadata, sizeof(metadata)),
             AOTI_TORCH_FAILURE);
-  EXPECT_TRUE(error_mentions({"layout 3 (_mkldnn", "cpp.weight_prepack=False"}));
+  EXPECT_TRUE(error_mentions({"aoti_torch_create_tensor_from_blob_v2", "_mkldnn constant",
+                              "oneDNN descriptor has 8 bytes"}));
   EXPECT_EQ(out, nullptr);
   EXPECT_EQ(counters(kCpu), before);
 }

@@ -1,7 +1,11 @@
 // The CPU's integer matmul kernels (Note [Integer matmul semantics]): rows
-// in parallel, exact int32 accumulation for int8 x int8, float32 for the
-// int8-weight product.
+// in parallel, exact int32 accumulation for int8 x int8 (int32 and int64
+// operands wrap in their own width), float32 for the int8-weight product.
 #include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "core/error.h"
 
 #include "ops/dispatch.h"
 #include "ops/int_matmul.h"
@@ -10,20 +14,34 @@ namespace aotrt::cpu {
 namespace {
 using ops::IntMatmulKernels;
 
-void int_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
+// Accumulated in Acc's unsigned type, so that a sum past Acc's range wraps
+// (as ATen's integer matmul does) instead of overflowing.
+template <class In, class Acc>
+void int_mm_typed(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
+  using U = std::make_unsigned_t<Acc>;
   const int64_t m = a.sizes()[0], k = a.sizes()[1], n = b.sizes()[1];
-  const auto* x = static_cast<const int8_t*>(a.data_ptr());
-  const auto* y = static_cast<const int8_t*>(b.data_ptr());
-  auto* o = static_cast<int32_t*>(out.data_ptr());
+  const auto* x = static_cast<const In*>(a.data_ptr());
+  const auto* y = static_cast<const In*>(b.data_ptr());
+  auto* o = static_cast<Acc*>(out.data_ptr());
 #pragma omp parallel for if (m * n * k > 65536)
   for (int64_t i = 0; i < m; ++i) {
-    int32_t* row = o + i * n;
-    for (int64_t j = 0; j < n; ++j) row[j] = 0;
+    std::vector<U> row(static_cast<size_t>(n), U{0});
     for (int64_t p = 0; p < k; ++p) {
-      const int32_t v = x[i * k + p];
-      const int8_t* yr = y + p * n;
-      for (int64_t j = 0; j < n; ++j) row[j] += v * yr[j];
+      const auto v = static_cast<U>(static_cast<Acc>(x[i * k + p]));
+      const In* yr = y + p * n;
+      for (int64_t j = 0; j < n; ++j) row[j] += v * static_cast<U>(static_cast<Acc>(yr[j]));
     }
+    for (int64_t j = 0; j < n; ++j) o[i * n + j] = static_cast<Acc>(row[j]);
+  }
+}
+
+void int_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
+  switch (a.dtype()) {
+    case ScalarType::Int8: return int_mm_typed<int8_t, int32_t>(out, a, b);
+    case ScalarType::Int32: return int_mm_typed<int32_t, int32_t>(out, a, b);
+    case ScalarType::Int64: return int_mm_typed<int64_t, int64_t>(out, a, b);
+    default:
+      AOTRT_FAIL(kInternal, "int_mm kernel: dtype ", dtype_name(a.dtype()));
   }
 }
 

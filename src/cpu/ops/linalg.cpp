@@ -281,6 +281,235 @@ void lu_unpack(const TensorImpl& lu, const TensorImpl& pivots, const TensorImpl*
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(lu.dtype()), " is not served");
 }
 
+void orgqr(const TensorImpl& q, const TensorImpl& tau) {
+  const Batch b = batch_of(q);
+  const int m = lapack_int(b.m), n = lapack_int(b.n);
+  const int k = lapack_int(tau.sizes().back());
+  on_real(q, [&](auto zero) {
+    using T = decltype(zero);
+    T query{};
+    int info = 0;
+    lapack::orgqr(m, n, k, data<T>(q), std::max(1, m), data<T>(tau), &query, -1, &info);
+    std::vector<T> work(workspace(query));
+    for (int64_t i = 0; i < b.count; ++i) {
+      lapack::orgqr(m, n, k, data<T>(q) + i * b.step(), std::max(1, m), data<T>(tau) + i * k,
+                    work.data(), static_cast<int>(work.size()), &info);
+    }
+  });
+}
+
+// Zeros below the diagonal (below the diagonal shifted down by `below` - 1:
+// below = 1 keeps the diagonal).
+template <class T>
+void zero_lower(T* a, int64_t m, int64_t n, int64_t below) {
+  for (int64_t c = 0; c < n; ++c) {
+    for (int64_t r = c + below; r < m; ++r) a[r + c * m] = T(0);
+  }
+}
+
+void triu(const TensorImpl& a) {
+  const Batch b = batch_of(a);
+  on_real(a, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < b.count; ++i) zero_lower(data<T>(a) + i * b.step(), b.m, b.n, 1);
+  });
+}
+
+void svd(const TensorImpl& a, const TensorImpl& s, const TensorImpl* u, const TensorImpl* vh,
+         const TensorImpl& info) {
+  const Batch b = batch_of(a);
+  const int m = lapack_int(b.m), n = lapack_int(b.n), k = std::min(m, n);
+  const Batch ub = u != nullptr ? batch_of(*u) : Batch{};
+  const Batch vb = vh != nullptr ? batch_of(*vh) : Batch{};
+  // Full matrices when U is m x m and Vh n x n (the same as reduced when
+  // m == n).
+  const char jobz = u == nullptr ? 'N' : (ub.n == m && vb.m == n ? 'A' : 'S');
+  const int ldu = std::max(1, m), ldvt = std::max(1, lapack_int(vb.m));
+  on_real(a, [&](auto zero) {
+    using T = decltype(zero);
+    T query{};
+    T* u0 = u != nullptr ? data<T>(*u) : nullptr;
+    T* v0 = vh != nullptr ? data<T>(*vh) : nullptr;
+    std::vector<int> iwork(static_cast<size_t>(8) * std::max(1, k));
+    lapack::gesdd(jobz, m, n, data<T>(a), std::max(1, m), data<T>(s), u0, ldu, v0, ldvt, &query,
+                  -1, iwork.data(), data<int>(info));
+    std::vector<T> work(workspace(query));
+    for (int64_t i = 0; i < b.count; ++i) {
+      lapack::gesdd(jobz, m, n, data<T>(a) + i * b.step(), std::max(1, m), data<T>(s) + i * k,
+                    u0 != nullptr ? u0 + i * ub.step() : nullptr, ldu,
+                    v0 != nullptr ? v0 + i * vb.step() : nullptr, ldvt, work.data(),
+                    static_cast<int>(work.size()), iwork.data(), data<int>(info) + i);
+    }
+  });
+}
+
+void eigh(const TensorImpl& a, const TensorImpl& w, bool upper, bool compute_v,
+          const TensorImpl& info) {
+  const Batch b = batch_of(a);
+  const int n = lapack_int(b.n);
+  const char jobz = compute_v ? 'V' : 'N', uplo = upper ? 'U' : 'L';
+  on_real(a, [&](auto zero) {
+    using T = decltype(zero);
+    T query{};
+    int iquery = 0;
+    lapack::syevd(jobz, uplo, n, data<T>(a), std::max(1, n), data<T>(w), &query, -1, &iquery,
+                  -1, data<int>(info));
+    std::vector<T> work(workspace(query));
+    std::vector<int> iwork(static_cast<size_t>(std::max(1, iquery)));
+    for (int64_t i = 0; i < b.count; ++i) {
+      lapack::syevd(jobz, uplo, n, data<T>(a) + i * b.step(), std::max(1, n),
+                    data<T>(w) + i * n, work.data(), static_cast<int>(work.size()), iwork.data(),
+                    static_cast<int>(iwork.size()), data<int>(info) + i);
+    }
+  });
+}
+
+void eig(const TensorImpl& a, const TensorImpl& values, const TensorImpl& vectors,
+         const TensorImpl& info) {
+  const Batch b = batch_of(a);
+  const int n = lapack_int(b.n);
+  on_real(a, [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n));
+    std::vector<T> vr(static_cast<size_t>(n) * n);
+    T query{}, unused{};
+    lapack::geev('N', 'V', n, data<T>(a), std::max(1, n), wr.data(), wi.data(), &unused, 1,
+                 vr.data(), std::max(1, n), &query, -1, data<int>(info));
+    std::vector<T> work(workspace(query));
+    for (int64_t i = 0; i < b.count; ++i) {
+      lapack::geev('N', 'V', n, data<T>(a) + i * b.step(), std::max(1, n), wr.data(), wi.data(),
+                   &unused, 1, vr.data(), std::max(1, n), work.data(),
+                   static_cast<int>(work.size()), data<int>(info) + i);
+      // Complex elements as (re, im) pairs of T.
+      T* val = data<T>(values) + 2 * i * n;
+      T* vec = data<T>(vectors) + 2 * i * b.step();
+      for (int j = 0; j < n; ++j) {
+        val[2 * j] = wr[j];
+        val[2 * j + 1] = wi[j];
+      }
+      for (int j = 0; j < n; ++j) {
+        const T* re = vr.data() + static_cast<int64_t>(j) * n;
+        T* out = vec + 2 * static_cast<int64_t>(j) * n;
+        if (wi[j] == T(0)) {
+          for (int r = 0; r < n; ++r) {
+            out[2 * r] = re[r];
+            out[2 * r + 1] = T(0);
+          }
+        } else {
+          // A conjugate pair: columns j, j + 1 hold re and im of the vector
+          // of the eigenvalue with positive imaginary part, first.
+          const T* im = re + n;
+          T* next = out + 2 * n;
+          for (int r = 0; r < n; ++r) {
+            out[2 * r] = re[r];
+            out[2 * r + 1] = im[r];
+            next[2 * r] = re[r];
+            next[2 * r + 1] = -im[r];
+          }
+          ++j;
+        }
+      }
+    }
+  });
+}
+
+void ldl_factor(const TensorImpl& a, const TensorImpl& pivots, const TensorImpl& info) {
+  const Batch b = batch_of(a);
+  const int n = lapack_int(b.n);
+  on_real(a, [&](auto zero) {
+    using T = decltype(zero);
+    T query{};
+    lapack::sytrf('L', n, data<T>(a), std::max(1, n), data<int>(pivots), &query, -1,
+                  data<int>(info));
+    std::vector<T> work(workspace(query));
+    for (int64_t i = 0; i < b.count; ++i) {
+      T* m = data<T>(a) + i * b.step();
+      lapack::sytrf('L', n, m, std::max(1, n), data<int>(pivots) + i * n, work.data(),
+                    static_cast<int>(work.size()), data<int>(info) + i);
+      for (int64_t c = 1; c < n; ++c) {
+        for (int64_t r = 0; r < c; ++r) m[r + c * n] = T(0);
+      }
+    }
+  });
+}
+
+void ldl_solve(const TensorImpl& ld, const TensorImpl& pivots, const TensorImpl& rhs) {
+  const Batch f = batch_of(ld), x = batch_of(rhs);
+  const int n = lapack_int(f.n), nrhs = lapack_int(x.n);
+  on_real(rhs, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < x.count; ++i) {
+      int info = 0;
+      lapack::sytrs('L', n, nrhs, data<T>(ld) + i * f.step(), std::max(1, n),
+                    data<int>(pivots) + i * n, data<T>(rhs) + i * x.step(), std::max(1, n),
+                    &info);
+    }
+  });
+}
+
+void pinv_scale(const TensorImpl& u, const TensorImpl& s, const TensorImpl& atol,
+                const TensorImpl& rtol, bool default_rtol) {
+  const Batch b = batch_of(u);
+  const int64_t k = b.n;
+  on_real(u, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < b.count; ++i) {
+      const T* sv = data<T>(s) + i * k;
+      T largest = 0;
+      for (int64_t j = 0; j < k; ++j) largest = std::max(largest, std::abs(sv[j]));
+      // In float64, as ATen's tolerance tensors are (S > tol promotes).
+      const double at = data<double>(atol)[i];
+      const double rt = default_rtol && at > 0 ? 0.0 : data<double>(rtol)[i];
+      const double tol = std::max(at, rt * static_cast<double>(largest));
+      T* col = data<T>(u) + i * b.step();
+      for (int64_t j = 0; j < k; ++j, col += b.m) {
+        const T scale = static_cast<double>(std::abs(sv[j])) > tol ? T(1) / sv[j] : T(0);
+        for (int64_t r = 0; r < b.m; ++r) col[r] *= scale;
+      }
+    }
+  });
+}
+
+void one_norm(const TensorImpl& a, const TensorImpl& norms) {
+  const Batch b = batch_of(a);
+  on_real(a, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < b.count; ++i) {
+      // Row-major: column c of matrix i is a[i][r][c].
+      const T* m = data<T>(a) + i * b.step();
+      T best = 0;
+      bool nan = false;
+      for (int64_t c = 0; c < b.n; ++c) {
+        T sum = 0;
+        for (int64_t r = 0; r < b.m; ++r) sum += std::abs(m[r * b.n + c]);
+        nan = nan || std::isnan(sum);
+        best = std::max(best, sum);
+      }
+      data<double>(norms)[i] = nan ? std::numeric_limits<double>::quiet_NaN() : best;
+    }
+  });
+}
+
+void combine(const TensorImpl& out, const TensorImpl* const* xs, const double* coeffs,
+             int count) {
+  const int64_t n = out.numel();
+  on_real(out, [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<const T*> in(static_cast<size_t>(count));
+    std::vector<T> c(static_cast<size_t>(count));
+    for (int j = 0; j < count; ++j) {
+      in[j] = data<T>(*xs[j]);
+      c[j] = static_cast<T>(coeffs[j]);
+    }
+    T* o = data<T>(out);
+    for (int64_t e = 0; e < n; ++e) {
+      T sum = in[0][e] * c[0];
+      for (int j = 1; j < count; ++j) sum += in[j][e] * c[j];
+      o[e] = sum;
+    }
+  });
+}
+
 constexpr LinalgKernels kLinalg{
     .lu_factor = lu_factor,
     .lu_solve = lu_solve,
@@ -292,6 +521,16 @@ constexpr LinalgKernels kLinalg{
     .lu_det = lu_det,
     .ormqr = ormqr,
     .lu_unpack = lu_unpack,
+    .orgqr = orgqr,
+    .triu = triu,
+    .svd = svd,
+    .eigh = eigh,
+    .eig = eig,
+    .ldl_factor = ldl_factor,
+    .ldl_solve = ldl_solve,
+    .pinv_scale = pinv_scale,
+    .one_norm = one_norm,
+    .combine = combine,
 };
 AOTRT_REGISTER_KERNELS(LinalgKernels, cpu, kLinalg);
 

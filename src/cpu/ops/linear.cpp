@@ -1,11 +1,15 @@
 // CPU kernels of the linear family (ops/linear.h): the activation after
 // _addmm_activation's gemm, RMS norm rows, and _trilinear's sum of products
 // (Note [Linear semantics]).
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "core/error.h"
+#include "core/view.h"
 #include "cpu/elements.h"
+#include "cpu/lines.h"
 #include "ops/dispatch.h"
 #include "ops/linear.h"
 
@@ -60,17 +64,110 @@ int64_t offset_of(const std::vector<int64_t>& idx, std::span<const int64_t> stri
   return off;
 }
 
-void activation(Activation act, const StridedView& v, const char* fn) {
+// The dim whose stride in v is the smallest (of those longer than 1): the
+// lines the epilogues walk, so that each runs through adjacent memory.
+int64_t innermost_dim(const StridedView& v) {
+  int64_t best = v.dim() - 1;
+  for (int64_t d = 0; d < v.dim(); ++d) {
+    if (v.sizes[d] > 1 && (v.sizes[best] <= 1 || std::abs(v.strides[d]) < std::abs(v.strides[best]))) {
+      best = d;
+    }
+  }
+  return best;
+}
+
+// A view whose elements fill numel() adjacent slots from its data pointer.
+bool dense(const StridedView& v) {
+  for (int64_t st : v.strides) {
+    if (st < 0) return false;
+  }
+  return is_non_overlapping_and_dense(v.sizes, v.strides);
+}
+
+// v[e] = f(v[e]) in the op math type A, line by line (f inlined in the loop).
+template <typename T, typename A, typename F>
+void map_in_place(const StridedView& v, F f) {
+  if (v.dim() == 0) {
+    write_elem<T>(v.data, 0, convert_value<T>(f(static_cast<A>(load(read_elem<T>(v.data, 0))))));
+    return;
+  }
+  if (dense(v)) {  // numel elements from v.data, in any order
+    T* p = reinterpret_cast<T*>(v.data);
+    const int64_t n = v.numel();
+#pragma omp simd  // vectorized: no data-dependent branch in the loop
+    for (int64_t i = 0; i < n; ++i) p[i] = convert_value<T>(f(static_cast<A>(load(p[i]))));
+    return;
+  }
+  const int64_t dim = innermost_dim(v), n = v.sizes[dim], step = v.strides[dim];
+  for_each_line(v.sizes, dim, v.strides, v.strides, [&](int64_t off, int64_t) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t at = off + i * step;
+      write_elem<T>(v.data, at, convert_value<T>(f(static_cast<A>(load(read_elem<T>(v.data, at))))));
+    }
+  });
+}
+
+void activation(const ops::PostOp& op, const StridedView& v, const char* fn) {
   visit_float(v.dtype, fn, [&](auto tag) {
     using T = decltype(tag);
     using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    for_each_index(v.sizes, [&](const std::vector<int64_t>& idx) {
-      const int64_t off = offset_of(idx, v.strides);
-      const A x = static_cast<A>(load(read_elem<T>(v.data, off)));
-      const A y = act == Activation::kRelu
-                      ? (x > A(0) || std::isnan(x) ? x : A(0))
-                      : x * A(0.5) * (A(1) + std::erf(x * A(M_SQRT1_2)));
-      write_elem<T>(v.data, off, convert_value<T>(y));
+    const A a = static_cast<A>(op.a), b = static_cast<A>(op.b);
+    auto hard = [](A x) { return std::min(std::max(x + A(3), A(0)), A(6)) / A(6); };
+    switch (op.act) {
+      case Activation::kRelu:
+        // One compare, no branch (a data-dependent branch mispredicted on half of a
+        // conv output's elements cost 10x the loop); NaN < 0 is false, so NaN stays.
+        return map_in_place<T, A>(v, [](A x) { return x < A(0) ? A(0) : x; });
+      case Activation::kGelu:
+        return map_in_place<T, A>(v, [](A x) { return x * A(0.5) * (A(1) + std::erf(x * A(M_SQRT1_2))); });
+      case Activation::kGeluTanh:
+        return map_in_place<T, A>(v, [](A x) {
+          const A inner = A(M_2_SQRTPI * M_SQRT1_2) * (x + A(0.044715) * x * x * x);
+          return A(0.5) * x * (A(1) + std::tanh(inner));
+        });
+      case Activation::kSilu: return map_in_place<T, A>(v, [](A x) { return x / (A(1) + std::exp(-x)); });
+      case Activation::kHardswish: return map_in_place<T, A>(v, [&](A x) { return x * hard(x); });
+      case Activation::kHardsigmoid: return map_in_place<T, A>(v, hard);
+      case Activation::kLeakyRelu: return map_in_place<T, A>(v, [&](A x) { return x > A(0) ? x : x * a; });
+      case Activation::kHardtanh:
+        return map_in_place<T, A>(v, [&](A x) { return x < a ? a : (x > b ? b : x); });  // NaN stays
+      case Activation::kSigmoid: return map_in_place<T, A>(v, [](A x) { return A(1) / (A(1) + std::exp(-x)); });
+      case Activation::kTanh: return map_in_place<T, A>(v, [](A x) { return std::tanh(x); });
+    }
+  });
+}
+
+void binary(ops::BinaryPost op, const StridedView& v, const StridedView& other, const char* fn) {
+  visit_float(v.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    visit_float(other.dtype, fn, [&](auto otag) {
+      using O = decltype(otag);
+      auto apply = [&](int64_t at, int64_t ot) {
+        const A x = static_cast<A>(load(read_elem<T>(v.data, at)));
+        const A y = static_cast<A>(load(read_elem<O>(other.data, ot)));
+        const A r = op == ops::BinaryPost::kAdd   ? x + y
+                    : op == ops::BinaryPost::kSub ? x - y
+                    : op == ops::BinaryPost::kMul ? x * y
+                                                  : x / y;
+        write_elem<T>(v.data, at, convert_value<T>(r));
+      };
+      if (v.dim() == 0) {
+        apply(0, 0);
+        return;
+      }
+      if (dense(v) && std::equal(v.strides.begin(), v.strides.end(), other.strides.begin(),
+                                 other.strides.end())) {
+        const int64_t n = v.numel();
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) apply(i, i);
+        return;
+      }
+      const int64_t dim = innermost_dim(v), n = v.sizes[dim];
+      const int64_t vs = v.strides[dim], os = other.strides[dim];
+      for_each_line(v.sizes, dim, v.strides, other.strides, [&](int64_t off, int64_t ooff) {
+        for (int64_t i = 0; i < n; ++i) apply(off + i * vs, ooff + i * os);
+      });
     });
   });
 }
@@ -165,7 +262,10 @@ void sum_of_products(const StridedView& a, const StridedView& b, const StridedVi
 }
 
 constexpr LinearKernels kLinear{
-    .activation = activation, .rms_norm = rms_norm, .sum_of_products = sum_of_products};
+    .activation = activation,
+    .binary = binary,
+    .rms_norm = rms_norm,
+    .sum_of_products = sum_of_products};
 AOTRT_REGISTER_KERNELS(LinearKernels, cpu, kLinear);
 
 }  // namespace

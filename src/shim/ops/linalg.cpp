@@ -107,3 +107,67 @@ AOTRT_PROXY_OP("aten::_linalg_check_errors", {"info", "api_name", "is_matrix"},
                  ops::check_errors(c.tensor("info"), c.string_arg("api_name"),
                                    c.bool_arg("is_matrix"), c.what());
                });
+
+AOTRT_PROXY_OP("aten::linalg_qr", {"A", "mode"}, kProxyCpu, [](ProxyCall& c) {
+  set_all(c, ops::qr(c.tensor("A"), c.string_arg("mode", "reduced"), c.what()));
+});
+
+AOTRT_PROXY_OP("aten::linalg_householder_product", {"input", "tau"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 c.set_output(0, ops::householder_product(c.tensor("input"), c.tensor("tau"),
+                                                          c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::_linalg_svd", {"A", "full_matrices", "compute_uv", "driver"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 set_all(c, ops::svd(c.tensor("A"), c.bool_arg("full_matrices", false),
+                                     c.bool_arg("compute_uv", true), c.has_value("driver"),
+                                     c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::_linalg_eigh", {"A", "UPLO", "compute_v"}, kProxyCpu, [](ProxyCall& c) {
+  set_all(c, ops::eigh(c.tensor("A"), c.string_arg("UPLO", "L"), c.bool_arg("compute_v", true),
+                       c.what()));
+});
+
+AOTRT_PROXY_OP("aten::linalg_eig", {"self"}, kProxyCpu,
+               [](ProxyCall& c) { set_all(c, ops::eig(c.tensor("self"), c.what())); });
+
+AOTRT_PROXY_OP("aten::linalg_lu", {"A", "pivot"}, kProxyCpu, [](ProxyCall& c) {
+  set_all(c, ops::lu(c.tensor("A"), c.bool_arg("pivot", true), c.what()));
+});
+
+AOTRT_PROXY_OP("aten::linalg_lu_solve", {"LU", "pivots", "B", "left", "adjoint"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 c.set_output(0, ops::lu_solve(c.tensor("LU"), c.tensor("pivots"),
+                                               c.tensor("B"), c.bool_arg("left", true),
+                                               c.bool_arg("adjoint", false), c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::cholesky", {"self", "upper"}, kProxyCpu, [](ProxyCall& c) {
+  c.set_output(0, ops::cholesky(c.tensor("self"), c.bool_arg("upper", false), c.what()));
+});
+
+AOTRT_PROXY_OP("aten::linalg_ldl_factor_ex", {"self", "hermitian", "check_errors"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 set_all(c, ops::ldl_factor_ex(c.tensor("self"), c.bool_arg("hermitian", false),
+                                               c.bool_arg("check_errors", false), c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::linalg_ldl_solve", {"LD", "pivots", "B", "hermitian"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 c.set_output(0, ops::ldl_solve(c.tensor("LD"), c.tensor("pivots"),
+                                                c.tensor("B"), c.bool_arg("hermitian", false),
+                                                c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::linalg_pinv.atol_rtol_tensor", {"self", "atol", "rtol", "hermitian"},
+               kProxyCpu, [](ProxyCall& c) {
+                 c.set_output(0, ops::pinv(c.tensor("self"), c.optional_tensor("atol"),
+                                           c.optional_tensor("rtol"),
+                                           c.bool_arg("hermitian", false), c.what()));
+               });
+
+AOTRT_PROXY_OP("aten::linalg_matrix_exp", {"self"}, kProxyCpu, [](ProxyCall& c) {
+  c.set_output(0, ops::matrix_exp(c.tensor("self"), c.what()));
+});

@@ -47,3 +47,45 @@ AOTRT_OP(_trilinear,
                                    args.ints(expand2, expand2_len_, "expand2"),
                                    args.ints(expand3, expand3_len_, "expand3"),
                                    args.ints(sumdim, sumdim_len_, "sumdim"), fn)))
+
+// The fused oneDNN linears of torch's aoti_torch/c/shim_cpu.h (Note [Fused
+// oneDNN ops]); W is the plain copy of a _mkldnn constant.
+AOTRT_OP_CPU(_linear_pointwise,
+             (AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const char* attr,
+              const double** scalars, int64_t scalars_len_, const char** algorithm,
+              AtenTensorHandle* ret0),
+             AOTRT_CHECK_OUT(ret0, fn);
+             AOTRT_CHECK(attr != nullptr, kInvalidArgument, fn, ": attr is null");
+             const auto unary = ops::parse_post_op(
+                 attr, args.optional_scalar_list(scalars, scalars_len_, "scalars"),
+                 args.optional_string(algorithm, "algorithm"), fn);
+             give(ret0, ops::linear_pointwise(args.tensor(X, "X"), args.tensor(W, "W"),
+                                              args.optional_tensor(B, "B"), nullptr,
+                                              ops::BinaryPost::kAdd, unary, fn)))
+
+// out = linear(X) attr other (attr add, sub, mul, div).
+AOTRT_OP_CPU(_linear_pointwise_binary,
+             (AtenTensorHandle X, AtenTensorHandle other, AtenTensorHandle W,
+              AtenTensorHandle* B, const char* attr, AtenTensorHandle* ret0),
+             AOTRT_CHECK_OUT(ret0, fn);
+             AOTRT_CHECK(attr != nullptr, kInvalidArgument, fn, ": attr is null");
+             const TensorImpl& o = args.tensor(other, "other");
+             give(ret0, ops::linear_pointwise(args.tensor(X, "X"), args.tensor(W, "W"),
+                                              args.optional_tensor(B, "B"), &o,
+                                              ops::parse_binary_post(attr, std::nullopt, fn),
+                                              std::nullopt, fn)))
+
+// W is MKL's packed form of origin_W (cblas_sgemm_pack, opaque bytes, not
+// read); the product runs on origin_W, the plain weight the op also gets.
+// torch 2.13's inductor disables MKL prepacking in AOT mode (its packed
+// matrix cannot move; fx_passes/mkldnn_fusion.py), so packages call
+// _linear_pointwise instead; this entry serves the declared symbol.
+AOTRT_OP_CPU(_mkl_linear,
+             (AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle origin_W,
+              AtenTensorHandle* B, int64_t prepack_batch_size, AtenTensorHandle* ret0),
+             AOTRT_CHECK_OUT(ret0, fn);
+             (void)args.tensor(W, "W");
+             (void)prepack_batch_size;
+             give(ret0, ops::linear_pointwise(args.tensor(X, "X"), args.tensor(origin_W, "origin_W"),
+                                              args.optional_tensor(B, "B"), nullptr,
+                                              ops::BinaryPost::kAdd, std::nullopt, fn)))

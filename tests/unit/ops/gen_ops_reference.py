@@ -502,6 +502,19 @@ def linear_cases():
     b2c = view(pattern(40, 2), f32, [2, 4, 5])
     out.append(case("addbmm_permuted_batch1", "addbmm", [view(pattern(15, 3), f32, [3, 5]), b1p, b2c], [],
                     torch.addbmm(view(pattern(15, 3), f32, [3, 5]), b1p, b2c), floats=[1.0, 1.0]))
+    # Integers: exact, through the integer matmul; int32 sums past 2^31 wrap as in ATen.
+    i32, i64 = torch.int32, torch.int64
+    out.append(case("addbmm_int64_interleaved_batch2", "addbmm",
+                    [view(pattern(5, 7), i64, [1, 5]), view(pattern(24, 0), i64, [2, 3, 4]),
+                     view(pattern(40, 5), i64, [2, 4, 5], [1, 2, 8])], [],
+                    torch.addbmm(view(pattern(5, 7), i64, [1, 5]), view(pattern(24, 0), i64, [2, 3, 4]),
+                                 view(pattern(40, 5), i64, [2, 4, 5], [1, 2, 8]), beta=2, alpha=-3),
+                    floats=[2.0, -3.0]))
+    big1 = view([v * 2**20 for v in pattern(12, 1)], i32, [2, 2, 3])
+    big2 = view([v * 2**12 for v in pattern(12, 4)], i32, [2, 3, 2], [6, 1, 3])
+    self32 = view(pattern(4, 2), i32, [2, 2], [1, 2])
+    out.append(case("addbmm_int32_wraps", "addbmm", [self32, big1, big2], [],
+                    torch.addbmm(self32, big1, big2), floats=[1.0, 1.0]))
     x = view(pattern(24, 0, 0.5), f32, [2, 3, 4], [1, 8, 2])
     w = view(pattern(4, 3, 0.5), f32, [4])
     out.append(case("rms_norm_weight", "_fused_rms_norm", [x, w], [4], list(A._fused_rms_norm(x, [4], w, 1e-5)),
@@ -615,6 +628,91 @@ def linalg_cases():
         lu_view=lambda lu: view(lu.reshape(-1).tolist(), f64, [4, 3], [1, 5], 2))
     add("lu_unpack_pivots_only", sq, 0, 1)
     add("lu_unpack_data_only", sq, 1, 0)
+    return out
+
+# --- linalg proxy ops ------------------------------------------------------------------
+# The linalg ops without a C shim (served through the proxy executor), called on the
+# family's functions; op is the ATen name. ints: linalg_qr mode (0 reduced, 1 complete,
+# 2 r); _linalg_svd full_matrices, compute_uv; _linalg_eigh upper, compute_v; linalg_lu
+# pivot; linalg_lu_solve left, adjoint; cholesky upper; linalg_pinv hermitian. Outputs
+# whose values are unique are compared: singular vectors and eigenvectors are not (MKL and
+# OpenBLAS pick other signs), so for svd, eigh and eig only the values are listed.
+def linalgproxy_cases():
+    out = []
+    f32, f64 = torch.float32, torch.float64
+    la = torch.linalg
+
+    def wellcond(n, start, dtype, batch=()):
+        a = torch.tensor(pattern(n * n * math.prod(batch), start), dtype=dtype).reshape(*batch, n, n)
+        return a + 4 * n * torch.eye(n, dtype=dtype)
+
+    def spd(n, start, dtype):
+        a = torch.tensor(pattern(n * n, start), dtype=dtype).reshape(n, n)
+        return a @ a.mT + n * torch.eye(n, dtype=dtype)
+
+    def sym(n, start, dtype, batch=()):
+        a = torch.tensor(pattern(n * n * math.prod(batch), start), dtype=dtype).reshape(*batch, n, n)
+        return a + a.mT
+
+    def as_view(t, sizes=None, strides=None, offset=0):
+        """t's values in a view of these strides (default: t's transpose's layout)."""
+        sizes = list(t.shape) if sizes is None else sizes
+        return view(t.reshape(-1).tolist(), t.dtype, sizes, strides, offset)
+
+    tall = view(pattern(30, 1), f64, [2, 5, 3], [1, 10, 2], 1)  # strided, offset
+    wide = view(pattern(15, 2), f32, [3, 5])
+    for name, a, mode in (("qr_tall_strided_complete", tall, 1), ("qr_wide_reduced", wide, 0),
+                          ("qr_tall_r", tall, 2)):
+        q, r = la.qr(a, mode=["reduced", "complete", "r"][mode])
+        out.append(case(name, "linalg_qr", [a], [mode], [q, r]))
+    g, tau = torch.geqrf(view(pattern(24, 3), f64, [2, 4, 3]))
+    gv = as_view(g, [2, 4, 3], [12, 1, 4])
+    out.append(case("householder_product_batch", "linalg_householder_product", [gv, tau], [],
+                    la.householder_product(gv, tau)))
+    out.append(case("svd_values_only_strided", "_linalg_svd", [tall], [0, 0],
+                    list(torch.ops.aten._linalg_svd(tall, False, False))))
+    out.append(case("svd_values_wide", "_linalg_svd", [wide], [0, 1],
+                    [torch.ops.aten._linalg_svd(wide, False, True)[1]], ))
+    s4 = as_view(sym(4, 2, f32, (2,)), [2, 4, 4], [16, 1, 4])
+    out.append(case("eigh_values_upper", "_linalg_eigh", [s4], [1, 0],
+                    list(torch.ops.aten._linalg_eigh(s4, "U", False))))
+    # eig's complex eigenvalues as view_as_real (the test views aotrt's the same way).
+    out.append(case("eig_values_f64", "linalg_eig", [wellcond(4, 5, f64)], [],
+                    [torch.view_as_real(la.eig(wellcond(4, 5, f64))[0])]))
+    out.append(case("eig_values_complex_pairs", "linalg_eig", [view(pattern(9, 0), f32, [3, 3], [1, 3])], [],
+                    [torch.view_as_real(la.eig(view(pattern(9, 0), f32, [3, 3], [1, 3]))[0])]))
+    for name, a in (("lu_tall_batch", view(pattern(24, 4), f32, [2, 4, 3])),
+                    ("lu_wide_strided_f64", view(pattern(15, 6), f64, [3, 5], [1, 4], 2))):
+        out.append(case(name, "linalg_lu", [a], [1], list(la.lu(a))))
+    lu, piv = la.lu_factor(wellcond(4, 1, f64, (2,)))
+    b = view(pattern(48, 2), f64, [3, 2, 4, 2], [16, 8, 1, 4], 1)  # broadcast batch, offset
+    bt = view(pattern(16, 3), f64, [2, 2, 4])
+    for name, rhs, left, adj in (("lu_solve_left_bcast", b, 1, 0), ("lu_solve_right_adjoint", bt, 0, 1),
+                                 ("lu_solve_left_adjoint", b, 1, 1)):
+        out.append(case(name, "linalg_lu_solve", [lu, piv, rhs], [left, adj],
+                        la.lu_solve(lu, piv, rhs, left=bool(left), adjoint=bool(adj))))
+    # A row-major LU at an offset and strided pivots: copied to LAPACK's layout first.
+    lu_rm = view(lu.reshape(-1).tolist(), f64, [2, 4, 4], None, 3)
+    piv_s = view(piv.reshape(-1).tolist(), torch.int32, [2, 4], [8, 2], 1)
+    b_same = view(pattern(16, 5), f64, [2, 4, 2])  # LU's own batch: no broadcast copy
+    out.append(case("lu_solve_row_major_lu", "linalg_lu_solve", [lu_rm, piv_s, b_same], [1, 0],
+                    la.lu_solve(lu_rm, piv_s, b_same)))
+    a5 = as_view(spd(5, 1, f32), [5, 5], [1, 5])
+    for upper in (0, 1):
+        out.append(case(f"cholesky_{'upper' if upper else 'lower'}", "cholesky", [a5], [upper],
+                        torch.cholesky(a5, upper=bool(upper))))
+    s5 = sym(5, 3, f64, (2,))
+    ld, lpiv, info = la.ldl_factor_ex(s5)
+    out.append(case("ldl_factor_batch", "linalg_ldl_factor_ex", [s5], [], [ld, lpiv, info]))
+    rhs = view(pattern(30, 1), f64, [2, 5, 3], [15, 1, 5])
+    out.append(case("ldl_solve_batch", "linalg_ldl_solve", [ld, lpiv, rhs], [], la.ldl_solve(ld, lpiv, rhs)))
+    m3 = view([v * 0.1 for v in pattern(18, 2)], f32, [2, 3, 3], [9, 1, 3])
+    out.append(case("matrix_exp_small_norms", "linalg_matrix_exp", [m3], [], la.matrix_exp(m3)))
+    m4 = view([v * 0.7 for v in pattern(16, 4)], f64, [4, 4])
+    out.append(case("matrix_exp_scaled_f64", "linalg_matrix_exp", [m4], [], la.matrix_exp(m4)))
+    rank2 = torch.tensor(pattern(8, 1), dtype=f64).reshape(4, 2) @ torch.tensor(pattern(6, 3), dtype=f64).reshape(2, 3)
+    out.append(case("pinv_rank_deficient", "linalg_pinv", [rank2], [0], la.pinv(rank2)))
+    out.append(case("pinv_hermitian", "linalg_pinv", [s4], [1], la.pinv(s4, hermitian=True)))
     return out
 
 # --- pointwise -------------------------------------------------------------------------
@@ -1088,7 +1186,7 @@ def conv_cases():
 FAMILIES = {"scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
-            "linalg": linalg_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
+            "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
             "conv": conv_cases, "complex": complex_cases, "reduce": reduce_cases}
 
 

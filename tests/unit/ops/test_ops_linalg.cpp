@@ -1,15 +1,22 @@
 // lu_unpack through the C ABI against torch eager's values, dtypes and strides
 // (reference_linalg.inc, LU and pivots from torch.linalg.lu_factor), and its refusals. The
-// LAPACK ops of the linalg family are tested end to end (tests/e2e/test_ops_linalg.py).
+// LAPACK ops of the linalg family are tested end to end (tests/e2e/test_ops_linalg.py); the
+// refusals of the proxy-executor ops, which have no C entry point, are checked here on the
+// family's functions (ops/linalg.h), as the executor calls them.
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "aotrt/error.h"
+#include "core/handles.h"
+#include "ops/linalg.h"
 #include "ops_testing.h"
 
 namespace aotrt::test {
 namespace {
 
 #include "reference_linalg.inc"
+#include "reference_linalgproxy.inc"
 
 using LuUnpack = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int32_t, int32_t,
                                     AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*);
@@ -53,6 +60,180 @@ TEST(OpsLinalgRefusals, LuUnpackNamesTheFunctionAndArgument) {
   refused(far.get(), "between 1 and LU_data.size(-2) = 2, got 3");
   refused(short_p.get(), "does not match LU_data");
   EXPECT_EQ(out.get(), nullptr);
+}
+
+using ops::TensorPtr;
+
+// A complex tensor's elements as (re, im) pairs: torch.view_as_real.
+TensorPtr real_view(const TensorImpl& t) {
+  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end()), strides;
+  for (int64_t st : t.strides()) strides.push_back(2 * st);
+  sizes.push_back(2);
+  strides.push_back(1);
+  const ScalarType real = t.dtype() == ScalarType::Complex64 ? ScalarType::Float32
+                                                             : ScalarType::Float64;
+  return ::aotrt::make_tensor(t.storage(), sizes, strides, 2 * t.storage_offset(), real, "test");
+}
+
+template <class... T>
+std::vector<TensorPtr> all_of(std::tuple<T...> results) {
+  std::vector<TensorPtr> out;
+  std::apply([&](auto&&... r) { (out.push_back(std::move(r)), ...); }, std::move(results));
+  return out;
+}
+
+// The proxy op c.op (an ATen name) on the family's function, as the executor calls it;
+// the outputs the case lists (gen_ops_reference.py: linalgproxy_cases).
+std::vector<TensorPtr> run_proxy_op(const OpCase& c, const std::vector<const TensorImpl*>& in) {
+  const std::string op = c.op;
+  const char* fn = "proxy executor: test";
+  auto flag = [&](size_t i) { return c.ints[i] != 0; };
+  if (op == "linalg_qr") {
+    const char* modes[] = {"reduced", "complete", "r"};
+    return all_of(ops::qr(*in[0], modes[c.ints[0]], fn));
+  }
+  if (op == "linalg_householder_product") {
+    std::vector<TensorPtr> out;
+    out.push_back(ops::householder_product(*in[0], *in[1], fn));
+    return out;
+  }
+  if (op == "_linalg_svd") {
+    auto r = all_of(ops::svd(*in[0], flag(0), flag(1), false, fn));
+    if (!flag(1)) return r;
+    std::vector<TensorPtr> values;
+    values.push_back(std::move(r[1]));  // U and Vh: signs not unique
+    return values;
+  }
+  if (op == "_linalg_eigh") return all_of(ops::eigh(*in[0], flag(0) ? "U" : "L", flag(1), fn));
+  if (op == "linalg_eig") {
+    auto r = all_of(ops::eig(*in[0], fn));
+    std::vector<TensorPtr> values;
+    values.push_back(real_view(*r[0]));
+    return values;
+  }
+  if (op == "linalg_lu") return all_of(ops::lu(*in[0], flag(0), fn));
+  std::vector<TensorPtr> out;
+  if (op == "linalg_lu_solve") {
+    out.push_back(ops::lu_solve(*in[0], *in[1], *in[2], flag(0), flag(1), fn));
+  } else if (op == "cholesky") {
+    out.push_back(ops::cholesky(*in[0], flag(0), fn));
+  } else if (op == "linalg_ldl_factor_ex") {
+    return all_of(ops::ldl_factor_ex(*in[0], false, false, fn));
+  } else if (op == "linalg_ldl_solve") {
+    out.push_back(ops::ldl_solve(*in[0], *in[1], *in[2], false, fn));
+  } else if (op == "linalg_matrix_exp") {
+    out.push_back(ops::matrix_exp(*in[0], fn));
+  } else if (op == "linalg_pinv") {
+    out.push_back(ops::pinv(*in[0], nullptr, nullptr, flag(0), fn));
+  } else {
+    ADD_FAILURE() << "no runner for " << op;
+  }
+  return out;
+}
+
+class OpsLinalgProxy : public ::testing::TestWithParam<BackendCase> {};
+
+// Values, dtypes and strides against torch eager (strided and offset inputs, batches,
+// broadcast right-hand sides), through the functions the proxy executor calls.
+TEST_P(OpsLinalgProxy, MatchesTorch) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  if (!b.is_cpu()) GTEST_SKIP() << "the proxy linalg ops are CPU-only (kProxyCpu)";
+  std::vector<Tensor> in;
+  std::vector<const TensorImpl*> impls;
+  for (const Values& v : c.inputs) {
+    in.push_back(make_tensor(b, v));
+    impls.push_back(handle_lookup(in.back().get()));
+  }
+  std::vector<TensorPtr> got;
+  try {
+    got = run_proxy_op(c, impls);
+  } catch (const ::aotrt::Error& e) {
+    FAIL() << e.what();
+  }
+  ASSERT_EQ(got.size(), c.outputs.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    Tensor out(handle_register(std::move(got[k])));
+    expect_matches(out.get(), c.outputs[k], std::string(c.name) + " output " + std::to_string(k));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsLinalgProxy,
+                         ::testing::ValuesIn(all_backends(kLinalgproxyCases)), backend_case_name);
+
+// The family function's error names `fn` and contains `what`.
+template <class Call>
+void expect_throws(Call&& call, const char* what) {
+  try {
+    call();
+    ADD_FAILURE() << "expected a refusal containing: " << what;
+  } catch (const ::aotrt::Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("proxy: op"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
+}
+
+TEST(OpsLinalgRefusals, ProxyOpsNameTheArgumentAndWhatIsWrong) {
+  const Backend b = built_backends()[0];
+  const char* fn = "proxy: op";
+  Tensor wide = make_tensor(b, Values{kF32, {2, 3}, {3, 1}, 0, {1, 2, 3, 4, 5, 6}});
+  Tensor square = make_tensor(b, Values{kF32, {2, 2}, {2, 1}, 0, {2, 1, 1, 2}});
+  Tensor square64 = make_tensor(b, Values{kF64, {2, 2}, {2, 1}, 0, {2, 1, 1, 2}});
+  Tensor ints = make_tensor(b, Values{kI64, {2, 2}, {2, 1}, 0, {1, 2, 3, 4}});
+  Tensor cplx = make_tensor(b, Values{kC64, {2, 2}, {2, 1}, 0, {1, 0, 2, 0, 3, 0, 4, 0}});
+  Tensor vec = make_tensor(b, Values{kF32, {3}, {1}, 0, {1, 2, 3}});
+  Tensor piv64 = make_tensor(b, Values{kI64, {2}, {1}, 0, {1, 2}});
+  Tensor piv = make_tensor(b, Values{kI32, {2}, {1}, 0, {1, 2}});
+  Tensor tau = make_tensor(b, Values{kF32, {1}, {1}, 0, {1}});
+  auto t = [](const Tensor& x) -> const TensorImpl& { return *handle_lookup(x.get()); };
+  expect_throws([&] { ops::eigh(t(wide), "L", true, fn); },
+                "argument 'A' must be batches of square matrices, but they are 2 by 3");
+  expect_throws([&] { ops::eigh(t(square), "X", true, fn); }, "UPLO argument to be 'L' or 'U'");
+  expect_throws([&] { ops::eig(t(cplx), fn); },
+                "argument 'self' is complex64; aotrt's linear algebra serves float32 and float64");
+  expect_throws([&] { ops::svd(t(ints), false, true, false, fn); },
+                "argument 'A' is int64; aotrt's linear algebra serves float32 and float64");
+  expect_throws([&] { ops::svd(t(square), false, true, true, fn); },
+                "`driver=` is only supported on CUDA inputs");
+  expect_throws([&] { ops::svd(t(vec), false, true, false, fn); },
+                "argument 'A' must have at least 2 dimensions");
+  expect_throws([&] { ops::qr(t(wide), "economic", fn); }, "unrecognized mode 'economic'");
+  expect_throws([&] { ops::qr(t(cplx), "reduced", fn); }, "argument 'A' is complex64");
+  expect_throws([&] { ops::householder_product(t(wide), t(tau), fn); },
+                "input.shape[-2] must be greater than or equal to input.shape[-1]");
+  expect_throws([&] { ops::lu(t(square), false, fn); }, "LU without pivoting");
+  expect_throws([&] { ops::lu_solve(t(square), t(piv64), t(square), true, false, fn); },
+                "argument 'pivots' must be int32, got int64");
+  expect_throws([&] { ops::lu_solve(t(square), t(piv), t(square64), true, false, fn); },
+                "expected 'LU' and 'B' to have the same dtype");
+  expect_throws([&] { ops::lu_solve(t(square), t(piv), t(wide), false, false, fn); },
+                "Incompatible shapes of A and B for the equation XA = B");
+  expect_throws([&] { ops::ldl_solve(t(square), t(tau), t(square), false, fn); },
+                "argument 'pivots' must be int32, got float32");
+  expect_throws([&] { ops::ldl_factor_ex(t(wide), false, false, fn); },
+                "argument 'self' must be batches of square matrices");
+  expect_throws([&] { ops::cholesky(t(wide), false, fn); }, "must be batches of square matrices");
+  expect_throws([&] { ops::pinv(t(wide), &t(cplx), nullptr, false, fn); },
+                "atol tensor of complex type is not supported");
+  expect_throws([&] { ops::pinv(t(wide), nullptr, nullptr, true, fn); },
+                "argument 'self' must be batches of square matrices");
+}
+
+TEST(OpsLinalgRefusals, CholeskyRaisesAtensErrorAndSvdKeepsAtensLayout) {
+  const Backend b = built_backends()[0];
+  Tensor indefinite = make_tensor(b, Values{kF64, {2, 2}, {2, 1}, 0, {1, 2, 2, 1}});
+  expect_throws([&] { ops::cholesky(*handle_lookup(indefinite.get()), false, "proxy: op"); },
+                "cholesky: The factorization could not be completed because the input is not "
+                "positive-definite (the leading minor of order 2 is not positive-definite).");
+  // A transposed (column-major) view in, U column-major out, as ATen's.
+  Tensor tall = make_tensor(b, Values{kF32, {3, 2}, {1, 3}, 0, {1, 2, 3, 4, 5, 6}});
+  auto [u, s, vh] = ops::svd(*handle_lookup(tall.get()), false, true, false, "proxy: op");
+  EXPECT_EQ(u->sizes()[0], 3);
+  EXPECT_EQ(u->sizes()[1], 2);
+  EXPECT_EQ(u->strides()[0], 1);  // column-major, as ATen's
+  EXPECT_EQ(u->strides()[1], 3);
+  EXPECT_EQ(s->sizes()[0], 2);
 }
 
 }  // namespace

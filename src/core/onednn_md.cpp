@@ -1,0 +1,176 @@
+#include "core/onednn_md.h"
+
+#include <cstring>
+
+#include "core/error.h"
+#include "core/view.h"
+
+namespace aotrt {
+namespace {
+
+// Offsets in the blob: Note [Serialized oneDNN descriptors].
+constexpr size_t kBlobSize = 772;
+constexpr int kMaxDims = 12;
+constexpr size_t kVersion = 0, kNdims = 4, kDims = 8, kDataType = 104, kPaddedDims = 112,
+                 kPaddedOffsets = 208, kOffset0 = 304, kFormatKind = 312, kStrides = 320,
+                 kInnerNblks = 416, kInnerBlks = 424, kInnerIdxs = 520, kExtraFlags = 640,
+                 kGroups = 768;
+constexpr int32_t kFormatBlocked = 2;
+
+template <typename T>
+T read_at(std::span<const uint8_t> blob, size_t at) {
+  T v;
+  std::memcpy(&v, blob.data() + at, sizeof(T));
+  return v;
+}
+
+std::vector<int64_t> read_dims(std::span<const uint8_t> blob, size_t at, int n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = read_at<int64_t>(blob, at + 8 * i);
+  return v;
+}
+
+// oneDNN's data_type codes for the dtypes a frozen constant may have.
+int32_t onednn_type(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float16: return 1;
+    case ScalarType::BFloat16: return 2;
+    case ScalarType::Float32: return 3;
+    case ScalarType::Int32: return 4;
+    case ScalarType::Int8: return 5;
+    case ScalarType::UInt8: return 6;
+    default: return -1;
+  }
+}
+
+std::string dims_text(std::span<const int64_t> d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+// Product of the inner blocks of each dim.
+std::vector<int64_t> block_of_dim(const OnednnBlockedDesc& d, const char* what) {
+  std::vector<int64_t> b(d.dims.size(), 1);
+  for (size_t j = 0; j < d.inner_blks.size(); ++j) {
+    int64_t& dim_block = b[static_cast<size_t>(d.inner_idxs[j])];
+    dim_block = checked_mul(dim_block, d.inner_blks[j], what);
+  }
+  return b;
+}
+
+}  // namespace
+
+OnednnBlockedDesc decode_onednn_md(std::span<const uint8_t> blob, std::span<const int64_t> sizes,
+                                   ScalarType dtype, int64_t data_bytes, const std::string& what) {
+  AOTRT_CHECK(blob.size() == kBlobSize, kUnsupported, what, ": its oneDNN descriptor has ",
+              blob.size(), " bytes; aotrt reads the ", kBlobSize,
+              "-byte blobs of torch 2.13's oneDNN 3.x (Note [Serialized oneDNN descriptors])");
+  const auto version = read_at<int32_t>(blob, kVersion);
+  AOTRT_CHECK(version == 1, kUnsupported, what, ": its oneDNN descriptor starts with ", version,
+              ", not 1: a layout aotrt does not know");
+  const auto ndims = read_at<int32_t>(blob, kNdims);
+  AOTRT_CHECK(ndims >= 1 && ndims <= kMaxDims, kInvalidArgument, what,
+              ": its oneDNN descriptor has ", ndims, " dims (1 to 12 are possible)");
+  const auto kind = read_at<int32_t>(blob, kFormatKind);
+  AOTRT_CHECK(kind == kFormatBlocked, kUnsupported, what, ": its oneDNN descriptor has format kind ",
+              kind, "; aotrt reads the blocked kind (2) only");
+  const auto flags = read_at<uint64_t>(blob, kExtraFlags);
+  AOTRT_CHECK(flags == 0, kUnsupported, what, ": its oneDNN descriptor has extra flags ", flags,
+              " (compensation or scale adjustment data after the weights), which aotrt does not "
+              "serve");
+  OnednnBlockedDesc d;
+  d.dims = read_dims(blob, kDims, ndims);
+  d.padded_dims = read_dims(blob, kPaddedDims, ndims);
+  d.strides = read_dims(blob, kStrides, ndims);
+  d.offset0 = read_at<int64_t>(blob, kOffset0);
+  d.data_type = read_at<int32_t>(blob, kDataType);
+  d.groups = read_at<int32_t>(blob, kGroups);
+  const auto nblks = read_at<int32_t>(blob, kInnerNblks);
+  AOTRT_CHECK(nblks >= 0 && nblks <= kMaxDims, kInvalidArgument, what,
+              ": its oneDNN descriptor has ", nblks, " inner blocks");
+  d.inner_blks = read_dims(blob, kInnerBlks, nblks);
+  d.inner_idxs = read_dims(blob, kInnerIdxs, nblks);
+  for (int64_t off : read_dims(blob, kPaddedOffsets, ndims)) {
+    AOTRT_CHECK(off == 0, kUnsupported, what,
+                ": its oneDNN descriptor has nonzero padded offsets (a sub-memory)");
+  }
+  AOTRT_CHECK(d.data_type == onednn_type(dtype), kInvalidArgument, what,
+              ": its oneDNN descriptor has data type ", d.data_type, " but the constant is ",
+              dtype_name(dtype));
+  // The dims are the tensor's, or a grouped conv's [g, O/g, I/g, ...].
+  const size_t n = sizes.size();
+  bool match = d.dims.size() == n && std::equal(sizes.begin(), sizes.end(), d.dims.begin());
+  if (!match && d.dims.size() == n + 1 && n >= 1 && d.groups > 1 && d.dims[0] == d.groups) {
+    int64_t merged = 0;
+    match = !__builtin_mul_overflow(d.dims[0], d.dims[1], &merged) && merged == sizes[0] &&
+            std::equal(sizes.begin() + 1, sizes.end(), d.dims.begin() + 2);
+  }
+  AOTRT_CHECK(match, kInvalidArgument, what, ": its oneDNN descriptor has dims ",
+              dims_text(d.dims), " (groups ", d.groups, ") but the tensor has sizes ",
+              dims_text(sizes));
+  for (size_t j = 0; j < d.inner_blks.size(); ++j) {
+    AOTRT_CHECK(d.inner_idxs[j] >= 0 && d.inner_idxs[j] < ndims && d.inner_blks[j] >= 1,
+                kInvalidArgument, what, ": its oneDNN descriptor has inner block ", j, " of size ",
+                d.inner_blks[j], " on dim ", d.inner_idxs[j]);
+  }
+  const std::vector<int64_t> block = block_of_dim(d, what.c_str());
+  // The last element's offset must lie inside the data.
+  const char* w = what.c_str();
+  int64_t last = d.offset0, inner = 1;
+  AOTRT_CHECK(d.offset0 >= 0, kInvalidArgument, what, ": offset0 ", d.offset0, " is negative");
+  for (size_t k = 0; k < d.dims.size(); ++k) {
+    AOTRT_CHECK(d.dims[k] >= 1 && d.padded_dims[k] >= d.dims[k] && d.padded_dims[k] % block[k] == 0 &&
+                    d.strides[k] >= 0,
+                kInvalidArgument, what, ": its oneDNN descriptor's dim ", k, " (size ", d.dims[k],
+                ", padded ", d.padded_dims[k], ", block ", block[k], ", stride ", d.strides[k],
+                ") is not a blocked layout");
+    last = checked_add(last, checked_mul(d.padded_dims[k] / block[k] - 1, d.strides[k], w), w);
+    inner = checked_mul(inner, block[k], w);
+  }
+  last = checked_add(last, inner - 1, w);
+  const int64_t itemsize = static_cast<int64_t>(element_size(dtype));
+  AOTRT_CHECK(last < data_bytes / itemsize, kInvalidArgument, what,
+              ": its oneDNN descriptor reaches element ", last, " but the constant holds ",
+              data_bytes / itemsize);
+  return d;
+}
+
+void unpack_onednn_blocked(const OnednnBlockedDesc& d, const void* src, void* dst,
+                           std::span<const int64_t> dst_strides, size_t itemsize) {
+  const size_t nd = d.dims.size();
+  const bool grouped = nd == dst_strides.size() + 1;
+  const std::vector<int64_t> block = block_of_dim(d, "unpack_onednn_blocked");
+  std::vector<int64_t> idx(nd, 0), cur(nd);
+  const auto* s = static_cast<const char*>(src);
+  auto* o = static_cast<char*>(dst);
+  while (true) {
+    int64_t from = d.offset0, to = 0;
+    for (size_t k = 0; k < nd; ++k) from += idx[k] / block[k] * d.strides[k];
+    std::fill(cur.begin(), cur.end(), 1);
+    int64_t stride = 1;
+    for (size_t j = d.inner_blks.size(); j-- > 0;) {
+      const auto k = static_cast<size_t>(d.inner_idxs[j]);
+      from += (idx[k] % block[k]) / cur[k] % d.inner_blks[j] * stride;
+      stride *= d.inner_blks[j];
+      cur[k] *= d.inner_blks[j];
+    }
+    if (grouped) {
+      to = (idx[0] * d.dims[1] + idx[1]) * dst_strides[0];
+      for (size_t k = 2; k < nd; ++k) to += idx[k] * dst_strides[k - 1];
+    } else {
+      for (size_t k = 0; k < nd; ++k) to += idx[k] * dst_strides[k];
+    }
+    std::memcpy(o + to * static_cast<int64_t>(itemsize), s + from * static_cast<int64_t>(itemsize),
+                itemsize);
+    size_t k = nd;
+    while (k > 0) {
+      --k;
+      if (++idx[k] < d.dims[k]) break;
+      idx[k] = 0;
+      if (k == 0) return;
+    }
+  }
+}
+
+}  // namespace aotrt

@@ -1,0 +1,166 @@
+// The oneDNN descriptor decoder (core/onednn_md.h, Note [Serialized oneDNN
+// descriptors]) on blobs of a real torch 2.13 freezing=True export (a conv
+// 8x3x3x3 and a depthwise conv 8x1x3x3 of a small conv-bn-linear model, their
+// constants_info_[i].opaque_metadata), and on malformed ones. That the decoder
+// puts every element where torch's own reorders put it is checked against
+// torch in tests/e2e/test_cpu_freezing.py (test_decoder_gives_back_*).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "aotrt/error.h"
+#include "core/onednn_md.h"
+
+using namespace aotrt;
+
+namespace {
+
+// constants_info_[2] (_frozen_param12, sizes [8, 3, 3, 3], data_size 896).
+const char* const kConvBlob =
+    "010000000400000008000000000000000300000000000000030000000000000003000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000003000000"
+    "100000000800000000000000030000000000000003000000000000000300000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000200000000000000d8000000"
+    "000000000800000000000000480000000000000018000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000001000000000000000800000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "00000000000000000000000001000000";
+// constants_info_[3] (_frozen_param13, depthwise: sizes [8, 1, 3, 3], groups 8).
+const char* const kDepthwiseBlob =
+    "010000000500000008000000000000000100000000000000010000000000000003000000"
+    "000000000300000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000003000000"
+    "000000000800000000000000010000000000000001000000000000000300000000000000"
+    "030000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000020000000000000008000000"
+    "000000000800000000000000080000000000000018000000000000000800000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000001000000000000000800000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000"
+    "00000000000000000000000008000000";
+
+std::vector<uint8_t> bytes_of(const char* hex) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) {
+    out.push_back(static_cast<uint8_t>(std::stoi(std::string(hex + i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+template <typename T>
+void put(std::vector<uint8_t>& blob, size_t at, T v) {
+  std::memcpy(blob.data() + at, &v, sizeof v);
+}
+
+std::string refusal(const std::vector<uint8_t>& blob, std::vector<int64_t> sizes, int64_t bytes) {
+  try {
+    decode_onednn_md(blob, sizes, ScalarType::Float32, bytes, "constant 'w'");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(OnednnMd, DecodesARealConvBlob) {
+  const auto blob = bytes_of(kConvBlob);
+  ASSERT_EQ(blob.size(), 772u);
+  const std::vector<int64_t> sizes = {8, 3, 3, 3};
+  const OnednnBlockedDesc d = decode_onednn_md(blob, sizes, ScalarType::Float32, 896, "w");
+  EXPECT_EQ(d.dims, sizes);
+  EXPECT_EQ(d.strides, (std::vector<int64_t>{216, 8, 72, 24}));  // Ohwi8o
+  EXPECT_EQ(d.inner_blks, (std::vector<int64_t>{8}));
+  EXPECT_EQ(d.inner_idxs, (std::vector<int64_t>{0}));
+  EXPECT_EQ(d.groups, 1);
+  // Ohwi8o: element (o, i, h, w) at o/8*216 + h*72 + w*24 + i*8 + o%8.
+  std::vector<float> blocked(224, -1.0f), plain(216, 0.0f);
+  for (int o = 0; o < 8; ++o)
+    for (int i = 0; i < 3; ++i)
+      for (int h = 0; h < 3; ++h)
+        for (int w = 0; w < 3; ++w) blocked[h * 72 + w * 24 + i * 8 + o] = float(((o * 3 + i) * 3 + h) * 3 + w);
+  const int64_t strides[] = {27, 9, 3, 1};
+  unpack_onednn_blocked(d, blocked.data(), plain.data(), strides, sizeof(float));
+  for (int k = 0; k < 216; ++k) ASSERT_EQ(plain[k], float(k)) << k;
+}
+
+TEST(OnednnMd, DecodesARealGroupedBlobIntoTorchSizes) {
+  const auto blob = bytes_of(kDepthwiseBlob);
+  const std::vector<int64_t> sizes = {8, 1, 3, 3};
+  const OnednnBlockedDesc d = decode_onednn_md(blob, sizes, ScalarType::Float32, 320, "w");
+  EXPECT_EQ(d.dims, (std::vector<int64_t>{8, 1, 1, 3, 3}));  // [g, O/g, I/g, kh, kw]
+  EXPECT_EQ(d.groups, 8);
+  EXPECT_EQ(d.strides, (std::vector<int64_t>{8, 8, 8, 24, 8}));  // Goihw8g
+  std::vector<float> blocked(80, -1.0f), plain(72, 0.0f);
+  for (int g = 0; g < 8; ++g)
+    for (int h = 0; h < 3; ++h)
+      for (int w = 0; w < 3; ++w) blocked[h * 24 + w * 8 + g] = float(g * 9 + h * 3 + w);
+  const int64_t strides[] = {9, 9, 3, 1};
+  unpack_onednn_blocked(d, blocked.data(), plain.data(), strides, sizeof(float));
+  for (int k = 0; k < 72; ++k) ASSERT_EQ(plain[k], float(k)) << k;
+}
+
+TEST(OnednnMd, RefusesMalformedBlobsNamingTheConstant) {
+  const auto good = bytes_of(kConvBlob);
+  const std::vector<int64_t> sizes = {8, 3, 3, 3};
+  EXPECT_EQ(refusal(good, sizes, 896), "");
+  auto truncated = good;
+  truncated.resize(400);
+  EXPECT_NE(refusal(truncated, sizes, 896).find("constant 'w': its oneDNN descriptor has 400 bytes"), std::string::npos);
+  auto ndims = good;
+  put<int32_t>(ndims, 4, 13);
+  EXPECT_NE(refusal(ndims, sizes, 896).find("13 dims"), std::string::npos);
+  auto zero = good;
+  put<int32_t>(zero, 4, 0);
+  EXPECT_NE(refusal(zero, sizes, 896).find("0 dims"), std::string::npos);
+  auto kind = good;
+  put<int32_t>(kind, 312, 3);  // wino
+  EXPECT_NE(refusal(kind, sizes, 896).find("format kind 3"), std::string::npos);
+  auto flags = good;
+  put<uint64_t>(flags, 640, 1);  // s8s8 compensation
+  EXPECT_NE(refusal(flags, sizes, 896).find("extra flags 1"), std::string::npos);
+  auto version = good;
+  put<int32_t>(version, 0, 2);
+  EXPECT_NE(refusal(version, sizes, 896).find("starts with 2"), std::string::npos);
+  auto idx = good;
+  put<int64_t>(idx, 520, 7);  // inner block on dim 7 of 4
+  EXPECT_NE(refusal(idx, sizes, 896).find("inner block 0"), std::string::npos);
+  EXPECT_NE(refusal(good, {8, 3, 5, 5}, 896).find("dims [8, 3, 3, 3] (groups 1) but the tensor has sizes [8, 3, 5, 5]"),
+            std::string::npos);
+  EXPECT_NE(refusal(good, sizes, 800).find("reaches element 215 but the constant holds 200"),
+            std::string::npos);
+  try {
+    decode_onednn_md(good, sizes, ScalarType::BFloat16, 896, "w");
+    ADD_FAILURE() << "a float32 descriptor was taken for bfloat16";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("data type 3"), std::string::npos) << e.what();
+  }
+}
