@@ -157,6 +157,15 @@ bool is_channels_last_strides_3d(std::span<const int64_t> sizes,
   return sizes.size() == 5 && channels_last_in_order(sizes, strides, kOrder);
 }
 
+std::vector<int64_t> suggested_format_strides(std::span<const int64_t> sizes,
+                                              std::span<const int64_t> like_sizes,
+                                              std::span<const int64_t> like_strides) {
+  const bool cl = sizes.size() == like_sizes.size() &&
+                  (is_channels_last_strides_2d(like_sizes, like_strides) ||
+                   is_channels_last_strides_3d(like_sizes, like_strides));
+  return cl ? channels_last_strides(sizes) : contiguous_strides(sizes);
+}
+
 // Note [Preserve-format strides]
 // empty_like(preserve_format), hence clone, keeps the strides of a
 // non-overlapping dense tensor. Any other strided tensor gets dense strides

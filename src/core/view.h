@@ -63,6 +63,14 @@ bool is_channels_last_strides_2d(std::span<const int64_t> sizes,
 bool is_channels_last_strides_3d(std::span<const int64_t> sizes,
                                  std::span<const int64_t> strides);
 
+// Strides of a new tensor of `sizes` in the memory format ATen's
+// suggest_memory_format gives a tensor `like` (of like_sizes, like_strides):
+// channels-last when like is 4-d (5-d) with channels-last strides and sizes
+// has its rank, else contiguous.
+std::vector<int64_t> suggested_format_strides(std::span<const int64_t> sizes,
+                                              std::span<const int64_t> like_sizes,
+                                              std::span<const int64_t> like_strides);
+
 // Strides ATen's empty_like(preserve_format) gives: the same strides for a
 // non-overlapping dense tensor, else dense strides in the same dim order
 // (see Note [Preserve-format strides]).

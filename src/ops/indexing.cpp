@@ -8,6 +8,7 @@
 #include "core/view.h"
 #include "ops/dims.h"
 #include "ops/dispatch.h"
+#include "ops/pointwise.h"  // mul
 #include "ops/promote.h"
 #include "ops/shape.h"  // full
 
@@ -416,30 +417,31 @@ std::unique_ptr<TensorImpl> masked_scatter(const TensorImpl& self, const TensorI
   return out;
 }
 
-std::unique_ptr<TensorImpl> index_reduce(const TensorImpl& self, int64_t dim,
-                                         const TensorImpl& index, const TensorImpl& source,
-                                         std::string_view reduce, bool include_self,
-                                         const char* fn) {
+namespace {
+
+// index_reduce and index_add: a contiguous copy of self, then source's slices
+// reduced into it at index along dim (`name` is ATen's, for its messages).
+std::unique_ptr<TensorImpl> index_into(const TensorImpl& self, int64_t dim,
+                                       const TensorImpl& index, const TensorImpl& source,
+                                       IndexMode mode, bool include_self, const char* name,
+                                       const char* fn) {
   const int64_t d = wrap_dim(dim, self.dim(), fn);
-  AOTRT_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
-              kInvalidArgument, fn, ": index_reduce(): Expected reduce to be one of prod, mean, ",
-              "amax or amin but got ", reduce, ".");
-  AOTRT_CHECK(index.dim() <= 1 && is_index_dtype(index.dtype()), kInvalidArgument, fn,
-              ": index_reduce_(): Index is supposed to be a vector of int64 or int32");
-  AOTRT_CHECK(source.dtype() == self.dtype(), kInvalidArgument, fn,
-              ": index_reduce_(): self and source expected to have the same dtype");
+  AOTRT_CHECK(index.dim() <= 1 && is_index_dtype(index.dtype()), kInvalidArgument, fn, ": ",
+              name, ": Index is supposed to be a vector of int64 or int32");
+  AOTRT_CHECK(source.dtype() == self.dtype(), kInvalidArgument, fn, ": ", name, ": self (",
+              dtype_name(self.dtype()), ") and source (", dtype_name(source.dtype()),
+              ") must have the same scalar type");
   const int64_t nd = std::max<int64_t>(self.dim(), 1);
   const Dims sshape = source.dim() == 0 ? Dims{1} : to_vector(source.sizes());
-  AOTRT_CHECK(static_cast<int64_t>(sshape.size()) == nd, kInvalidArgument, fn,
-              ": index_reduce_(): Source and self must have the same number of dimensions");
+  AOTRT_CHECK(static_cast<int64_t>(sshape.size()) == nd, kInvalidArgument, fn, ": ", name,
+              ": Source and self must have the same number of dimensions");
   const int64_t n = index.numel();
-  AOTRT_CHECK(sshape[d] == n, kInvalidArgument, fn,
-              ": index_reduce_(): Number of indices (", n, ") should be equal to source.size(dim) (",
-              sshape[d], ")");
+  AOTRT_CHECK(sshape[d] == n, kInvalidArgument, fn, ": ", name, ": Number of indices (", n,
+              ") should be equal to source.size(dim) (", sshape[d], ")");
   const Dims self_sizes = self.dim() == 0 ? Dims{1} : to_vector(self.sizes());
   for (int64_t k = 0; k < nd; ++k) {
-    AOTRT_CHECK(k == d || sshape[k] == self_sizes[k], kInvalidArgument, fn,
-                ": index_reduce_(): source and self must match in every dim but ", d);
+    AOTRT_CHECK(k == d || sshape[k] == self_sizes[k], kInvalidArgument, fn, ": ", name,
+                ": source and self must match in every dim but ", d);
   }
   check_same_device(self, index, "index", fn);
   check_same_device(self, source, "source", fn);
@@ -461,16 +463,71 @@ std::unique_ptr<TensorImpl> index_reduce(const TensorImpl& self, int64_t dim,
   a.index_sizes = {self_sizes[d]};
   a.index_strides = {out_strides[d]};
   a.index_dims = {d};
+  a.negative_indices = false;  // "index out of range in self", as ATen
+  // How many values each place holds so far (self's counts when included):
+  // the kernel starts an excluded place with its first source value.
   auto counts = empty_strided(out->sizes(), out->strides(), ScalarType::Int64, self.device(), fn);
   auto init = scalar_tensor(include_self ? 1.0 : 0.0, ScalarType::Int64, cpu_device(), fn);
   copy_tensor(*counts, *init, fn);
   a.counts = view_as(a, *counts, dst_strides, 0);
+  kernel(&IndexingKernels::indexed, self.device(), fn)(mode, a, fn);
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<TensorImpl> index_reduce(const TensorImpl& self, int64_t dim,
+                                         const TensorImpl& index, const TensorImpl& source,
+                                         std::string_view reduce, bool include_self,
+                                         const char* fn) {
+  AOTRT_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+              kInvalidArgument, fn, ": index_reduce(): Expected reduce to be one of prod, mean, ",
+              "amax or amin but got ", reduce, ".");
   const IndexMode mode = reduce == "prod"   ? IndexMode::kProd
                          : reduce == "mean" ? IndexMode::kMean
                          : reduce == "amax" ? IndexMode::kMax
                                             : IndexMode::kMin;
-  kernel(&IndexingKernels::indexed, self.device(), fn)(mode, a, fn);
-  return out;
+  return index_into(self, dim, index, source, mode, include_self, "index_reduce_()", fn);
+}
+
+std::unique_ptr<TensorImpl> index_add(const TensorImpl& self, int64_t dim,
+                                      const TensorImpl& index, const TensorImpl& source,
+                                      double alpha, const char* fn) {
+  if (alpha == 1.0) {
+    // ATen's scatter_add path (dim first or last of a >1-d self, int64
+    // index, source matching self but at dim) sums float16/bfloat16 in float
+    // and rounds once; its slice-by-slice path rounds after every add.
+    const int64_t d = wrap_dim(dim, self.dim(), fn);
+    const bool low = self.dtype() == ScalarType::BFloat16 || self.dtype() == ScalarType::Float16;
+    bool scatter_path = low && source.dtype() == self.dtype() && self.dim() > 1 &&
+                        (d == 0 || d == self.dim() - 1) && index.dtype() == ScalarType::Int64 &&
+                        source.dim() == self.dim();
+    for (int64_t k = 0; scatter_path && k < self.dim(); ++k) {
+      scatter_path = k == d || source.sizes()[k] == self.sizes()[k];
+    }
+    if (!scatter_path) {
+      return index_into(self, dim, index, source, IndexMode::kSum, true, "index_add_()", fn);
+    }
+    auto wide = [&](const TensorImpl& t) {
+      auto w = empty_strided(t.sizes(), contiguous_strides(t.sizes()), ScalarType::Float32,
+                             t.device(), fn);
+      copy_tensor(*w, t, fn);
+      return w;
+    };
+    auto sum = index_into(*wide(self), dim, index, *wide(source), IndexMode::kSum, true,
+                          "index_add_()", fn);
+    auto out = empty_strided(self.sizes(), contiguous_strides(self.sizes()), self.dtype(),
+                             self.device(), fn);
+    copy_tensor(*out, *sum, fn);
+    return out;
+  }
+  AOTRT_CHECK(source.dtype() == self.dtype(), kInvalidArgument, fn, ": index_add_(): self (",
+              dtype_name(self.dtype()), ") and source (", dtype_name(source.dtype()),
+              ") must have the same scalar type");
+  auto scaled = mul(source, alpha, fn);
+  AOTRT_CHECK(scaled->dtype() == self.dtype(), kInvalidArgument, fn, ": index_add_(): alpha ",
+              alpha, " does not fit self's dtype ", dtype_name(self.dtype()));
+  return index_into(self, dim, index, *scaled, IndexMode::kSum, true, "index_add_()", fn);
 }
 
 std::unique_ptr<TensorImpl> repeat_interleave(const TensorImpl& repeats,

@@ -23,8 +23,9 @@
 //   element of index, out[... index ...] = src (value), or reduced: sum,
 //   prod, mean (integer mean rounds down), amax, amin (NaN propagates);
 //   include_self=false leaves self out of the reduction at scattered places.
-// - masked_scatter and index_reduce: new contiguous results (not self's
-//   strides); index_reduce's reductions are scatter_reduce's. repeat_interleave:
+// - masked_scatter, index_reduce and index_add: new contiguous results (not
+//   self's strides); index_reduce's reductions are scatter_reduce's; their
+//   indices must lie in [0, size) ("index out of range in self"). repeat_interleave:
 //   repeats' dtype; its values decide the size, so they are read back to the
 //   host (a sync on CUDA, as in ATen). histc: self's dtype, NaN and elements
 //   outside [min, max] not counted, max falling in the last bin.
@@ -64,6 +65,7 @@ struct IndexedArgs {
   std::vector<StridedView> indices;  // int64 or int32, of `shape`
   std::vector<int64_t> index_sizes, index_strides, index_dims;
   std::optional<StridedView> counts;  // kMean
+  bool negative_indices = true;        // false: an index below 0 is out of range
  private:
   std::deque<std::vector<int64_t>> kept_;
 };
@@ -115,6 +117,15 @@ std::unique_ptr<TensorImpl> index_reduce(const TensorImpl& self, int64_t dim,
                                          const TensorImpl& index, const TensorImpl& source,
                                          std::string_view reduce, bool include_self,
                                          const char* fn);
+// self.index_add(dim, index, source, alpha): out[..., index[i], ...] +=
+// alpha * source[..., i, ...], one index after another. As ATen's CPU
+// kernel: alpha other than 1 scales source in self's dtype first; float16
+// and bfloat16 sums taking ATen's scatter_add path (alpha 1, int64 index,
+// dim first or last of a >1-d self, source of self's sizes but at dim) are
+// summed in float32 and rounded once, the others rounded after every add.
+std::unique_ptr<TensorImpl> index_add(const TensorImpl& self, int64_t dim,
+                                      const TensorImpl& index, const TensorImpl& source,
+                                      double alpha, const char* fn);
 // [0] * repeats[0] + [1] * repeats[1] + ...; the repeats are read on the host.
 std::unique_ptr<TensorImpl> repeat_interleave(const TensorImpl& repeats,
                                               std::optional<int64_t> output_size, const char* fn);

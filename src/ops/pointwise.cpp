@@ -79,6 +79,31 @@ ScalarType result_type(const TensorImpl& a, double s) {
   return t;
 }
 
+// ATen's alpha_check, as far as a double tells: an integral result takes an
+// integral alpha.
+void check_alpha(ScalarType t, double alpha, const char* fn) {
+  AOTRT_CHECK(category_of(t) != Category::kInt || scalar_dtype(alpha) == ScalarType::Int64,
+              kInvalidArgument, fn,
+              ": For integral input tensors, argument alpha must not be a floating point number.");
+}
+
+// out = conj(src) (same sizes); complex32 goes through complex64, which holds
+// its values exactly.
+void conj_into(const TensorImpl& src, const TensorImpl& out, const char* fn) {
+  if (src.numel() == 0) return;
+  if (src.dtype() != ScalarType::Complex32) {
+    kernel(&PointwiseKernels::unary, src.device(), fn)(UnaryOp::kConj, strided_view(src),
+                                                       strided_view(out), fn);
+    return;
+  }
+  auto wide = empty_strided(src.sizes(), contiguous_strides(src.sizes()), ScalarType::Complex64,
+                            src.device(), fn);
+  copy_tensor(*wide, src, fn);
+  kernel(&PointwiseKernels::unary, src.device(), fn)(UnaryOp::kConj, strided_view(*wide),
+                                                     strided_view(*wide), fn);
+  copy_tensor(out, *wide, fn);
+}
+
 // t as `dtype` (itself when it already is).
 const TensorImpl& as_dtype(const TensorImpl& t, ScalarType dtype,
                            std::vector<std::unique_ptr<TensorImpl>>& keep, const char* fn) {
@@ -162,7 +187,22 @@ std::unique_ptr<TensorImpl> add(const TensorImpl& self, const TensorImpl& other,
   const ScalarType t = result_type(self, other, fn);
   AOTRT_CHECK(t != ScalarType::Bool || alpha == 1.0 || alpha == 0.0, kInvalidArgument, fn,
               ": for bool tensors alpha must be a bool");
+  check_alpha(t, alpha, fn);
   return binary(BinaryOp::kAdd, self, other, t, t, alpha, fn);
+}
+
+std::unique_ptr<TensorImpl> sub(const TensorImpl& self, const TensorImpl& other, double alpha,
+                                const char* fn) {
+  const bool sb = self.dtype() == ScalarType::Bool, ob = other.dtype() == ScalarType::Bool;
+  AOTRT_CHECK(!(sb && ob), kInvalidArgument, fn,
+              ": Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+              "`^` or `logical_xor()` operator instead.");
+  AOTRT_CHECK(!sb && !ob, kInvalidArgument, fn,
+              ": Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+              "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  const ScalarType t = result_type(self, other, fn);
+  check_alpha(t, alpha, fn);
+  return binary(BinaryOp::kAdd, self, other, t, t, -alpha, fn);
 }
 
 std::unique_ptr<TensorImpl> add(const TensorImpl& self, double other, double alpha,
@@ -216,6 +256,63 @@ std::unique_ptr<TensorImpl> polar(const TensorImpl& abs, const TensorImpl& angle
               dtype_name(angle.dtype()), ", abs ", dtype_name(abs.dtype()),
               " (ATen wants one dtype)");
   return binary(BinaryOp::kPolar, abs, angle, abs.dtype(), complex_of(abs.dtype()), 1.0, fn);
+}
+
+std::unique_ptr<TensorImpl> complex(const TensorImpl& real, const TensorImpl& imag,
+                                    const char* fn) {
+  auto floating = [](ScalarType t) {
+    return t == ScalarType::Float16 || t == ScalarType::Float32 || t == ScalarType::Float64;
+  };
+  AOTRT_CHECK(floating(real.dtype()) && floating(imag.dtype()), kInvalidArgument, fn,
+              ": Expected both inputs to be Half, Float or Double tensors but got ",
+              dtype_name(real.dtype()), " and ", dtype_name(imag.dtype()));
+  AOTRT_CHECK(real.dtype() == imag.dtype(), kInvalidArgument, fn,
+              ": Expected object of scalar type ", dtype_name(real.dtype()),
+              " but got scalar type ", dtype_name(imag.dtype()), " for second argument");
+  if (real.dtype() != ScalarType::Float16) {
+    return binary(BinaryOp::kComplex, real, imag, real.dtype(), complex_of(real.dtype()), 1.0,
+                  fn);
+  }
+  auto wide = binary(BinaryOp::kComplex, real, imag, ScalarType::Float32, ScalarType::Complex64,
+                     1.0, fn);
+  auto out = empty_strided(wide->sizes(), wide->strides(), ScalarType::Complex32, wide->device(),
+                           fn);
+  if (out->numel() > 0) copy_tensor(*out, *wide, fn);
+  return out;
+}
+
+std::unique_ptr<TensorImpl> conj(const TensorImpl& self, const char* fn) {
+  AOTRT_CHECK(is_complex(self.dtype()), kInvalidArgument, fn, ": _conj of a ",
+              dtype_name(self.dtype()), " tensor (ATen takes complex ones only)");
+  auto out = clone_preserve_strides(self, fn);
+  if (out->numel() > 0) {
+    // Conjugate the copy's whole memory once, flat: an overlapping view
+    // (an expanded dim) would meet its shared elements more than once.
+    const int64_t n = static_cast<int64_t>(out->storage()->nbytes() / out->itemsize()), one = 1;
+    auto flat = make_tensor(out->storage(), std::span(&n, 1), std::span(&one, 1), 0,
+                            out->dtype(), fn);
+    conj_into(*flat, *flat, fn);
+  }
+  return out;
+}
+
+std::unique_ptr<TensorImpl> conj_physical(const TensorImpl& self, const char* fn) {
+  auto out = empty_strided(self.sizes(), preserve_format_strides(self.sizes(), self.strides()),
+                           self.dtype(), self.device(), fn);
+  if (is_complex(self.dtype())) {
+    conj_into(self, *out, fn);
+  } else if (out->numel() > 0) {
+    copy_tensor(*out, self, fn);
+  }
+  return out;
+}
+
+std::unique_ptr<TensorImpl> convert_element_type(const TensorImpl& self, ScalarType dtype,
+                                                 const char* fn) {
+  auto out = empty_strided(self.sizes(), preserve_format_strides(self.sizes(), self.strides()),
+                           dtype, self.device(), fn);
+  if (out->numel() > 0) copy_tensor(*out, self, fn);
+  return out;
 }
 
 std::unique_ptr<TensorImpl> gcd(const TensorImpl& self, const TensorImpl& other, const char* fn) {

@@ -70,20 +70,8 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
 // `follow_layout` and the input's strides are (4-d: channels_last, 5-d:
 // channels_last_3d), else contiguous.
 Sizes output_strides(const TensorImpl& self, const Sizes& sizes, bool follow_layout) {
-  const bool cl2 = sizes.size() == 4 && is_channels_last_strides_2d(self.sizes(), self.strides());
-  const bool cl3 = sizes.size() == 5 && is_channels_last_strides_3d(self.sizes(), self.strides());
-  if (!follow_layout || !(cl2 || cl3)) return contiguous_strides(sizes);
-  const size_t n = sizes.size();
-  Sizes st(n);
-  int64_t step = 1;
-  st[1] = step;
-  step *= sizes[1];
-  for (size_t d = n - 1; d >= 2; --d) {
-    st[d] = step;
-    step *= sizes[d];
-  }
-  st[0] = step;
-  return st;
+  if (!follow_layout) return contiguous_strides(sizes);
+  return suggested_format_strides(sizes, self.sizes(), self.strides());
 }
 
 // t as (N, C, D, H, W): an unbatched tensor gets N = 1, a 2-d pool's D = 1.

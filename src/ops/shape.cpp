@@ -110,11 +110,31 @@ std::unique_ptr<TensorImpl> pad(const TensorImpl& self, std::span<const int64_t>
     src = narrowed(*src, d, std::min(crop_lo, self.sizes()[d]), keep, fn);
     place[d] = {std::max<int64_t>(before, 0), keep};
   }
-  auto out = full(sizes, value.value_or(0.0), self.dtype(), self.device(), fn);
+  auto out = empty_strided(sizes, suggested_format_strides(sizes, self.sizes(), self.strides()),
+                           self.dtype(), self.device(), fn);
+  if (out->numel() > 0) fill(*out, value.value_or(0.0), fn);
   std::unique_ptr<TensorImpl> dst = make_tensor(out->storage(), out->sizes(), out->strides(), 0,
                                                 out->dtype(), fn);
   for (int64_t k = 0; k < nd; ++k) dst = narrowed(*dst, k, place[k].first, place[k].second, fn);
   if (dst->numel() > 0) copy_tensor(*dst, *src, fn);
+  return out;
+}
+
+std::unique_ptr<TensorImpl> clone(const TensorImpl& self, std::optional<MemoryFormat> format,
+                                  const char* fn) {
+  if (!format) return clone_tensor(self, fn);
+  Dims strides = contiguous_strides(self.sizes());
+  if (*format == MemoryFormat::ChannelsLast) {
+    AOTRT_CHECK(self.dim() == 4, kInvalidArgument, fn,
+                ": required rank 4 tensor to use channels_last format");
+    strides = channels_last_strides(self.sizes());
+  } else if (*format == MemoryFormat::ChannelsLast3d) {
+    AOTRT_CHECK(self.dim() == 5, kInvalidArgument, fn,
+                ": required rank 5 tensor to use channels_last_3d format");
+    strides = channels_last_strides(self.sizes());
+  }
+  auto out = empty_strided(self.sizes(), strides, self.dtype(), self.device(), fn);
+  if (out->numel() > 0) copy_tensor(*out, self, fn);
   return out;
 }
 

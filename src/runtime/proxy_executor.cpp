@@ -203,6 +203,33 @@ std::string proxy_refusal(const ExternNode& node, const std::string& device) {
   return {};
 }
 
+void bind_run_time_defaults(ExternNode& node, const ProxyOp& op) {
+  bool inserted = false;
+  for (const auto& [name, count] : op.run_time_defaults) {
+    const bool given = std::any_of(node.inputs.begin(), node.inputs.end(),
+                                   [&](const ProxyArg& a) { return a.name == name; });
+    if (given) continue;
+    ProxyArg a;
+    a.name = std::string(name);
+    a.kind = count == 1 ? "as_int" : "as_ints";
+    a.int_count = count;
+    node.inputs.push_back(std::move(a));
+    inserted = true;
+  }
+  if (!inserted) return;
+  auto place = [&](const ProxyArg& a) {
+    return std::find(op.arguments.begin(), op.arguments.end(), a.name) - op.arguments.begin();
+  };
+  std::stable_sort(node.inputs.begin(), node.inputs.end(),
+                   [&](const ProxyArg& x, const ProxyArg& y) { return place(x) < place(y); });
+  int ints = 0;
+  for (ProxyArg& a : node.inputs) {
+    a.int_begin = ints;
+    ints += a.int_count;
+  }
+  node.num_ints = ints;
+}
+
 ProxyCall::ProxyCall(const ExternNode& node, int node_index, const int64_t* ints,
                      AtenTensorHandle* tensors)
     : node_(node), ints_(ints), tensors_(tensors),
@@ -358,6 +385,31 @@ std::optional<ScalarType> ProxyCall::optional_dtype(std::string_view name) const
   return t;
 }
 
+ScalarType ProxyCall::dtype(std::string_view name) const {
+  require(name, "ScalarType");
+  const std::optional<ScalarType> t = optional_dtype(name);
+  AOTRT_CHECK(t.has_value(), kInvalidArgument, what_, ": argument '", name,
+              "' (ScalarType) is None");
+  return *t;
+}
+
+std::optional<MemoryFormat> ProxyCall::optional_memory_format(
+    std::string_view name) const {
+  const ProxyArg* a = find(name);
+  if (a == nullptr || a->kind == "as_none") return std::nullopt;
+  AOTRT_CHECK(a->kind == "as_memory_format", kInvalidArgument, what_, ": argument '", name,
+              "' is ", a->kind, ", not a memory format");
+  switch (std::get<int64_t>(a->value)) {
+    case 1: return MemoryFormat::Contiguous;
+    case 2: return MemoryFormat::ChannelsLast;
+    case 3: return MemoryFormat::ChannelsLast3d;
+    case 4: return std::nullopt;  // preserve_format
+    default:
+      AOTRT_FAIL(kUnsupported, what_, ": argument '", name, "' has serialised memory format ",
+                 std::get<int64_t>(a->value), ", which aotrt does not know");
+  }
+}
+
 void ProxyCall::set_output(size_t index, std::unique_ptr<TensorImpl> t) {
   AOTRT_CHECK(index < node_.outputs.size(), kInternal, what_, ": output ", index, " of ",
               node_.outputs.size());
@@ -386,20 +438,9 @@ ProxyExecutor::ProxyExecutor(std::vector<ExternNode> nodes, const std::string& d
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const std::string why = proxy_refusal(nodes_[i], device);
     if (!why.empty()) refused.push_back(why);
-    ops_.push_back(find_proxy_op(nodes_[i].target));
-    if (!why.empty()) continue;
-    ExternNode& node = nodes_[i];
-    for (std::string_view name : ops_.back()->implicit_ints) {
-      const bool described = std::any_of(node.inputs.begin(), node.inputs.end(),
-                                         [&](const ProxyArg& a) { return a.name == name; });
-      if (described) continue;
-      ProxyArg a;
-      a.name = std::string(name);
-      a.kind = "as_int";
-      a.int_begin = node.num_ints++;
-      a.int_count = 1;
-      node.inputs.push_back(std::move(a));
-    }
+    const ProxyOp* op = find_proxy_op(nodes_[i].target);
+    if (why.empty()) bind_run_time_defaults(nodes_[i], *op);
+    ops_.push_back(op);
   }
   if (!refused.empty()) {
     std::ostringstream msg;

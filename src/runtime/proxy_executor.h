@@ -20,8 +20,13 @@
 // - ints: one per as_int / as_sym_int (an int, SymInt or int Scalar), one
 //   per element of as_ints / as_sym_ints; floats, bools, strings, dtypes,
 //   layouts, memory formats and devices are static and read from the JSON.
-// A keyword argument at its schema default may be left out of "inputs": an
-// op reads it with its default (the schema's, a fact of the op).
+// A keyword-only argument at its schema default is left out of "inputs"
+// (torch.export's serialize_inputs), and an op reads it with its default
+// (the schema's, a fact of the op). The flat arrays still carry it when it
+// is of a run-time kind: the wrapper fills every schema argument, defaults
+// included (index_add's `Scalar alpha=1` takes an int slot). An op names
+// such arguments (run_time_defaults), and binding inserts them where the
+// schema has them, so the slots of the arguments after them line up.
 //
 // aotrt reads the JSON when it opens the package, binds every node to an op
 // it registered under the node's target (AOTRT_PROXY_OP, beside the op's C
@@ -35,10 +40,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "aotrt/shim.h"
+#include "aotrt/aotrt.h"  // MemoryFormat
 #include "core/tensor.h"
 
 namespace aotrt::runtime {
@@ -80,19 +87,16 @@ using ProxyOpFn = void (*)(ProxyCall&);
 enum ProxyDevices : unsigned { kProxyCpu = 1u, kProxyCuda = 2u };
 
 // An op served through the proxy executor: the target it answers to, every
-// argument name its schema has (others are refused at load time), the devices
-// it has kernels for, and the function.
+// argument name its schema has, in the schema's order (others are refused at
+// load time), the devices it has kernels for, the function, and the
+// arguments whose schema default takes run-time ints (name, how many; see
+// Note [Proxy executor]).
 struct ProxyOp {
   const char* target;
   std::vector<std::string_view> arguments;
   unsigned devices;
   ProxyOpFn fn;
-  // Keyword int arguments that the JSON leaves out at their default but the
-  // wrapper still passes in the flat int array (inductor fills every
-  // argument from the schema, the serialiser drops defaults): each takes one
-  // slot after the described ones, in this order, when absent from the
-  // node. Only for ints that come last in the schema (hash_tensor's mode).
-  std::vector<std::string_view> implicit_ints = {};
+  std::vector<std::pair<std::string_view, int>> run_time_defaults = {};
 };
 
 // Registers at static-initialisation time; use AOTRT_PROXY_OP.
@@ -110,6 +114,10 @@ std::vector<std::string> proxy_op_targets();  // sorted
 
 // Why node cannot be served on `device` ("cpu"/"cuda"), or empty when it can.
 std::string proxy_refusal(const ExternNode& node, const std::string& device);
+
+// Inserts op's run-time defaults that node leaves out, at their schema
+// places, and lays its int slots out again (Note [Proxy executor]).
+void bind_run_time_defaults(ExternNode& node, const ProxyOp& op);
 
 // One call of an op: typed access to its arguments and its outputs.
 // Argument accessors take the schema's default for arguments that may be
@@ -144,6 +152,12 @@ class ProxyCall {
   double scalar_arg(std::string_view name, std::optional<double> dflt = std::nullopt) const;
   // ScalarType? in aotrt's codes; nullopt when None or left out.
   std::optional<ScalarType> optional_dtype(std::string_view name) const;
+  // A ScalarType argument that must be given.
+  ScalarType dtype(std::string_view name) const;
+  // MemoryFormat?: nullopt when None, left out or torch.preserve_format;
+  // torch.export's serialised codes (schema.py: contiguous 1, channels_last
+  // 2, channels_last_3d 3, preserve 4); Unknown (0) and others are refused.
+  std::optional<MemoryFormat> optional_memory_format(std::string_view name) const;
 
   size_t num_outputs() const { return node_.outputs.size(); }
   // Makes output `index`'s handle an alias of t (an op result).

@@ -150,6 +150,123 @@ TEST(ProxyExecutor, CallsTheOpAndAliasesItsResultIntoTheOutputHandle) {
   aoti_torch_delete_tensor_object(x);
 }
 
+// Static ScalarType and MemoryFormat arguments, in torch.export's serialised codes
+// (as clone(memory_format=...) and prims.convert_element_type carry them).
+std::optional<MemoryFormat> g_seen_format;
+ScalarType g_seen_dtype = ScalarType::Bool;
+AOTRT_PROXY_OP("aotrt_test::formats", {"self", "dtype", "memory_format"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 g_seen_dtype = c.dtype("dtype");
+                 g_seen_format = c.optional_memory_format("memory_format");
+                 const TensorImpl& self = c.tensor("self");
+                 c.set_output(0, make_tensor(self.storage(), self.sizes(), self.strides(),
+                                             self.storage_offset(), self.dtype(), c.what()));
+               });
+
+AOTITorchError call_formats(const std::string& extra) {
+  const std::string json = R"({"nodes": [{"name": "b", "node": {"target": "aotrt_test::formats",
+    "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}})" + extra +
+                           R"(], "outputs": [{"as_tensor": {"name": "o"}}]}}]})";
+  ProxyExecutor ex(parse_extern_nodes(json, "t"), "cpu", "test");
+  float data[2] = {1, 2};
+  const int64_t sizes[] = {2}, strides[] = {1};
+  AtenTensorHandle x = nullptr, out = nullptr;
+  aoti_torch_create_tensor_from_blob(data, 1, sizes, strides, 0, 6, 0, 0, &x);
+  aoti_torch_new_uninitialized_tensor(&out);
+  AtenTensorHandle tensors[] = {x, out};
+  const AOTITorchError rc =
+      aoti_torch_proxy_executor_call_function(ex.handle(), 0, 0, nullptr, 2, tensors);
+  aoti_torch_delete_tensor_object(out);
+  aoti_torch_delete_tensor_object(x);
+  return rc;
+}
+
+TEST(ProxyExecutor, DecodesScalarTypesAndMemoryFormats) {
+  const std::string dtype = R"(, {"name": "dtype", "arg": {"as_scalar_type": 10}})";
+  auto format = [](int code) {
+    return R"(, {"name": "memory_format", "arg": {"as_memory_format": )" + std::to_string(code) +
+           "}}";
+  };
+  ASSERT_EQ(call_formats(dtype + format(2)), AOTI_TORCH_SUCCESS) << last_error();
+  EXPECT_EQ(g_seen_dtype, ScalarType::Complex64);
+  EXPECT_EQ(g_seen_format, MemoryFormat::ChannelsLast);
+  ASSERT_EQ(call_formats(R"(, {"name": "dtype", "arg": {"as_scalar_type": 9}})" + format(1)),
+            AOTI_TORCH_SUCCESS)
+      << last_error();
+  EXPECT_EQ(g_seen_dtype, ScalarType::Complex32);
+  EXPECT_EQ(g_seen_format, MemoryFormat::Contiguous);
+  ASSERT_EQ(call_formats(dtype + format(3)), AOTI_TORCH_SUCCESS) << last_error();
+  EXPECT_EQ(g_seen_format, MemoryFormat::ChannelsLast3d);
+  // preserve_format, None and a left-out argument all mean "keep the layout".
+  ASSERT_EQ(call_formats(dtype + format(4)), AOTI_TORCH_SUCCESS) << last_error();
+  EXPECT_FALSE(g_seen_format.has_value());
+  ASSERT_EQ(call_formats(dtype + R"(, {"name": "memory_format", "arg": {"as_none": true}})"),
+            AOTI_TORCH_SUCCESS)
+      << last_error();
+  EXPECT_FALSE(g_seen_format.has_value());
+  ASSERT_EQ(call_formats(dtype), AOTI_TORCH_SUCCESS) << last_error();
+  EXPECT_FALSE(g_seen_format.has_value());
+  // Unknown (0), an unknown code, a missing or None dtype: refused naming the argument.
+  EXPECT_EQ(call_formats(dtype + format(0)), AOTI_TORCH_FAILURE);
+  EXPECT_NE(last_error().find("argument 'memory_format' has serialised memory format 0"),
+            std::string::npos)
+      << last_error();
+  EXPECT_EQ(call_formats(R"(, {"name": "dtype", "arg": {"as_scalar_type": 99}})"),
+            AOTI_TORCH_FAILURE);
+  EXPECT_NE(last_error().find("serialised dtype code 99"), std::string::npos) << last_error();
+  EXPECT_EQ(call_formats(""), AOTI_TORCH_FAILURE);
+  EXPECT_NE(last_error().find("argument 'dtype' (ScalarType) is missing"), std::string::npos)
+      << last_error();
+  EXPECT_EQ(call_formats(R"(, {"name": "dtype", "arg": {"as_none": true}})"),
+            AOTI_TORCH_FAILURE);
+  EXPECT_NE(last_error().find("argument 'dtype' (ScalarType) is None"), std::string::npos)
+      << last_error();
+}
+
+// A keyword-only int default left out of the JSON still takes its run-time slot, where the
+// schema has it: torch 2.13 serialises index_add(a, 0, i, s) without alpha but passes
+// ints {dim, alpha} = {0, 1}.
+int64_t g_seen_dim = -1, g_seen_k = -1, g_seen_alpha = -1;
+AOTRT_PROXY_OP("aotrt_test::kwdefault", {"self", "dim", "alpha", "k"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 g_seen_dim = c.int_arg("dim");
+                 g_seen_alpha = c.int_arg("alpha");
+                 g_seen_k = c.int_arg("k");
+                 const TensorImpl& self = c.tensor("self");
+                 c.set_output(0, make_tensor(self.storage(), self.sizes(), self.strides(),
+                                             self.storage_offset(), self.dtype(), c.what()));
+               },
+               {{"alpha", 1}});
+
+TEST(ProxyExecutor, LeftOutRunTimeDefaultsKeepTheirSlots) {
+  const char* json = R"({"nodes": [{"name": "b", "node": {"target": "aotrt_test::kwdefault",
+    "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}},
+               {"name": "dim", "arg": {"as_int": 0}},
+               {"name": "k", "arg": {"as_int": 5}}],
+    "outputs": [{"as_tensor": {"name": "o"}}]}}]})";
+  EXPECT_EQ(parse_extern_nodes(json, "t")[0].num_ints, 2);  // as written
+  ProxyExecutor ex(parse_extern_nodes(json, "t"), "cpu", "test");
+  float data[2] = {1, 2};
+  const int64_t sizes[] = {2}, strides[] = {1};
+  AtenTensorHandle x = nullptr, out = nullptr;
+  ASSERT_EQ(aoti_torch_create_tensor_from_blob(data, 1, sizes, strides, 0, 6, 0, 0, &x),
+            AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_new_uninitialized_tensor(&out), AOTI_TORCH_SUCCESS);
+  int64_t ints[] = {1, 3, 7};  // dim, alpha (the default the wrapper fills), k
+  AtenTensorHandle tensors[] = {x, out};
+  ASSERT_EQ(aoti_torch_proxy_executor_call_function(ex.handle(), 0, 3, ints, 2, tensors),
+            AOTI_TORCH_SUCCESS)
+      << last_error();
+  EXPECT_EQ(g_seen_dim, 1);
+  EXPECT_EQ(g_seen_alpha, 3);
+  EXPECT_EQ(g_seen_k, 7);
+  // Two ints (the JSON's count without the default) no longer fit the call.
+  EXPECT_EQ(aoti_torch_proxy_executor_call_function(ex.handle(), 0, 2, ints, 2, tensors),
+            AOTI_TORCH_FAILURE);
+  aoti_torch_delete_tensor_object(out);
+  aoti_torch_delete_tensor_object(x);
+}
+
 TEST(ProxyExecutor, RefusesACallWhoseCountsDisagreeWithTheJson) {
   const char* json = R"({"nodes": [{"name": "b", "node": {"target": "aotrt_test::head",
     "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}}],

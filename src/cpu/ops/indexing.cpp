@@ -61,8 +61,9 @@ void indexed_typed(IndexMode mode, const IndexedArgs& a, const char* fn) {
     for (size_t k = 0; k < a.indices.size(); ++k) {
       int64_t i = read_index(a.indices[k], off[first_index + k]);
       const int64_t n = a.index_sizes[k];
-      AOTRT_CHECK(i >= -n && i < n, kInvalidArgument, fn, ": index ", i,
-                  " is out of bounds for dimension ", a.index_dims[k], " with size ", n);
+      AOTRT_CHECK(i >= (a.negative_indices ? -n : 0) && i < n, kInvalidArgument, fn, ": index ",
+                  i, " is out of bounds for dimension ", a.index_dims[k], " with size ", n,
+                  a.negative_indices ? "" : " (index out of range in self)");
       if (i < 0) i += n;
       extra += i * a.index_strides[k];
     }

@@ -124,7 +124,13 @@ void unary(UnaryOp op, const StridedView& in, const StridedView& out, const char
       const std::array<std::span<const int64_t>, 2> st{in.strides, out.strides};
       for_each_element<2>(in.sizes, st, [&](const std::array<int64_t, 2>& off) {
         const auto x = load(read_elem<T>(in.data, off[0]));
-        if (op == UnaryOp::kAbs) {
+        if (op == UnaryOp::kConj) {
+          if constexpr (is_complex_v<T>) {
+            write_elem<T>(out.data, off[1], std::conj(x));
+          } else {
+            AOTRT_FAIL(kInternal, fn, ": conj of a real dtype reached the kernel");
+          }
+        } else if (op == UnaryOp::kAbs) {
           if constexpr (is_complex_v<T>) {
             write_elem<R>(out.data, off[1], std::abs(x));
           } else if constexpr (std::is_unsigned_v<T>) {
@@ -161,12 +167,14 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
     for_each_element<3>(out.sizes, st, [&](const std::array<int64_t, 3>& off) {
       const V x = load(read_elem<T>(a.data, off[0]));
       const V y = load(read_elem<T>(b.data, off[1]));
-      if (op == BinaryOp::kPolar) {
+      if (op == BinaryOp::kPolar || op == BinaryOp::kComplex) {
         if constexpr (std::is_floating_point_v<V>) {
-          write_elem<std::complex<V>>(out.data, off[2],
-                                      std::complex<V>(x * std::cos(y), x * std::sin(y)));
+          const std::complex<V> z = op == BinaryOp::kComplex
+                                        ? std::complex<V>(x, y)
+                                        : std::complex<V>(x * std::cos(y), x * std::sin(y));
+          write_elem<std::complex<V>>(out.data, off[2], z);
         } else {
-          AOTRT_FAIL(kInternal, fn, ": polar of a non-floating dtype");
+          AOTRT_FAIL(kInternal, fn, ": polar or complex of a non-floating dtype");
         }
         return;
       }

@@ -168,6 +168,7 @@ struct IndexList {
   bool is_int32[kMaxIndexTensors] = {};
   int64_t size[kMaxIndexTensors] = {};    // of the indexed dim
   int64_t stride[kMaxIndexTensors] = {};  // of the indexed dim in dst (src for a gather)
+  bool negative = true;                   // IndexedArgs::negative_indices
 };
 
 enum class Phase { kIdentity, kApply, kDivide };
@@ -181,7 +182,7 @@ __device__ __forceinline__ int64_t index_offset(const IndexList& il, const int64
     int64_t i = il.is_int32[k] ? reinterpret_cast<const int32_t*>(il.data[k])[at]
                                : reinterpret_cast<const int64_t*>(il.data[k])[at];
     const int64_t n = il.size[k];
-    if (i < -n || i >= n) return -1;
+    if (i < (il.negative ? -n : 0) || i >= n) return -1;
     if (i < 0) i += n;
     extra += i * il.stride[k];
   }
@@ -249,6 +250,7 @@ void indexed(IndexMode mode, const IndexedArgs& a, const char* fn) {
   strides[2] = a.counts ? a.counts->strides : std::span<const int64_t>(zeros);
   IndexList il;
   il.count = static_cast<int>(a.indices.size());
+  il.negative = a.negative_indices;
   for (int k = 0; k < kMaxIndexTensors; ++k) {
     if (k < il.count) {
       const StridedView& v = a.indices[static_cast<size_t>(k)];

@@ -1,13 +1,16 @@
-// Entry points of the indexing family (ops/indexing.h), both devices, and
-// the device-generic aoti_torch_index_put_out / scatter_out /
-// scatter_reduce_out of torch's c/shim.h. Handles in are borrowed; ret0 gets
+// Entry points of the indexing family (ops/indexing.h), both devices, the
+// device-generic aoti_torch_index_put_out / scatter_out /
+// scatter_reduce_out of torch's c/shim.h, and index_add (no C shim; inductor
+// leaves it to the proxy executor for bfloat16) through the proxy executor. Handles in are borrowed; ret0 gets
 // a new owning handle; the _out forms write their result into `out` (any
 // strides: through aotrt's copy). See Note [Op rows].
 #include "core/copy.h"
 #include "ops/indexing.h"
+#include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
 
 using namespace aotrt;
+using runtime::ProxyCall;
 
 namespace {
 // Writes a result into the caller's out (of the result's sizes).
@@ -144,3 +147,12 @@ AOTRT_OP(repeat_interleave_Tensor, (AtenTensorHandle repeats, int64_t* output_si
 
 AOTRT_OP(histc, (AtenTensorHandle self, int64_t bins, double min, double max, AtenTensorHandle* ret0),
          give(ret0, ops::histc(args.tensor(self, "self"), bins, min, max, fn)))
+
+// index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1).
+AOTRT_PROXY_OP("aten::index_add", {"self", "dim", "index", "source", "alpha"},
+               runtime::kProxyCpu, [](ProxyCall& c) {
+                 c.set_output(0, ops::index_add(c.tensor("self"), c.int_arg("dim"),
+                                                c.tensor("index"), c.tensor("source"),
+                                                c.scalar_arg("alpha"), c.what()));
+               },
+               {{"alpha", 1}});

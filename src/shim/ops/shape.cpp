@@ -3,9 +3,11 @@
 // new owning handle; fill_ writes into self. See Note [Op rows].
 #include "core/view.h"
 #include "ops/shape.h"
+#include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
 
 using namespace aotrt;
+using runtime::ProxyCall;
 
 namespace {
 // The (dtype, layout, device, pin_memory) options of a factory: dtype and device
@@ -74,3 +76,21 @@ AOTRT_OP_ATEN(pad,
               AOTRT_CHECK(mode != nullptr, kInvalidArgument, fn, ": argument 'mode' is null");
               give(ret0, ops::pad(args.tensor(self, "self"), args.ints(pad, pad_len_, "pad"),
                                   mode, OpArgs::optional(value), fn)))
+
+// Ops inductor leaves to the proxy executor (it emits them for complex
+// tensors, which it has no codegen for, and for the FFTs' padding). The ops
+// are device-generic, but only the CPU has run these rows.
+// clone(Tensor self, *, MemoryFormat? memory_format=None).
+AOTRT_PROXY_OP("aten::clone", {"self", "memory_format"}, runtime::kProxyCpu, [](ProxyCall& c) {
+  c.set_output(0, ops::clone(c.tensor("self"), c.optional_memory_format("memory_format"),
+                             c.what()));
+});
+
+// constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0): value is
+// positional, so the JSON always has it (inductor fills positional defaults).
+AOTRT_PROXY_OP("aten::constant_pad_nd", {"self", "pad", "value"}, runtime::kProxyCpu,
+               [](ProxyCall& c) {
+                 const std::vector<int64_t> pad = c.ints("pad");
+                 c.set_output(0, ops::pad(c.tensor("self"), pad, "constant",
+                                          c.scalar_arg("value"), c.what()));
+               });

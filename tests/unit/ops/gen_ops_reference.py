@@ -888,6 +888,148 @@ def pointwise_cases():
     add("gcd_int64", "gcd", [ga, gb], torch.gcd(ga, gb))
     add("gcd_int32_broadcast", "gcd", [ga.int().reshape(5, 1), view([12, 18], i32, [2])],
         torch.gcd(ga.int().reshape(5, 1), view([12, 18], i32, [2])))
+    # c_shim_aten.h's subtract.Tensor (floats: alpha).
+    sa, sb = transposed(pattern(6), f32, [2, 3]), view(pattern(3, 4), f32, [3], [2], 1)
+    add("aten_subtract_broadcast_alpha", "aten_subtract_Tensor", [sa, sb], torch.sub(sa, sb, alpha=2.5), [2.5])
+    add("aten_subtract_complex", "aten_subtract_Tensor", [zc, zb], torch.sub(zc, zb), [1.0])
+    ua, ub = view([1, 200, 7], torch.uint8, [3]), view([3, 100, 250], torch.uint8, [3])
+    add("aten_subtract_uint8_wraps", "aten_subtract_Tensor", [ua, ub], torch.sub(ua, ub, alpha=2), [2.0])
+    add("aten_subtract_int_float_promotes", "aten_subtract_Tensor", [view([1, 2, 3], i32, [3]), view([0.5], f64, [])],
+        torch.sub(view([1, 2, 3], i32, [3]), view([0.5], f64, [])), [1.0])
+    return out
+
+
+# --- complex ---------------------------------------------------------------------------
+# Ops served through the proxy executor (test_ops_complex.cpp builds each one's extern
+# node). ints: the mask of complex inputs (passed as view_as_real), then per op:
+# convert_element_type: the serialised dtype code; clone: the serialised memory format
+# (kNone: left out); constant_pad_nd: the pad list; index_add: dim. floats: the pad
+# value / index_add's alpha. Complex outputs as view_as_real (complex32 ones of their
+# complex64 copy).
+SERIAL_DTYPE = {torch.complex32: 9, torch.complex64: 10, torch.complex128: 11, torch.float32: 7,
+                torch.float64: 8, torch.int64: 5, torch.bool: 12}
+
+
+def complex_cases():
+    out = []
+    f16, f32, f64, c64, c128, i64 = (torch.float16, torch.float32, torch.float64, torch.complex64,
+                                     torch.complex128, torch.int64)
+
+    def cview(n, dtype, sizes, strides=None, offset=0, start=0):
+        re = torch.tensor(pattern(n, start, 0.5), dtype=torch.float64).reshape(sizes)
+        im = torch.tensor(pattern(n, start + 3, 0.25), dtype=torch.float64).reshape(sizes)
+        strides = contiguous_strides(sizes) if strides is None else strides
+        extent = offset + 1 + sum((sz - 1) * st for sz, st in zip(sizes, strides))
+        buf = torch.full((extent + 1,), -77, dtype=dtype)
+        v = torch.as_strided(buf, sizes, strides, offset)
+        v.copy_(torch.complex(re, im).to(dtype))
+        return v
+
+    def real_out(r):
+        if r.is_conj():  # _conj's lazy view: its values resolved, its own strides kept
+            r = torch.empty_strided(r.shape, r.stride(), dtype=r.dtype).copy_(r)
+        if r.dtype == torch.complex32:
+            r = r.to(c64)
+        return torch.view_as_real(r) if r.is_complex() else r
+
+    def add(name, op, inputs, ints, r, floats=()):
+        mask = sum(1 << i for i, t in enumerate(inputs) if t.is_complex())
+        ins = [torch.view_as_real(t) if t.is_complex() else t for t in inputs]
+        out.append(case(name, op, ins, [mask] + list(ints), real_out(r), floats=list(floats)))
+
+    a, b = transposed(pattern(6), f32, [2, 3]), transposed(pattern(6, 2), f32, [2, 3])
+    add("complex_transposed", "complex", [a, b], [], torch.complex(a, b))
+    ad, bd = view(pattern(4, 1), f64, [4, 1], [3, 1], 2), view(pattern(3, 5), f64, [3], [2])
+    add("complex_broadcast_f64", "complex", [ad, bd], [], torch.complex(ad, bd))
+    ah, bh = view(pattern(3, 1, 0.5), f16, [3]), view(pattern(3, 2, 0.25), f16, [3], [2], 1)
+    add("complex_half_to_complex32", "complex", [ah, bh], [], torch.complex(ah, bh))
+
+    zs = cview(6, c64, [2, 3], [1, 4], 1)  # non-dense: gaps between columns
+    add("conj_nondense_keeps_strides", "_conj", [zs], [], torch._conj(zs))
+    zd = cview(6, c128, [3, 2], [1, 3])  # transposed
+    add("conj_transposed_c128", "_conj", [zd], [], torch._conj(zd))
+    xr = view(pattern(6), f32, [2, 3], [1, 2])
+    add("conj_physical_nondense_contiguous", "_conj_physical", [zs], [], torch._conj_physical(zs))
+    add("conj_physical_transposed_kept", "_conj_physical", [zd], [], torch._conj_physical(zd))
+    add("conj_physical_real", "_conj_physical", [xr], [], torch._conj_physical(xr))
+
+    cet = torch.ops.prims.convert_element_type
+    xt = transposed(pattern(12), f32, [3, 4])
+    add("convert_f32_c64_transposed", "convert_element_type", [xt], [10], cet(xt, c64))
+    xs = view(pattern(6), f32, [2, 3], [6, 2], 1)
+    add("convert_f32_c128_nondense", "convert_element_type", [xs], [11], cet(xs, c128))
+    xi = view([3, -2, 0, 7], i64, [4], [2])
+    add("convert_i64_c64", "convert_element_type", [xi], [10], cet(xi, c64))
+    xb = view([1, 0, 1], torch.bool, [3])
+    add("convert_bool_c128", "convert_element_type", [xb], [11], cet(xb, c128))
+    add("convert_f32_complex32", "convert_element_type", [view(pattern(4, 0, 0.5), f32, [4])], [9],
+        cet(view(pattern(4, 0, 0.5), f32, [4]), torch.complex32))
+    zc = cview(4, c64, [4], start=1)
+    add("convert_c64_f64_drops_imag", "convert_element_type", [zc], [8], cet(zc, f64))
+
+    x4 = view(pattern(24), f32, [1, 2, 3, 4], [24, 1, 8, 2])  # channels-last
+    add("clone_preserve_channels_last", "clone", [x4], [NONE], x4.clone())
+    add("clone_contiguous_format", "clone", [x4], [1], x4.clone(memory_format=torch.contiguous_format))
+    x4c = view(pattern(24), f32, [1, 2, 3, 4])
+    add("clone_channels_last", "clone", [x4c], [2], x4c.clone(memory_format=torch.channels_last))
+    add("clone_complex_nondense", "clone", [zs], [NONE], zs.clone())
+
+    add("constant_pad_nd_channels_last", "constant_pad_nd", [x4], [4, 1, 1, 0, 2],
+        torch.constant_pad_nd(x4, [1, 1, 0, 2], 1.5), [1.5])
+    add("constant_pad_nd_complex_crop", "constant_pad_nd", [zs], [4, -1, 2, 1, 0],
+        torch.constant_pad_nd(zs, [-1, 2, 1, 0]), [0.0])
+    xbi = view([1, 0, 1, 1], torch.bool, [2, 2])
+    add("constant_pad_nd_bool", "constant_pad_nd", [xbi], [2, 1, 1], torch.constant_pad_nd(xbi, [1, 1], 1), [1.0])
+    xi32 = view([3, -2, 0, 7, 5, 6], torch.int32, [3, 2], [1, 3])
+    add("constant_pad_nd_int_transposed", "constant_pad_nd", [xi32], [2, 0, 2], torch.constant_pad_nd(xi32, [0, 2], 4), [4.0])
+
+    bf = torch.bfloat16
+    s5 = view(pattern(15, 0, 0.5), bf, [5, 3], [1, 5])  # column-major self
+    src = view(pattern(12, 3, 0.75), bf, [4, 3])
+    ix = view([0, 2, 2, 4], i64, [4])
+    add("index_add_bf16_duplicates", "index_add", [s5, ix, src], [0], s5.index_add(0, ix, src), [1.0])
+    # 1 + 2^-8 + 2^-8: 1 when rounded after each add (bfloat16 keeps 8 bits), 1 + 2^-7 when
+    # summed in float first (ATen's scatter_add path: dim 0 or last, int64 index).
+    tiny = 2.0 ** -8
+    ones = view([1] * 6, bf, [3, 2])
+    add("index_add_bf16_scatter_path_sums_in_float", "index_add",
+        [ones, view([1, 1], i64, [2]), view([tiny] * 4, bf, [2, 2])], [0],
+        ones.index_add(0, view([1, 1], i64, [2]), view([tiny] * 4, bf, [2, 2])), [1.0])
+    add("index_add_bf16_int32_index_rounds_each_add", "index_add",
+        [ones, view([1, 1], torch.int32, [2]), view([tiny] * 4, bf, [2, 2])], [0],
+        ones.index_add(0, view([1, 1], torch.int32, [2]), view([tiny] * 4, bf, [2, 2])), [1.0])
+    ones3 = view([1] * 6, bf, [2, 3, 1])
+    add("index_add_bf16_middle_dim_rounds_each_add", "index_add",
+        [ones3, view([1, 1], i64, [2]), view([tiny] * 4, bf, [2, 2, 1])], [1],
+        ones3.index_add(1, view([1, 1], i64, [2]), view([tiny] * 4, bf, [2, 2, 1])), [1.0])
+    s6 = view(pattern(18, 1), f32, [3, 6])
+    src6 = view(pattern(9, 2), f32, [3, 3], [1, 3])
+    ix6 = view([5, 0, 5], torch.int32, [3], [2], 1)
+    add("index_add_f32_dim1_alpha", "index_add", [s6, ix6, src6], [1], s6.index_add(1, ix6, src6, alpha=2.0), [2.0])
+    return out
+
+
+# --- reduce ----------------------------------------------------------------------------
+# c_shim_aten.h's amax. ints: keepdim, then the dims.
+def amax_cases():
+    out = []
+    f32, i64 = torch.float32, torch.int64
+    nan = math.nan
+
+    def add(name, x, dims, keepdim):
+        out.append(case(name, "amax", [x], [int(keepdim)] + list(dims), torch.amax(x, dims, keepdim)))
+    x = view(pattern(24), f32, [2, 3, 4], [1, 2, 6], 0)  # permuted memory
+    add("amax_one_dim", x, [1], False)
+    add("amax_two_dims_keepdim", x, [0, -1], True)
+    add("amax_all_dims_empty_list", x, [], False)
+    xn = view([1, nan, 3, -2, 5, 0], f32, [2, 3], [1, 2])
+    add("amax_nan_propagates", xn, [1], False)
+    add("amax_nan_first_element", view([nan, 1, 2, 3], f32, [2, 2]), [0], True)
+    add("amax_int64_offset", view([3, -9, 7, 2, 2, 8], i64, [3, 2], [2, 1], 0), [0], False)
+    add("amax_bool", view([0, 1, 0, 0], torch.bool, [2, 2]), [1], False)
+    add("amax_bf16", view(pattern(6, 0, 0.5), torch.bfloat16, [3, 2]), [0], True)
+    add("amax_0d", view([4.5], f32, []), [0], False)
+    add("amax_empty_other_dim", view([], f32, [0, 3]), [1], False)
     return out
 
 
@@ -1167,7 +1309,7 @@ def conv_cases():
 # keepdim, then the dims (none: every dim). The uint64 output is recorded as int64 of its
 # sizes with a last dim of 2, (high 32 bits, low 32 bits), which doubles hold exactly; its
 # strides are contiguous of those sizes (the test checks the result's own).
-def reduce_cases():
+def hash_cases():
     out = []
     f32, f64 = torch.float32, torch.float64
     nan = math.nan
@@ -1195,11 +1337,16 @@ def reduce_cases():
     return out
 
 
+# The reduce family's rows: test_ops_reduce.cpp runs each by its op (amax, hash_tensor).
+def reduce_cases():
+    return amax_cases() + hash_cases()
+
+
 FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
-            "conv": conv_cases}
+            "conv": conv_cases, "complex": complex_cases}
 
 
 def main(names):

@@ -74,6 +74,28 @@ inline Tensor make_tensor(const Backend& b, const Values& v) {
   return view;  // holds a count on the parent's storage
 }
 
+// c's inputs on backend b; those whose bit is set in complex_mask come as
+// torch.view_as_real of a complex tensor and are viewed back as complex.
+inline std::vector<Tensor> make_inputs(const Backend& b, const OpCase& c, int64_t complex_mask) {
+  using Unary = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle*);
+  const std::string name = std::string(b.op_prefix) + "view_as_complex";
+  const auto as_complex = reinterpret_cast<Unary>(dlsym(RTLD_DEFAULT, name.c_str()));
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    Tensor t = make_tensor(b, c.inputs[i]);
+    if ((complex_mask >> i) & 1) {
+      Tensor z;
+      EXPECT_NE(as_complex, nullptr) << name << " is missing";
+      if (as_complex != nullptr) {
+        EXPECT_EQ(as_complex(t.get(), z.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+      }
+      t = std::move(z);
+    }
+    in.push_back(std::move(t));
+  }
+  return in;
+}
+
 // A tensor's elements (row-major) converted to double by aotrt's copy.
 inline std::vector<double> values_of(AtenTensorHandle h) {
   const Meta m = meta(h);

@@ -1,6 +1,7 @@
 // The pointwise family through the C ABI against torch eager's values, dtypes and strides
 // (reference_pointwise.inc; Note [Pointwise semantics]): abs, angle, add, mul, pow, polar,
-// gcd on real and complex dtypes. Complex inputs come as torch.view_as_real of them and are
+// gcd on real and complex dtypes, and c_shim_aten.h's device-generic subtract_Tensor (rows
+// named aten_*, looked up as aoti_torch_aten_*). Complex inputs come as torch.view_as_real of them and are
 // viewed back with aotrt's view_as_complex; complex results are compared through
 // view_as_real (its sizes and strides carry the complex result's). CPU kernels only so
 // far: on CUDA the rows report SKIPPED ("no CUDA kernel").
@@ -28,18 +29,9 @@ TEST_P(OpsPointwise, MatchesTorch) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
   const std::string op = c.op;
-  AOTRT_FIND_OP(as_complex, Unary, b, "view_as_complex");
   AOTRT_FIND_OP(as_real, Unary, b, "view_as_real");
-  std::vector<Tensor> in;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    Tensor t = make_tensor(b, c.inputs[i]);
-    if ((c.ints[0] >> i) & 1) {
-      Tensor z;
-      ASSERT_EQ(as_complex(t.get(), z.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
-      t = std::move(z);
-    }
-    in.push_back(std::move(t));
-  }
+  const std::vector<Tensor> in = make_inputs(b, c, c.ints[0]);
+  if (::testing::Test::HasFailure()) return;
   Tensor out;
   AOTITorchError rc;
   if (op == "abs" || op == "angle") {
@@ -47,6 +39,10 @@ TEST_P(OpsPointwise, MatchesTorch) {
     rc = f(in[0].get(), out.out());
   } else if (op == "add_Tensor") {
     AOTRT_FIND_OP(f, BinaryAlpha, b, op);
+    rc = f(in[0].get(), in[1].get(), c.floats[0], out.out());
+  } else if (op == "aten_subtract_Tensor") {
+    auto f = reinterpret_cast<BinaryAlpha>(dlsym(RTLD_DEFAULT, ("aoti_torch_" + op).c_str()));
+    ASSERT_NE(f, nullptr) << "aoti_torch_" << op << " is missing";
     rc = f(in[0].get(), in[1].get(), c.floats[0], out.out());
   } else if (op == "add_Scalar") {
     AOTRT_FIND_OP(f, ScalarAlpha, b, op);
@@ -98,6 +94,27 @@ TEST(OpsPointwiseRefusals, NameTheFunctionAndArgument) {
   expect_refused(add(f.get(), f2.get(), 1.0, out.out()), "aoti_torch_cpu_add_Tensor",
                  "must match the size");
   expect_refused(abs(bo.get(), out.out()), "aoti_torch_cpu_abs", "bool");
+  EXPECT_EQ(out.get(), nullptr);
+}
+
+TEST(OpsPointwiseRefusals, SubtractRefusesBoolAndAFloatAlphaForIntegers) {
+  const Backend b = built_backends()[0];
+  auto sub = reinterpret_cast<BinaryAlpha>(dlsym(RTLD_DEFAULT, "aoti_torch_aten_subtract_Tensor"));
+  ASSERT_NE(sub, nullptr);
+  AOTRT_FIND_OP(add, BinaryAlpha, b, "add_Tensor");
+  Tensor f = make_tensor(b, Values{kF32, {3}, {1}, 0, {1, 2, 3}});
+  Tensor i = make_tensor(b, Values{kI64, {3}, {1}, 0, {1, 2, 3}});
+  Tensor bo = make_tensor(b, Values{kBool, {3}, {1}, 0, {1, 0, 1}});
+  Tensor out;
+  expect_refused(sub(bo.get(), bo.get(), 1.0, out.out()), "aoti_torch_aten_subtract_Tensor",
+                 "with two bool tensors is not supported");
+  expect_refused(sub(f.get(), bo.get(), 1.0, out.out()), "aoti_torch_aten_subtract_Tensor",
+                 "with a bool tensor is not supported");
+  expect_refused(sub(i.get(), i.get(), 1.5, out.out()), "aoti_torch_aten_subtract_Tensor",
+                 "argument alpha must not be a floating point number");
+  expect_refused(add(i.get(), i.get(), 0.5, out.out()), "aoti_torch_cpu_add_Tensor",
+                 "argument alpha must not be a floating point number");
+  expect_refused(sub(nullptr, i.get(), 1.0, out.out()), "aoti_torch_aten_subtract_Tensor", "self");
   EXPECT_EQ(out.get(), nullptr);
 }
 
