@@ -205,7 +205,10 @@ std::string proxy_refusal(const ExternNode& node, const std::string& device) {
 
 void bind_run_time_defaults(ExternNode& node, const ProxyOp& op) {
   bool inserted = false;
-  for (const auto& [name, count] : op.run_time_defaults) {
+  for (const auto& entry : op.run_time_defaults) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one.
+    const std::string_view name = entry.first;
+    const int count = entry.second;
     const bool given = std::any_of(node.inputs.begin(), node.inputs.end(),
                                    [&](const ProxyArg& a) { return a.name == name; });
     if (given) continue;
