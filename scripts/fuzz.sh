@@ -7,6 +7,7 @@
 #   op_shims          programs of op shim calls: every aoti_torch_cpu_* / _aten_* op
 #                     of torch's C shim headers that libaotrt.so serves, with
 #                     random tensors, views, scalars, lists, null and deleted handles
+#   onednn_md         oneDNN descriptor blobs of _mkldnn constants (their decoder)
 # Each run first replays fuzz/corpus/<target>/ (findings of earlier runs, kept
 # as regression inputs, and a minimised corpus), then fuzzes for the given time
 # starting from that corpus and from seed packages (fuzz_seeds). New inputs go
@@ -30,7 +31,7 @@ SECONDS_PER_TARGET=600
 # longer runs by command, which draw a seed each.
 SEED=
 MERGE=0
-TARGETS=(package_reader view_arithmetic op_shims)
+TARGETS=(package_reader view_arithmetic op_shims onednn_md)
 while [ $# -gt 0 ]; do
   case "$1" in
     --short) SECONDS_PER_TARGET=60; SEED=1; shift ;;

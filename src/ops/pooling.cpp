@@ -61,7 +61,8 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
   const int64_t extent = checked_add(checked_mul(dil, k - 1, fn), 1, fn);  // the dilated window
   const int64_t padded = checked_add(in, checked_mul(2, pad, fn), fn);
   const int64_t num = checked_add(padded - extent, ceil ? stride - 1 : 0, fn);
-  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  // floor(num / stride) + 1, with no intermediate past int64 (stride > 0, num > -2^63).
+  int64_t out = (num >= 0 ? num / stride : -((-num - 1) / stride) - 1) + 1;
   if (ceil && checked_mul(out - 1, stride, fn) >= checked_add(in, pad, fn)) --out;
   return out;
 }
@@ -271,7 +272,8 @@ PoolWithIndices fractional_max_pool(const TensorImpl& self, int nd,
     const int64_t in = self.sizes()[self.dim() - 3 + i];
     AOTRT_CHECK(k[i] > 0, kInvalidArgument, fn,
                 ": argument 'kernel_size' must be greater than zero, got ", k[i]);
-    AOTRT_CHECK(o[i] + k[i] - 1 <= in, kInvalidArgument, fn, ": argument 'output_size': ",
+    // o + k - 1 <= in, written so that no sum can overflow (o, in >= 0; k > 0).
+    AOTRT_CHECK(k[i] - 1 <= in - o[i], kInvalidArgument, fn, ": argument 'output_size': ",
                 "output size ", o[i], " with pool size ", k[i], " is too large for input size ",
                 in);
   }
