@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -147,9 +148,16 @@ TEST_F(WeightsReal, RunsAcrossSwapsFinishOnOneSet) {
     });
   }
   for (int i = 0; i < 40; ++i) {
+    const int before = runs.load();
     m.swap_weights(i % 2 ? a : b);
     const std::vector<Tensor> out = run(m);  // after the swap returned
     EXPECT_TRUE(matches(out, i % 2 ? expected_a_ : expected_b_)) << "swap " << i;
+    // Let the threads finish a run on this set before the next swap (a loaded
+    // machine may not schedule them at all otherwise); bounded in time.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (runs.load() == before && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
   }
   stop = true;
   for (std::thread& t : threads) t.join();
