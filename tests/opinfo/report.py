@@ -97,6 +97,8 @@ def markdown(meta: dict[str, Any], cases: list[dict[str, Any]], earlier: list[di
         f"{meta['batch']} cases per package (Note [Batched packages] in tests/opinfo/compile.py); "
         f"{meta['batches_compiled']} packages compiled, {meta['batches_cached']} from the cache. "
         f"Phases: {', '.join(f'{k} {v}' for k, v in meta['timing'].items())}.{runs}",
+        *(["", "**Stopped by SIGTERM (a time box) before every case finished: the ops counted"
+           " here are those that finished; the others were not run.**"] if meta.get("stopped") else []),
         "",
         "| op | device | dtype | shims needed | outcome | message |",
         "|---|---|---|---|---|---|",

@@ -49,6 +49,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -463,6 +464,7 @@ class Sweep:
         self.cached_batches = 0
         self.earlier: list[dict[str, Any]] = []  # metas of the earlier runs kept in --out
         self.kept: list[dict[str, Any]] = []  # their cases of dtypes this run does not sweep
+        self.stopped = False  # SIGTERM ended the sweep before every case finished
 
     # -- bookkeeping ------------------------------------------------------------------
 
@@ -495,7 +497,7 @@ class Sweep:
                     samples=self.args.samples, batch=self.args.batch,
                     workers=self.args.workers, harness=self.harness, wall_s=wall,
                     timing=self.timing, batches_compiled=self.compiled_batches,
-                    batches_cached=self.cached_batches,
+                    batches_cached=self.cached_batches, stopped=self.stopped,
                     command="python3 -m tests.opinfo.sweep " + " ".join(self.args.argv))
 
     # -- phases -----------------------------------------------------------------------
@@ -549,14 +551,20 @@ class Sweep:
         self.select()
         self.timing["select_s"] = round(time.time() - t, 1)
         self.new_pool()
+        # A sweep given a time box (`timeout 300 python3 -m tests.opinfo.sweep ...`, as on the
+        # H200, whose device time is short) writes the cases that finished when SIGTERM comes;
+        # the table then says it was stopped, and the cases left out were not run.
+        signal.signal(signal.SIGTERM, _stop_on_signal)
         try:
             for group in ([self.dtypes] if self.ops_by_dtype else [[d] for d in self.dtypes]):
                 self.sweep_dtypes(group)
                 self.write()
+        except _Stopped:
+            self.stopped = True
         finally:
             self.pool.shutdown(cancel_futures=True)
         self.write(final=True)
-        return 0
+        return 124 if self.stopped else 0
 
     def new_pool(self) -> None:
         from tests.opinfo import compile as comp
@@ -821,6 +829,14 @@ class Sweep:
 
     def log(self, text: str) -> None:
         print(f"[{time.time() - self.started:7.1f} s] {text}", flush=True)
+
+
+class _Stopped(Exception):
+    """SIGTERM reached the sweep (a time box): what finished is written."""
+
+
+def _stop_on_signal(signum, frame) -> None:
+    raise _Stopped()
 
 
 def main(argv: list[str] | None = None) -> int:
