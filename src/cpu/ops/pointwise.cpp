@@ -57,23 +57,6 @@ struct real_of<std::complex<R>> {
 template <typename T>
 using real_t = typename real_of<T>::type;
 
-// Two's-complement arithmetic of I, as ATen's integer kernels give it: done
-// in an unsigned type at least as wide as unsigned int, since narrower ones
-// promote to (signed) int, whose overflow is undefined (the op_shims fuzzer
-// found int16 pow doing 63489 * 63489 in int).
-template <typename I>
-using WrapOf = std::common_type_t<std::make_unsigned_t<I>, unsigned>;
-
-template <typename I>
-I wrap_mul(I a, I b) {
-  return static_cast<I>(static_cast<WrapOf<I>>(a) * static_cast<WrapOf<I>>(b));
-}
-
-template <typename I>
-I wrap_add(I a, I b) {
-  return static_cast<I>(static_cast<WrapOf<I>>(a) + static_cast<WrapOf<I>>(b));
-}
-
 // ATen's integer pow: repeated squaring; negative exponents give 1 for base
 // 1, +-1 for base -1, else 0.
 template <typename I>
@@ -87,8 +70,8 @@ I int_pow(I base, I exp) {
   }
   I result = 1, b = base;
   for (auto e = static_cast<std::make_unsigned_t<I>>(exp); e != 0; e >>= 1) {
-    if (e & 1) result = wrap_mul(result, b);
-    b = wrap_mul(b, b);
+    if (e & 1) result = wrapping_mul(result, b);
+    b = wrapping_mul(b, b);
   }
   return result;
 }
@@ -137,7 +120,7 @@ void unary(UnaryOp op, const StridedView& in, const StridedView& out, const char
             write_elem<T>(out.data, off[1], read_elem<T>(in.data, off[0]));
           } else if constexpr (std::is_integral_v<T>) {
             // abs of the most negative value is itself, as in ATen (two's complement).
-            const T magnitude = x < 0 ? static_cast<T>(WrapOf<T>(0) - static_cast<WrapOf<T>>(x)) : x;
+            const T magnitude = x < 0 ? wrapping_neg(x) : x;
             write_elem<T>(out.data, off[1], magnitude);
           } else {
             write_elem<T>(out.data, off[1], convert_value<T>(std::abs(x)));
@@ -184,7 +167,7 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_same_v<T, bool>) {
             r = x || (y && alpha != 0);
           } else if constexpr (std::is_integral_v<V>) {
-            r = wrap_add(x, wrap_mul(al, y));
+            r = wrapping_add(x, wrapping_mul(al, y));
           } else {
             r = x + al * y;
           }
@@ -193,7 +176,7 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_same_v<T, bool>) {
             r = x && y;
           } else if constexpr (std::is_integral_v<V>) {
-            r = wrap_mul(x, y);
+            r = wrapping_mul(x, y);
           } else {
             r = x * y;
           }

@@ -105,7 +105,8 @@ void max_of_window(const Volume& in, int64_t n, int64_t c, std::array<int64_t, 3
   write_elem<int64_t>(index_elem, 0, best_i);
 }
 
-// The sum of plane (n, c) over the box [lo, hi), in A.
+// The sum of plane (n, c) over the box [lo, hi), in A (integers wrap: Note
+// [Integer wraparound]).
 template <typename T, typename A = acc_t<T>>
 A window_sum(const Volume& in, int64_t n, int64_t c, const int64_t* lo, const int64_t* hi) {
   const At src{in};
@@ -113,7 +114,7 @@ A window_sum(const Volume& in, int64_t n, int64_t c, const int64_t* lo, const in
   for (int64_t d = lo[0]; d < hi[0]; ++d)
     for (int64_t h = lo[1]; h < hi[1]; ++h)
       for (int64_t w = lo[2]; w < hi[2]; ++w)
-        sum += static_cast<A>(load(read_elem<T>(in.data, src.offset(n, c, d, h, w))));
+        sum = wrapping_add(sum, static_cast<A>(load(read_elem<T>(in.data, src.offset(n, c, d, h, w)))));
   return sum;
 }
 
@@ -170,7 +171,14 @@ void avg_pool(const Volume& out, const Volume& in, const PoolWindow& win, bool c
       const A sum = window_sum<T>(in, n, c, lo, hi);
       const int64_t divisor =
           divisor_override ? *divisor_override : (count_include_pad ? padded : inside);
-      write_elem<T>(dst, 0, convert_value<T>(sum / static_cast<A>(divisor)));
+      A mean;
+      if constexpr (std::is_integral_v<A>) {
+        // INT64_MIN / -1 traps; ATen's result wraps (a negative divisor_override is allowed).
+        mean = divisor == -1 ? wrapping_neg(sum) : sum / divisor;
+      } else {
+        mean = sum / static_cast<A>(divisor);
+      }
+      write_elem<T>(dst, 0, convert_value<T>(mean));
     });
   });
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");
