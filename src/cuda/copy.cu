@@ -267,6 +267,9 @@ bool visit_device_dtype(ScalarType t, F&& f) {
     case ScalarType::BFloat16: f(kernels::BFloat16Bits{}); return true;
     case ScalarType::Float32: f(float{}); return true;
     case ScalarType::Float64: f(double{}); return true;
+    case ScalarType::Complex32: f(kernels::Complex32Bits{}); return true;
+    case ScalarType::Complex64: f(kernels::ComplexOf<float>{}); return true;
+    case ScalarType::Complex128: f(kernels::ComplexOf<double>{}); return true;
     default: return false;
   }
 }
