@@ -90,16 +90,15 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Writes zero units through the dst side of g.
+// Writes `value` to every unit through the dst side of g.
 template <typename T, typename I>
-__global__ void __launch_bounds__(kThreads) fill_zero_units(Offsets<I> g, T* __restrict__ dst, I n) {
+__global__ void __launch_bounds__(kThreads) fill_units(Offsets<I> g, T* __restrict__ dst, T value,
+                                                       I n) {
   const I step = static_cast<I>(gridDim.x) * kThreads;
   for (I i = static_cast<I>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += step) {
     I od, os;
     g.get(i, od, os);
-    T zero;
-    memset(&zero, 0, sizeof zero);
-    dst[od] = zero;
+    dst[od] = value;
   }
 }
 
