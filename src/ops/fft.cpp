@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/view.h"
 #include "ops/dispatch.h"
+#include "ops/views.h"
 
 namespace aotrt::ops {
 namespace {
@@ -210,10 +211,15 @@ TensorPtr fft_r2c(const TensorImpl& self, std::span<const int64_t> dim, int64_t 
   if (out->numel() == 0) return out;
   const auto c2c = kernel(&FftKernels::c2c, self.device(), fn);
   if (!onesided) {
-    // Every bin: the complex transform of the real signal.
+    // Every bin: the complex transform of the real signal, copied into the
+    // real parts of a zeroed complex tensor (a copy of one dtype, which
+    // every device serves).
     auto as_complex = empty_strided(in_sizes, contiguous_strides(in_sizes), out->dtype(),
                                     self.device(), fn);
-    copy_tensor(*as_complex, self, fn);
+    zero_tensor(*as_complex, fn);
+    const auto pairs = view_as_real(*as_complex, fn);
+    const auto real_parts = squeeze_dim(*narrow(*pairs, self.dim(), 0, 1, fn), self.dim(), fn);
+    copy_tensor(*real_parts, self, fn);
     c2c(*out, *as_complex, dims, true, scale);
     return out;
   }
