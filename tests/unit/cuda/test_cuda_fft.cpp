@@ -18,6 +18,7 @@
 #include "cuda/cuda.h"
 #include "cuda/runtime.h"
 #include "ops/fft.h"
+#include "op_test_util.h"
 #include "ops/ops_testing.h"
 
 namespace aotrt::test {
@@ -26,17 +27,6 @@ namespace {
 using FftShim = AOTITorchError (*)(AtenTensorHandle, const int64_t*, int64_t, int64_t, int32_t,
                                    AtenTensorHandle*);
 using Unary = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle*);
-
-#define REQUIRE_CUDA_DEVICE()                                                    \
-  do {                                                                           \
-    int n_ = 0;                                                                  \
-    ASSERT_TRUE(cudaGetDeviceCount(&n_) == cudaSuccess && n_ > 0)                \
-        << "aotrt was built with CUDA but no CUDA device is visible";            \
-  } while (0)
-
-#define CALL_OK(call) ASSERT_EQ((call), AOTI_TORCH_SUCCESS) << #call << ": " << aotrt_last_error()
-
-Backend cuda_backend() { return built_backends()[1]; }
 
 // A complex tensor on backend b from interleaved (re, im) values of `sizes`.
 Tensor complex_tensor(const Backend& b, Dims sizes, const std::vector<double>& pairs) {
@@ -152,15 +142,8 @@ TEST(CudaFft, WarmCallsCaptureIntoAGraph) {
     zt.reset();
     z.reset();
     back.reset();
-    const int64_t mallocs = cuda::driver_allocations(0);
-    graph.begin_capture();
-    if (!run()) {
-      const std::string why = aotrt_last_error();
-      graph.abandon_capture();
-      FAIL() << "an FFT failed while capturing: " << why;
-    }
-    ASSERT_NO_THROW(graph.end_capture("test_cuda_fft"));
-    EXPECT_EQ(cuda::driver_allocations(0), mallocs) << "cudaMalloc inside the captured calls";
+    capture_warm_calls(graph, run, "test_cuda_fft");
+    if (::testing::Test::HasFatalFailure()) return;
   }
   graph.prepare(nullptr);
   graph.replay(nullptr);
