@@ -151,7 +151,8 @@ ScalarType real_of(ScalarType t) {
 void check_real(const TensorImpl& t, const char* fn) {
   AOTRT_CHECK(t.dtype() == ScalarType::Float32 || t.dtype() == ScalarType::Float64,
               kUnsupported, fn, ": argument 'self' is ", dtype_name(t.dtype()),
-              "; aotrt's FFT serves float32 and float64 (ATen's CPU FFT has no half types)");
+              "; aotrt's FFT serves float32 and float64 (ATen's CPU FFT has no half types; its "
+              "CUDA FFT serves float16 for powers of two only, which aotrt does not)");
 }
 void check_complex(const TensorImpl& t, const char* fn) {
   AOTRT_CHECK(t.dtype() == ScalarType::Complex64 || t.dtype() == ScalarType::Complex128,

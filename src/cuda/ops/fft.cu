@@ -251,7 +251,7 @@ struct RealPart {
 };
 
 // One pass of kind along `dim` of n points from src to dst (Note [cuFFT passes]).
-// c2r is not served here (its input is always copied: see c2r_pass).
+// Not for c2r, whose input is always copied first (see c2r below).
 void pass(Kind kind, int64_t n, const StridedView& dst, const StridedView& src, int64_t dim,
           bool forward, cudaStream_t stream) {
   const int device = device_of(dst);
