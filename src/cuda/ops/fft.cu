@@ -87,7 +87,10 @@ struct PlanKey {
 
 class PlanCache {
  public:
-  static constexpr size_t kPlanCacheSize = 64;
+  // Enough for every transform of a model: an eviction destroys a plan
+  // (cudaFree inside cuFFT, which may wait for the device) and the next
+  // call of its shape plans again, which a CUDA graph capture cannot do.
+  static constexpr size_t kPlanCacheSize = 256;
 
   ~PlanCache() {
     // At thread exit, which for the main thread is before the CUDA runtime's
