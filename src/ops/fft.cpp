@@ -142,22 +142,48 @@ double norm_scale(int64_t normalization, const Dims& sizes, const Dims& dims, co
 Dims sizes_of(const TensorImpl& t) { return Dims(t.sizes().begin(), t.sizes().end()); }
 
 ScalarType complex_of(ScalarType t) {
-  return t == ScalarType::Float64 ? ScalarType::Complex128 : ScalarType::Complex64;
+  return t == ScalarType::Float64   ? ScalarType::Complex128
+         : t == ScalarType::Float16 ? ScalarType::Complex32
+                                    : ScalarType::Complex64;
 }
 ScalarType real_of(ScalarType t) {
-  return t == ScalarType::Complex128 ? ScalarType::Float64 : ScalarType::Float32;
+  return t == ScalarType::Complex128  ? ScalarType::Float64
+         : t == ScalarType::Complex32 ? ScalarType::Float16
+                                      : ScalarType::Float32;
+}
+
+// float16 (complex32) on CUDA: cuFFT's half precision, as ATen's CUDA FFT
+// serves it (powers of two only: check_half_sizes).
+bool half_on_cuda(const TensorImpl& t, ScalarType half) {
+  return t.dtype() == half && t.device().is_cuda();
 }
 
 void check_real(const TensorImpl& t, const char* fn) {
-  AOTRT_CHECK(t.dtype() == ScalarType::Float32 || t.dtype() == ScalarType::Float64,
-              kUnsupported, fn, ": argument 'self' is ", dtype_name(t.dtype()),
-              "; aotrt's FFT serves float32 and float64 (ATen's CPU FFT has no half types; its "
-              "CUDA FFT serves float16 for powers of two only, which aotrt does not)");
+  AOTRT_CHECK(t.dtype() == ScalarType::Float32 || t.dtype() == ScalarType::Float64 ||
+                  half_on_cuda(t, ScalarType::Float16),
+              kUnsupported, fn, ": argument 'self' is ", dtype_name(t.dtype()), " on ",
+              t.device().str(),
+              "; aotrt's FFT serves float32 and float64, and float16 on CUDA (ATen's CPU FFT "
+              "has no half types)");
 }
 void check_complex(const TensorImpl& t, const char* fn) {
-  AOTRT_CHECK(t.dtype() == ScalarType::Complex64 || t.dtype() == ScalarType::Complex128,
-              kUnsupported, fn, ": argument 'self' is ", dtype_name(t.dtype()),
-              "; expected complex64 or complex128");
+  AOTRT_CHECK(t.dtype() == ScalarType::Complex64 || t.dtype() == ScalarType::Complex128 ||
+                  half_on_cuda(t, ScalarType::Complex32),
+              kUnsupported, fn, ": argument 'self' is ", dtype_name(t.dtype()), " on ",
+              t.device().str(), "; expected complex64 or complex128 (or complex32 on CUDA)");
+}
+
+// ATen's CUDA check: cuFFT computes in half precision for powers of two only.
+void check_half_sizes(const TensorImpl& t, const Dims& signal_sizes, const Dims& dims,
+                      const char* fn) {
+  if (t.dtype() != ScalarType::Float16 && t.dtype() != ScalarType::Complex32) return;
+  for (int64_t d : dims) {
+    const int64_t n = signal_sizes[d];
+    AOTRT_CHECK(n > 0 && (n & (n - 1)) == 0, kUnsupported, fn,
+                ": cuFFT only supports dimensions whose sizes are powers of two when computing "
+                "in half precision, but got a signal size of ",
+                n, " in dim ", d);
+  }
 }
 
 }  // namespace
@@ -181,6 +207,7 @@ TensorPtr fft_c2c(const TensorImpl& self, std::span<const int64_t> dim, int64_t 
   const Dims dims = sort_dims(self, wrapped, false);
   if (dims.empty()) return clone_tensor(self, fn);
   const Dims sizes = sizes_of(self);
+  check_half_sizes(self, sizes, dims, fn);
   const double scale = norm_scale(normalization, sizes, dims, fn);
   const Dims strides = self.device().is_cuda()
                            ? cuda_fft_strides(FftOp::kC2C, sizes, self.strides(), wrapped, 0)
@@ -202,6 +229,7 @@ TensorPtr fft_r2c(const TensorImpl& self, std::span<const int64_t> dim, int64_t 
   const Dims in_sizes = sizes_of(self);
   Dims out_sizes = in_sizes;
   if (onesided) out_sizes[last] = in_sizes[last] / 2 + 1;
+  check_half_sizes(self, in_sizes, dims, fn);
   const double scale = norm_scale(normalization, in_sizes, dims, fn);
   const Dims strides = self.device().is_cuda()
                            ? cuda_fft_strides(FftOp::kR2C, in_sizes, self.strides(), wrapped,
@@ -240,6 +268,7 @@ TensorPtr fft_c2r(const TensorImpl& self, std::span<const int64_t> dim, int64_t 
   const int64_t last = dims.back();
   Dims out_sizes = sizes_of(self);
   out_sizes[last] = last_dim_size;
+  check_half_sizes(self, out_sizes, dims, fn);
   const double scale = norm_scale(normalization, out_sizes, dims, fn);
   // As ATen: the other dims first, by a c2c transform (its own layout).
   TensorPtr staged;

@@ -19,7 +19,8 @@
 // ATen's CUDA kernel). On CUDA the layouts differ: Note [cuFFT output
 // layouts] in ops/fft.cpp; the kernels: Note [cuFFT passes] in
 // cuda/ops/fft.cu. Float32 and float64 (complex64 and complex128) are
-// served.
+// served, and on CUDA float16 (complex32) for power-of-two sizes, as ATen's
+// CUDA FFT serves it (cuFFT's half precision).
 #pragma once
 
 #include <memory>

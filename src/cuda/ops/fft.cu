@@ -17,6 +17,9 @@
 // - treats them. Length-1 passes are copies (the DFT of one point is that
 // point). The normalization is one elementwise pass over the output.
 //
+// Precisions: float16 (complex32; powers of two only, which the family
+// checks, and a unit-stride real input for r2c), float32, float64, in plans
+// made with cufftXtMakePlanMany and run with cufftXtExec, as ATen's.
 // Plans are made once per (device, transform, precision, length, batch and
 // layout) and kept in a per-thread LRU of kPlanCacheSize plans (so no lock:
 // a plan is configured and executed by one thread only). Each plan is made
@@ -24,6 +27,7 @@
 // allocator at every execution, on the current stream of the tensors'
 // device, to which the plan is bound before it runs. Nothing syncs the host.
 #include <cufft.h>
+#include <cufftXt.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -70,6 +74,19 @@ const char* cufft_status_name(cufftResult r) {
   } while (0)
 
 enum class Kind { kC2C, kR2C, kC2R };
+// The precision a transform runs in (cuFFT's half needs powers of two: the
+// family checks).
+enum class Precision { kHalf, kFloat, kDouble };
+
+Precision precision_of(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float16:
+    case ScalarType::Complex32: return Precision::kHalf;
+    case ScalarType::Float64:
+    case ScalarType::Complex128: return Precision::kDouble;
+    default: return Precision::kFloat;
+  }
+}
 
 // A batch of lines in a view: line b starts at element b * dist, its element
 // k lies at k * stride from there.
@@ -80,7 +97,7 @@ struct Lines {
 struct PlanKey {
   int device;
   Kind kind;
-  bool is_double;
+  Precision precision;
   int64_t n, batch, istride, idist, ostride, odist;
   bool operator==(const PlanKey&) const = default;
 };
@@ -125,13 +142,12 @@ class PlanCache {
     size_t work_bytes;
   };
 
-  static cufftType type_of(const PlanKey& k) {
-    switch (k.kind) {
-      case Kind::kC2C: return k.is_double ? CUFFT_Z2Z : CUFFT_C2C;
-      case Kind::kR2C: return k.is_double ? CUFFT_D2Z : CUFFT_R2C;
-      case Kind::kC2R: return k.is_double ? CUFFT_Z2D : CUFFT_C2R;
-    }
-    return CUFFT_C2C;
+  // cuFFT's data types of the real and complex sides.
+  static cudaDataType real_type(Precision p) {
+    return p == Precision::kHalf ? CUDA_R_16F : p == Precision::kFloat ? CUDA_R_32F : CUDA_R_64F;
+  }
+  static cudaDataType complex_type(Precision p) {
+    return p == Precision::kHalf ? CUDA_C_16F : p == Precision::kFloat ? CUDA_C_32F : CUDA_C_64F;
   }
 
   static cufftHandle make(const PlanKey& k, size_t* work_bytes) {
@@ -145,8 +161,12 @@ class PlanCache {
       // strides and distances count).
       long long inembed[1] = {k.kind == Kind::kC2R ? bins : k.n};
       long long onembed[1] = {k.kind == Kind::kR2C ? bins : k.n};
-      AOTRT_CUFFT_CHECK(cufftMakePlanMany64(plan, 1, n, inembed, k.istride, k.idist, onembed,
-                                            k.ostride, k.odist, type_of(k), k.batch, work_bytes));
+      // As ATen makes its plans: cufftXtMakePlanMany, any precision.
+      const cudaDataType complex = complex_type(k.precision), real = real_type(k.precision);
+      AOTRT_CUFFT_CHECK(cufftXtMakePlanMany(
+          plan, 1, n, inembed, k.istride, k.idist, k.kind == Kind::kR2C ? real : complex, onembed,
+          k.ostride, k.odist, k.kind == Kind::kC2R ? real : complex, k.batch, work_bytes,
+          complex));
     } catch (...) {
       (void)cufftDestroy(plan);
       throw;
@@ -160,45 +180,17 @@ class PlanCache {
 thread_local PlanCache t_plans;
 
 // Runs one batch of 1-D transforms of length n from src to dst.
-void execute(Kind kind, bool is_double, int64_t n, const Lines& in, const Lines& out, void* src,
-             void* dst, bool forward, int device, cudaStream_t stream) {
-  const PlanKey key{device, kind, is_double, n, in.count, in.stride, in.dist, out.stride, out.dist};
+void execute(Kind kind, Precision precision, int64_t n, const Lines& in, const Lines& out,
+             void* src, void* dst, bool forward, int device, cudaStream_t stream) {
+  const PlanKey key{device,  kind,     precision, n,       in.count,
+                    in.stride, in.dist, out.stride, out.dist};
   size_t work_bytes = 0;
   const cufftHandle plan = t_plans.get(key, &work_bytes);
   // A null work area would leave cuFFT without one: at least one byte.
   DeviceBuffer work(device, std::max<size_t>(work_bytes, 1));
   AOTRT_CUFFT_CHECK(cufftSetStream(plan, stream));
   AOTRT_CUFFT_CHECK(cufftSetWorkArea(plan, work.data()));
-  const int direction = forward ? CUFFT_FORWARD : CUFFT_INVERSE;
-  switch (kind) {
-    case Kind::kC2C:
-      if (is_double) {
-        AOTRT_CUFFT_CHECK(cufftExecZ2Z(plan, static_cast<cufftDoubleComplex*>(src),
-                                       static_cast<cufftDoubleComplex*>(dst), direction));
-      } else {
-        AOTRT_CUFFT_CHECK(cufftExecC2C(plan, static_cast<cufftComplex*>(src),
-                                       static_cast<cufftComplex*>(dst), direction));
-      }
-      break;
-    case Kind::kR2C:
-      if (is_double) {
-        AOTRT_CUFFT_CHECK(cufftExecD2Z(plan, static_cast<cufftDoubleReal*>(src),
-                                       static_cast<cufftDoubleComplex*>(dst)));
-      } else {
-        AOTRT_CUFFT_CHECK(
-            cufftExecR2C(plan, static_cast<cufftReal*>(src), static_cast<cufftComplex*>(dst)));
-      }
-      break;
-    case Kind::kC2R:
-      if (is_double) {
-        AOTRT_CUFFT_CHECK(cufftExecZ2D(plan, static_cast<cufftDoubleComplex*>(src),
-                                       static_cast<cufftDoubleReal*>(dst)));
-      } else {
-        AOTRT_CUFFT_CHECK(
-            cufftExecC2R(plan, static_cast<cufftComplex*>(src), static_cast<cufftReal*>(dst)));
-      }
-      break;
-  }
+  AOTRT_CUFFT_CHECK(cufftXtExec(plan, src, dst, forward ? CUFFT_FORWARD : CUFFT_INVERSE));
 }
 
 // The other dims of dst and src (the same sizes but along `dim`) as one batch
@@ -239,15 +231,19 @@ StridedView with_sizes(const StridedView& v, std::span<const int64_t> sizes,
   return StridedView{v.data, sizes, strides, v.dtype, v.device};
 }
 
+ScalarType real_of(ScalarType complex) {
+  return complex == ScalarType::Complex128  ? ScalarType::Float64
+         : complex == ScalarType::Complex32 ? ScalarType::Float16
+                                            : ScalarType::Float32;
+}
+
 // The real parts of a complex view: sizes as v's, strides in real elements.
 struct RealPart {
   std::vector<int64_t> strides;
   StridedView view;
   explicit RealPart(const StridedView& v)
       : strides(v.strides.begin(), v.strides.end()),
-        view{v.data, v.sizes, {}, v.dtype == ScalarType::Complex128 ? ScalarType::Float64
-                                                                    : ScalarType::Float32,
-             v.device} {
+        view{v.data, v.sizes, {}, real_of(v.dtype), v.device} {
     for (int64_t& s : strides) s *= 2;
     view.strides = strides;
   }
@@ -258,7 +254,7 @@ struct RealPart {
 void pass(Kind kind, int64_t n, const StridedView& dst, const StridedView& src, int64_t dim,
           bool forward, cudaStream_t stream) {
   const int device = device_of(dst);
-  const bool is_double = dst.dtype == ScalarType::Complex128;
+  const Precision precision = precision_of(dst.dtype);
   if (n == 1) {
     if (kind == Kind::kC2C) {
       if (dst.data != src.data) copy_device(dst, src, stream);
@@ -269,34 +265,40 @@ void pass(Kind kind, int64_t n, const StridedView& dst, const StridedView& src, 
     return;
   }
   const auto lines = collapse(dst, src, dim);
-  const bool real_aligned = kind != Kind::kR2C || aligned(src.data, 2 * src.itemsize());
-  if (lines && real_aligned) {
-    execute(kind, is_double, n, lines->second, lines->first, src.data, dst.data, forward, device,
+  // The real input of r2c: aligned as a complex element, and (half) with
+  // unit stride, as ATen finds cuFFT needs.
+  const bool real_ok = kind != Kind::kR2C ||
+                       (aligned(src.data, 2 * src.itemsize()) &&
+                        (precision != Precision::kHalf || (lines && lines->second.stride == 1)));
+  if (lines && real_ok) {
+    execute(kind, precision, n, lines->second, lines->first, src.data, dst.data, forward, device,
             stream);
     return;
   }
-  Rows in(src, dim, src.dtype, stream, /*read=*/true, /*own=*/!real_aligned);
+  Rows in(src, dim, src.dtype, stream, /*read=*/true, /*own=*/!real_ok);
   Rows out(dst, dim, dst.dtype, stream, /*read=*/false);
-  execute(kind, is_double, n, Lines{in.count(), in.length(), 1}, Lines{out.count(), out.length(), 1},
+  execute(kind, precision, n, Lines{in.count(), in.length(), 1}, Lines{out.count(), out.length(), 1},
           in.data<char>(), out.data<char>(), forward, device, stream);
   out.write_back(stream);
 }
 
-// out[i] *= scale over any view of float32/float64 elements.
+// out[i] *= scale over any view of float16/float32/float64 elements, in
+// their opmath type (float for float16), as ATen's mul_ does.
 template <typename T>
-__global__ void scale_kernel(char* data, ShapeIndexer<1> ix, int64_t n, T scale) {
+__global__ void scale_kernel(char* data, ShapeIndexer<1> ix, int64_t n, acc_t<T> scale) {
   AOTRT_GRID_STRIDE(i, n) {
     int64_t off[1];
     ix.offsets(i, off);
-    reinterpret_cast<T*>(data)[off[0]] *= scale;
+    T& x = reinterpret_cast<T*>(data)[off[0]];
+    x = from_acc<T>(to_acc(x) * scale);
   }
 }
 
 void apply_scale(const StridedView& v, double scale, cudaStream_t stream) {
   if (scale == 1.0 || v.numel() == 0) return;
   // A complex view as its (re, im) pairs: one more dim of 2, stride 1.
-  const bool is_complex =
-      v.dtype == ScalarType::Complex64 || v.dtype == ScalarType::Complex128;
+  const bool is_complex = v.dtype == ScalarType::Complex32 ||
+                          v.dtype == ScalarType::Complex64 || v.dtype == ScalarType::Complex128;
   std::vector<int64_t> sizes(v.sizes.begin(), v.sizes.end());
   std::vector<int64_t> strides(v.strides.begin(), v.strides.end());
   if (is_complex) {
@@ -308,11 +310,18 @@ void apply_scale(const StridedView& v, double scale, cudaStream_t stream) {
   const auto ix = make_indexer<1>(sizes, st, "FFT normalization");
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
-  if (v.dtype == ScalarType::Float64 || v.dtype == ScalarType::Complex128) {
-    scale_kernel<double><<<blocks_for(n), kThreads, 0, stream>>>(v.data, ix, n, scale);
-  } else {
-    scale_kernel<float><<<blocks_for(n), kThreads, 0, stream>>>(v.data, ix, n,
-                                                              static_cast<float>(scale));
+  switch (precision_of(v.dtype)) {
+    case Precision::kDouble:
+      scale_kernel<double><<<blocks_for(n), kThreads, 0, stream>>>(v.data, ix, n, scale);
+      break;
+    case Precision::kFloat:
+      scale_kernel<float><<<blocks_for(n), kThreads, 0, stream>>>(v.data, ix, n,
+                                                                static_cast<float>(scale));
+      break;
+    case Precision::kHalf:
+      scale_kernel<__half><<<blocks_for(n), kThreads, 0, stream>>>(v.data, ix, n,
+                                                                 static_cast<float>(scale));
+      break;
   }
   AOTRT_CUDA_CHECK_LAUNCH();
 }
@@ -369,7 +378,7 @@ void c2r(const TensorImpl& out, const TensorImpl& in, int64_t last, double scale
   } else {
     Rows dst(o, last, o.dtype, stream, /*read=*/false,
              /*own=*/!aligned(o.data, 2 * o.itemsize()));
-    execute(Kind::kC2R, o.dtype == ScalarType::Float64, n, Lines{r.count, bins, 1},
+    execute(Kind::kC2R, precision_of(o.dtype), n, Lines{r.count, bins, 1},
             Lines{dst.count(), dst.length(), 1}, copy.data(), dst.data<char>(), false, device,
             stream);
     dst.write_back(stream);

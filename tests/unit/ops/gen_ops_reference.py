@@ -1369,7 +1369,13 @@ def fft_cases():
     def add(name, op, x, norm, flag, dim):
         meta = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
         fn = {"_fft_r2c": aten._fft_r2c, "_fft_c2c": aten._fft_c2c, "_fft_c2r": aten._fft_c2r}[op]
-        r = fn(x, dim, norm, flag)
+        half = x.dtype in (torch.float16, torch.complex32)
+        if half:  # CUDA only (cuFFT's half precision): eager's float32 result, rounded
+            wide = torch.complex64 if x.is_complex() else f32
+            r = fn(x.to(wide), dim, norm, flag)
+            r = r.to(torch.complex32 if r.is_complex() else torch.float16)
+        else:
+            r = fn(x, dim, norm, flag)
         cuda = layout(fn(meta, dim, norm, flag))
         mask = 1 if x.is_complex() else 0
         ins = [torch.view_as_real(x) if x.is_complex() else x]
@@ -1424,6 +1430,14 @@ def fft_cases():
     # Imaginary parts in the DC and Nyquist bins: ATen's CPU kernel ignores them; ATen's CUDA
     # kernel gives whatever cuFFT's C2R gives (a CPU-only row, see test_ops_fft.cpp).
     add("c2r_imag_dc_nyquist_cpu", "_fft_c2r", cview(zpattern(10, c64, 7), [2, 5]), 0, 8, [1])
+
+    # float16 / complex32: CUDA only (powers of two), refused on the CPU as ATen's CPU FFT does.
+    f16, c32 = torch.float16, torch.complex32
+    add("r2c_1d_f16", "_fft_r2c", view(pattern(24, 13), f16, [3, 8]), 2, True, [1])
+    add("r2c_2d_twosided_f16", "_fft_r2c", view(pattern(32, 14), f16, [4, 8]), 0, False, [0, 1])
+    add("r2c_stride2_f16", "_fft_r2c", view(pattern(32, 15), f16, [4, 8], [20, 2], 2), 0, True, [1])
+    add("c2c_2d_inverse_f16", "_fft_c2c", cview(zpattern(32, c64, 16), [4, 8]).to(c32), 1, False, [0, 1])
+    add("c2r_1d_f16", "_fft_c2r", cview(spec(24, [3, 8], c64, [1], 17), [3, 5]).to(c32), 2, 8, [1])
     return out
 
 # The reduce family's rows: test_ops_reduce.cpp runs each by its op (amax, hash_tensor).
