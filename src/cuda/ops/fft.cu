@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <list>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "cuda/ops/common.cuh"
@@ -102,6 +103,50 @@ struct PlanKey {
   bool operator==(const PlanKey&) const = default;
 };
 
+// cuFFT's data types of the real and complex sides.
+cudaDataType real_type(Precision p) {
+  return p == Precision::kHalf ? CUDA_R_16F : p == Precision::kFloat ? CUDA_R_32F : CUDA_R_64F;
+}
+cudaDataType complex_type(Precision p) {
+  return p == Precision::kHalf ? CUDA_C_16F : p == Precision::kFloat ? CUDA_C_32F : CUDA_C_64F;
+}
+
+// A cuFFT handle, destroyed with its owner (errors there are ignored).
+struct CufftHandle {
+  cufftHandle handle = 0;
+  CufftHandle() { AOTRT_CUFFT_CHECK(cufftCreate(&handle)); }
+  CufftHandle(const CufftHandle&) = delete;
+  CufftHandle& operator=(const CufftHandle&) = delete;
+  ~CufftHandle() { (void)cufftDestroy(handle); }
+};
+
+// A cuFFT plan for key (made with key.device current) and the work area it
+// needs. A plan that cuFFT refuses is destroyed as it is thrown.
+class Plan {
+ public:
+  explicit Plan(const PlanKey& k) {
+    AOTRT_CUFFT_CHECK(cufftSetAutoAllocation(plan_.handle, 0));
+    const long long bins = k.n / 2 + 1;
+    long long n[1] = {k.n};
+    // Non-null embeds select the advanced layout (rank 1: only the strides
+    // and distances count).
+    long long inembed[1] = {k.kind == Kind::kC2R ? bins : k.n};
+    long long onembed[1] = {k.kind == Kind::kR2C ? bins : k.n};
+    // As ATen makes its plans: cufftXtMakePlanMany, any precision.
+    const cudaDataType complex = complex_type(k.precision), real = real_type(k.precision);
+    AOTRT_CUFFT_CHECK(cufftXtMakePlanMany(
+        plan_.handle, 1, n, inembed, k.istride, k.idist, k.kind == Kind::kR2C ? real : complex,
+        onembed, k.ostride, k.odist, k.kind == Kind::kC2R ? real : complex, k.batch,
+        &work_bytes_, complex));
+  }
+  cufftHandle handle() const { return plan_.handle; }
+  size_t work_bytes() const { return work_bytes_; }
+
+ private:
+  CufftHandle plan_;
+  size_t work_bytes_ = 0;
+};
+
 class PlanCache {
  public:
   // Enough for every transform of a model: an eviction destroys a plan
@@ -109,72 +154,23 @@ class PlanCache {
   // call of its shape plans again, which a CUDA graph capture cannot do.
   static constexpr size_t kPlanCacheSize = 256;
 
-  ~PlanCache() {
-    // At thread exit, which for the main thread is before the CUDA runtime's
-    // own teardown; errors there are ignored.
-    for (auto& entry : plans_) (void)cufftDestroy(entry.plan);
-  }
-
-  // The plan for key (made with key.device current), most recently used first.
-  cufftHandle get(const PlanKey& key, size_t* work_bytes) {
+  // The plan for key, most recently used first. Destroyed at thread exit,
+  // which for the main thread is before the CUDA runtime's own teardown.
+  const Plan& get(const PlanKey& key) {
     for (auto it = plans_.begin(); it != plans_.end(); ++it) {
-      if (it->key == key) {
+      if (it->first == key) {
         plans_.splice(plans_.begin(), plans_, it);
-        *work_bytes = plans_.front().work_bytes;
-        return plans_.front().plan;
+        return plans_.front().second;
       }
     }
-    size_t bytes = 0;
-    const cufftHandle plan = make(key, &bytes);
-    if (plans_.size() >= kPlanCacheSize) {
-      (void)cufftDestroy(plans_.back().plan);
-      plans_.pop_back();
-    }
-    plans_.push_front(Entry{key, plan, bytes});
-    *work_bytes = bytes;
-    return plan;
+    if (plans_.size() >= kPlanCacheSize) plans_.pop_back();
+    plans_.emplace_front(std::piecewise_construct, std::forward_as_tuple(key),
+                         std::forward_as_tuple(key));
+    return plans_.front().second;
   }
 
  private:
-  struct Entry {
-    PlanKey key;
-    cufftHandle plan;
-    size_t work_bytes;
-  };
-
-  // cuFFT's data types of the real and complex sides.
-  static cudaDataType real_type(Precision p) {
-    return p == Precision::kHalf ? CUDA_R_16F : p == Precision::kFloat ? CUDA_R_32F : CUDA_R_64F;
-  }
-  static cudaDataType complex_type(Precision p) {
-    return p == Precision::kHalf ? CUDA_C_16F : p == Precision::kFloat ? CUDA_C_32F : CUDA_C_64F;
-  }
-
-  static cufftHandle make(const PlanKey& k, size_t* work_bytes) {
-    cufftHandle plan = 0;
-    AOTRT_CUFFT_CHECK(cufftCreate(&plan));
-    try {
-      AOTRT_CUFFT_CHECK(cufftSetAutoAllocation(plan, 0));
-      const long long bins = k.n / 2 + 1;
-      long long n[1] = {k.n};
-      // Non-null embeds select the advanced layout (rank 1: only the
-      // strides and distances count).
-      long long inembed[1] = {k.kind == Kind::kC2R ? bins : k.n};
-      long long onembed[1] = {k.kind == Kind::kR2C ? bins : k.n};
-      // As ATen makes its plans: cufftXtMakePlanMany, any precision.
-      const cudaDataType complex = complex_type(k.precision), real = real_type(k.precision);
-      AOTRT_CUFFT_CHECK(cufftXtMakePlanMany(
-          plan, 1, n, inembed, k.istride, k.idist, k.kind == Kind::kR2C ? real : complex, onembed,
-          k.ostride, k.odist, k.kind == Kind::kC2R ? real : complex, k.batch, work_bytes,
-          complex));
-    } catch (...) {
-      (void)cufftDestroy(plan);
-      throw;
-    }
-    return plan;
-  }
-
-  std::list<Entry> plans_;
+  std::list<std::pair<PlanKey, Plan>> plans_;
 };
 
 thread_local PlanCache t_plans;
@@ -184,10 +180,10 @@ void execute(Kind kind, Precision precision, int64_t n, const Lines& in, const L
              void* src, void* dst, bool forward, int device, cudaStream_t stream) {
   const PlanKey key{device,  kind,     precision, n,       in.count,
                     in.stride, in.dist, out.stride, out.dist};
-  size_t work_bytes = 0;
-  const cufftHandle plan = t_plans.get(key, &work_bytes);
+  const Plan& p = t_plans.get(key);
+  const cufftHandle plan = p.handle();
   // A null work area would leave cuFFT without one: at least one byte.
-  DeviceBuffer work(device, std::max<size_t>(work_bytes, 1));
+  DeviceBuffer work(device, std::max<size_t>(p.work_bytes(), 1));
   AOTRT_CUFFT_CHECK(cufftSetStream(plan, stream));
   AOTRT_CUFFT_CHECK(cufftSetWorkArea(plan, work.data()));
   AOTRT_CUFFT_CHECK(cufftXtExec(plan, src, dst, forward ? CUFFT_FORWARD : CUFFT_INVERSE));
