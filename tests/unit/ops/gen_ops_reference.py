@@ -1337,6 +1337,109 @@ def hash_cases():
     return out
 
 
+# --- fft -------------------------------------------------------------------------------
+# _fft_r2c, _fft_c2c (C shims) and _fft_c2r (proxy executor). ints: the mask of complex
+# inputs (passed as view_as_real), normalization, then onesided (r2c) / forward (c2c) /
+# last_dim_size (c2r), then dim. outputs: eager's result (complex as view_as_real), then
+# the layout ATen's CUDA kernels give it (no values): the CUDA meta function's, which
+# torch's meta functions answer for a tensor on the meta device (Note [cuFFT output
+# layouts] in src/ops/fft.cpp).
+def fft_cases():
+    out = []
+    f32, f64, c64, c128 = torch.float32, torch.float64, torch.complex64, torch.complex128
+    aten = torch.ops.aten
+
+    def cview(values, sizes, strides=None, offset=0):
+        """complex values (row-major over sizes) in a view with these strides and offset."""
+        strides = contiguous_strides(sizes) if strides is None else strides
+        extent = offset + 1 + sum((sz - 1) * st for sz, st in zip(sizes, strides))
+        buf = torch.full((extent + 1,), -77, dtype=values.dtype)
+        v = torch.as_strided(buf, sizes, strides, offset)
+        v.copy_(values.reshape(sizes))
+        return v
+
+    def zpattern(n, dtype, start=0):
+        re = torch.tensor(pattern(n, start, 0.5), dtype=torch.float64)
+        im = torch.tensor(pattern(n, start + 3, 0.25), dtype=torch.float64)
+        return torch.complex(re, im).to(dtype)
+
+    def layout(r):
+        return torch.view_as_real(r) if r.is_complex() else r
+
+    def add(name, op, x, norm, flag, dim):
+        meta = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+        fn = {"_fft_r2c": aten._fft_r2c, "_fft_c2c": aten._fft_c2c, "_fft_c2r": aten._fft_c2r}[op]
+        half = x.dtype in (torch.float16, torch.complex32)
+        if half:  # CUDA only (cuFFT's half precision): eager's float32 result, rounded
+            wide = torch.complex64 if x.is_complex() else f32
+            r = fn(x.to(wide), dim, norm, flag)
+            r = r.to(torch.complex32 if r.is_complex() else torch.float16)
+        else:
+            r = fn(x, dim, norm, flag)
+        cuda = layout(fn(meta, dim, norm, flag))
+        mask = 1 if x.is_complex() else 0
+        ins = [torch.view_as_real(x) if x.is_complex() else x]
+        text = case(name, op, ins, [mask, norm, int(flag)] + list(dim), layout(r))
+        # The CUDA layout: a second output without values.
+        j = lambda v: "{" + ", ".join(str(i) for i in v) + "}"
+        cuda_values = (f"Values{{{DTYPES[cuda.dtype]}, {j(list(cuda.shape))}, {j(list(cuda.stride()))}, "
+                       f"{cuda.storage_offset()}, {{}}}}")
+        assert text.endswith("}},\n")
+        out.append(text[:-4] + ",\n      " + cuda_values + "}},\n")
+
+    # r2c: odd and even lengths, every normalization, one- and two-sided, 1-3 dims.
+    add("r2c_1d_even", "_fft_r2c", view(pattern(24), f32, [3, 8]), 0, True, [1])
+    add("r2c_1d_odd_dim0", "_fft_r2c", view(pattern(21, 2), f32, [7, 3]), 2, True, [0])
+    add("r2c_2d_f64_ortho", "_fft_r2c", view(pattern(60, 1), f64, [2, 6, 5]), 1, True, [1, 2])
+    add("r2c_2d_dims01", "_fft_r2c", view(pattern(30, 3), f32, [6, 5]), 0, True, [0, 1])
+    add("r2c_twosided_odd", "_fft_r2c", view(pattern(28, 4), f32, [4, 7]), 2, False, [1])
+    add("r2c_twosided_2d_f64", "_fft_r2c", view(pattern(24, 5), f64, [4, 6]), 0, False, [0, 1])
+    add("r2c_3d_dims012", "_fft_r2c", view(pattern(60, 6), f32, [3, 4, 5]), 2, True, [0, 1, 2])
+    add("r2c_3d_dim_order", "_fft_r2c", view(pattern(60, 7), f32, [3, 4, 5]), 0, True, [2, 0, 1])
+    add("r2c_transposed", "_fft_r2c", transposed(pattern(30, 8), f32, [5, 6]), 0, True, [1])
+    # An odd offset: the real input is not aligned as a complex element.
+    add("r2c_sliced_odd_offset", "_fft_r2c", view(pattern(30, 9), f32, [3, 10], [13, 1], 1), 1, True, [1])
+    add("r2c_stride2_f64", "_fft_r2c", view(pattern(24, 10), f64, [4, 6], [14, 2], 2), 0, True, [1])
+    add("r2c_length1", "_fft_r2c", view(pattern(3, 11), f32, [3, 1]), 0, True, [1])
+    add("r2c_length2_twosided", "_fft_r2c", view(pattern(6, 12), f32, [3, 2]), 2, False, [1])
+
+    # c2c: forward and inverse, 1-4 dims, views with gaps, offsets, transposes.
+    add("c2c_1d_forward", "_fft_c2c", cview(zpattern(24, c64), [3, 8]), 0, True, [1])
+    add("c2c_1d_inverse_odd_c128", "_fft_c2c", cview(zpattern(35, c128, 1), [5, 7]), 2, False, [0])
+    add("c2c_2d_ortho", "_fft_c2c", cview(zpattern(60, c64, 2), [2, 6, 5]), 1, True, [1, 2])
+    add("c2c_3d_inverse_c128", "_fft_c2c", cview(zpattern(60, c128, 3), [3, 4, 5]), 2, False, [0, 1, 2])
+    add("c2c_4d", "_fft_c2c", cview(zpattern(48, c64, 4), [2, 3, 2, 4]), 0, True, [0, 1, 2, 3])
+    add("c2c_transposed", "_fft_c2c", cview(zpattern(24, c64, 5), [6, 4], [1, 6]), 0, False, [1])
+    add("c2c_gapped_offset_2d", "_fft_c2c", cview(zpattern(15, c64, 6), [3, 5], [7, 1], 2), 1, True, [0, 1])
+    add("c2c_middle_dim", "_fft_c2c", cview(zpattern(60, c64, 7), [3, 5, 4]), 2, True, [1])
+    add("c2c_length1_dim", "_fft_c2c", cview(zpattern(12, c64, 8), [4, 1, 3]), 0, True, [1, 2])
+
+    # c2r: Hermitian spectra (rfft of real data) of n // 2 + 1 bins, as irfft calls it.
+    def spec(n_total, sizes, dtype, dims, start=0):
+        x = torch.tensor(pattern(n_total, start), dtype=torch.float64).reshape(sizes)
+        return torch.fft.rfftn(x, dim=dims).to(dtype)
+
+    add("c2r_1d_even", "_fft_c2r", cview(spec(24, [3, 8], c64, [1]), [3, 5]), 2, 8, [1])
+    add("c2r_1d_odd", "_fft_c2r", cview(spec(28, [4, 7], c64, [1], 1), [4, 4]), 0, 7, [1])
+    add("c2r_2d_ortho_f64", "_fft_c2r", cview(spec(144, [3, 6, 8], c128, [1, 2], 2), [3, 6, 5]), 1, 8, [1, 2])
+    add("c2r_2d_dims01", "_fft_c2r", cview(spec(48, [6, 8], c64, [0, 1], 3), [6, 5]), 2, 8, [0, 1])
+    add("c2r_dim0", "_fft_c2r", cview(spec(40, [10, 4], c64, [0], 4), [6, 4]), 0, 10, [0])
+    s5 = spec(32, [8, 4], c64, [0], 5).T.contiguous()  # [4, 5]: bins along dim 1
+    add("c2r_transposed_offset", "_fft_c2r", cview(s5, [4, 5], [1, 5], 3), 2, 8, [1])
+    add("c2r_length1", "_fft_c2r", cview(spec(3, [3, 1], c64, [1], 6), [3, 1]), 0, 1, [1])
+    # Imaginary parts in the DC and Nyquist bins: ATen's CPU kernel ignores them; ATen's CUDA
+    # kernel gives whatever cuFFT's C2R gives (a CPU-only row, see test_ops_fft.cpp).
+    add("c2r_imag_dc_nyquist_cpu", "_fft_c2r", cview(zpattern(10, c64, 7), [2, 5]), 0, 8, [1])
+
+    # float16 / complex32: CUDA only (powers of two), refused on the CPU as ATen's CPU FFT does.
+    f16, c32 = torch.float16, torch.complex32
+    add("r2c_1d_f16", "_fft_r2c", view(pattern(24, 13), f16, [3, 8]), 2, True, [1])
+    add("r2c_2d_twosided_f16", "_fft_r2c", view(pattern(32, 14), f16, [4, 8]), 0, False, [0, 1])
+    add("r2c_stride2_f16", "_fft_r2c", view(pattern(32, 15), f16, [4, 8], [20, 2], 2), 0, True, [1])
+    add("c2c_2d_inverse_f16", "_fft_c2c", cview(zpattern(32, c64, 16), [4, 8]).to(c32), 1, False, [0, 1])
+    add("c2r_1d_f16", "_fft_c2r", cview(spec(24, [3, 8], c64, [1], 17), [3, 5]).to(c32), 2, 8, [1])
+    return out
+
 # The reduce family's rows: test_ops_reduce.cpp runs each by its op (amax, hash_tensor).
 def reduce_cases():
     return amax_cases() + hash_cases()
@@ -1346,7 +1449,7 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
-            "conv": conv_cases, "complex": complex_cases}
+            "conv": conv_cases, "complex": complex_cases, "fft": fft_cases}
 
 
 def main(names):
