@@ -56,14 +56,6 @@ void check_served(ScalarType t, const char* what, const char* fn) {
               " is complex32, which is not served");
 }
 
-ScalarType result_type(const TensorImpl& a, const TensorImpl& b, const char* fn) {
-  check_served(a.dtype(), "self", fn);
-  check_served(b.dtype(), "other", fn);
-  const bool a0 = a.dim() == 0, b0 = b.dim() == 0;
-  if (a0 == b0) return promote(a.dtype(), b.dtype(), fn);
-  return a0 ? join_lower(b.dtype(), a.dtype()) : join_lower(a.dtype(), b.dtype());
-}
-
 // The dtype a Scalar passed as a double stands for.
 ScalarType scalar_dtype(double v) {
   return std::isfinite(v) && v == std::floor(v) ? ScalarType::Int64 : ScalarType::Float64;
@@ -167,6 +159,14 @@ std::unique_ptr<TensorImpl> unary(UnaryOp op, const TensorImpl& self, ScalarType
 }
 
 }  // namespace
+
+ScalarType result_type(const TensorImpl& a, const TensorImpl& b, const char* fn) {
+  check_served(a.dtype(), "self", fn);
+  check_served(b.dtype(), "other", fn);
+  const bool a0 = a.dim() == 0, b0 = b.dim() == 0;
+  if (a0 == b0) return promote(a.dtype(), b.dtype(), fn);
+  return a0 ? join_lower(b.dtype(), a.dtype()) : join_lower(a.dtype(), b.dtype());
+}
 
 std::unique_ptr<TensorImpl> abs(const TensorImpl& self, const char* fn) {
   check_served(self.dtype(), "self", fn);

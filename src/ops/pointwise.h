@@ -77,6 +77,11 @@ struct PointwiseKernels {
                  double alpha, const char* fn);
 };
 
+// ATen's result_type of two tensors (Note [Pointwise semantics]): beside a
+// tensor of one or more dims, a 0-d one changes the dtype only with a higher
+// category.
+ScalarType result_type(const TensorImpl& a, const TensorImpl& b, const char* fn);
+
 std::unique_ptr<TensorImpl> abs(const TensorImpl& self, const char* fn);
 std::unique_ptr<TensorImpl> angle(const TensorImpl& self, const char* fn);
 std::unique_ptr<TensorImpl> add(const TensorImpl& self, const TensorImpl& other, double alpha,

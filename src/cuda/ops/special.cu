@@ -1,0 +1,95 @@
+// CUDA kernels of the special family (ops/special.h): one thread per output
+// element (grid-stride), each operand read through its own strides, the
+// value computed in double by ops/special_math.h (the functions the CPU
+// kernels run) and rounded to the output's dtype, on the current stream.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <span>
+
+#include "cuda/ops/common.cuh"
+#include "ops/dispatch.h"
+#include "ops/special.h"
+
+namespace aotrt::cuda {
+namespace {
+using namespace op_common;
+using ops::SpecialKernels;
+using ops::SpecialOp;
+
+template <typename T>
+__global__ void unary_kernel(SpecialOp op, int64_t order, ShapeIndexer<2> ix, const T* x, T* out,
+                             int64_t n) {
+  AOTRT_GRID_STRIDE(i, n) {
+    int64_t off[2];
+    ix.offsets(i, off);
+    const double v = static_cast<double>(to_acc(x[off[0]]));
+    out[off[1]] = from_acc<T>(ops::special_math::unary(op, order, v));
+  }
+}
+
+template <typename T>
+__global__ void binary_kernel(SpecialOp op, ShapeIndexer<3> ix, const T* a, const T* b, T* out,
+                              int64_t n) {
+  AOTRT_GRID_STRIDE(i, n) {
+    int64_t off[3];
+    ix.offsets(i, off);
+    const double va = static_cast<double>(to_acc(a[off[0]]));
+    const double vb = static_cast<double>(to_acc(b[off[1]]));
+    out[off[2]] = from_acc<T>(ops::special_math::binary(op, va, vb));
+  }
+}
+
+// f(T{}) for the floating dtypes the family computes in.
+template <typename F>
+void visit_floating(ScalarType t, const char* fn, F&& f) {
+  switch (t) {
+    case ScalarType::Float16: return f(__half{});
+    case ScalarType::BFloat16: return f(__nv_bfloat16{});
+    case ScalarType::Float32: return f(float{});
+    case ScalarType::Float64: return f(double{});
+    default:
+      AOTRT_FAIL(kInternal, fn, ": dtype ", dtype_name(t), " reached the special kernels");
+  }
+}
+
+void unary(SpecialOp op, int64_t order, const StridedView& x, const StridedView& out,
+           const char* fn) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const int device = device_of(out);
+  DeviceGuard guard(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  const std::span<const int64_t> strides[2] = {x.strides, out.strides};
+  const ShapeIndexer<2> ix = make_indexer<2>(out.sizes, strides, fn);
+  visit_floating(out.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    unary_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
+        op, order, ix, reinterpret_cast<const T*>(x.data), reinterpret_cast<T*>(out.data), n);
+    AOTRT_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void binary(SpecialOp op, const StridedView& a, const StridedView& b, const StridedView& out,
+            const char* fn) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const int device = device_of(out);
+  DeviceGuard guard(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  const std::span<const int64_t> strides[3] = {a.strides, b.strides, out.strides};
+  const ShapeIndexer<3> ix = make_indexer<3>(out.sizes, strides, fn);
+  visit_floating(out.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    binary_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
+        op, ix, reinterpret_cast<const T*>(a.data), reinterpret_cast<const T*>(b.data),
+        reinterpret_cast<T*>(out.data), n);
+    AOTRT_CUDA_CHECK_LAUNCH();
+  });
+}
+
+constexpr SpecialKernels kSpecial{.unary = unary, .binary = binary};
+AOTRT_REGISTER_KERNELS(SpecialKernels, cuda, kSpecial);
+
+}  // namespace
+}  // namespace aotrt::cuda
