@@ -2,13 +2,12 @@
 
 #include <vector>
 
-#include "core/copy.h"
 #include "core/error.h"
 #include "core/view.h"
 #include "ops/dims.h"
 #include "ops/dispatch.h"
 #include "ops/indexing.h"   // scalar_tensor
-#include "ops/pointwise.h"  // result_type, convert_element_type
+#include "ops/pointwise.h"  // result_type, binary_operands, convert_element_type
 
 namespace aotrt::ops {
 namespace {
@@ -71,27 +70,12 @@ ScalarType compute_dtype(SpecialOp op, ScalarType t, const char* fn) {
   return t;
 }
 
-// t in `dtype` on `device` (t itself when it already is).
-const TensorImpl& operand(const TensorImpl& t, ScalarType dtype, Device device,
-                          std::vector<std::unique_ptr<TensorImpl>>& keep, const char* fn) {
-  const TensorImpl* p = &t;
-  if (p->dtype() != dtype) {
-    keep.push_back(convert_element_type(*p, dtype, fn));
-    p = keep.back().get();
-  }
-  if (p->device() != device) {  // a CPU 0-d tensor beside a CUDA one
-    keep.push_back(empty_strided({}, {}, dtype, device, fn));
-    copy_tensor(*keep.back(), *p, fn);
-    p = keep.back().get();
-  }
-  return *p;
-}
-
 std::unique_ptr<TensorImpl> unary(SpecialOp op, int64_t n, const TensorImpl& self,
                                   const char* fn) {
   const ScalarType t = compute_dtype(op, self.dtype(), fn);
-  std::vector<std::unique_ptr<TensorImpl>> keep;
-  const TensorImpl& x = operand(self, t, self.device(), keep, fn);
+  std::unique_ptr<TensorImpl> converted;
+  if (self.dtype() != t) converted = convert_element_type(self, t, fn);
+  const TensorImpl& x = converted ? *converted : self;
   const std::vector<int64_t> st(self.strides().begin(), self.strides().end());
   auto out = empty_strided(self.sizes(), iterator_output_strides(self.sizes(), {st}), t,
                            self.device(), fn);
@@ -105,33 +89,11 @@ std::unique_ptr<TensorImpl> unary(SpecialOp op, int64_t n, const TensorImpl& sel
 // op(a0, b0) in dtype t over their broadcast shape.
 std::unique_ptr<TensorImpl> binary(SpecialOp op, const TensorImpl& a0, const TensorImpl& b0,
                                    ScalarType t, const char* fn) {
-  Device device = a0.device();
-  if (a0.device() != b0.device()) {
-    // As in ATen, a CPU 0-d tensor goes with a tensor on another device.
-    const bool a_cpu_scalar = a0.dim() == 0 && a0.device().is_cpu();
-    const bool b_cpu_scalar = b0.dim() == 0 && b0.device().is_cpu();
-    AOTRT_CHECK(a_cpu_scalar || b_cpu_scalar, kInvalidArgument, fn, ": the operands are on ",
-                a0.device().str(), " and ", b0.device().str());
-    device = a_cpu_scalar ? b0.device() : a0.device();
+  BinaryOperands v = binary_operands(a0, b0, t, t, fn);
+  if (v.out->numel() > 0) {
+    kernel(&SpecialKernels::binary, v.out->device(), fn)(op, v.a, v.b, strided_view(*v.out), fn);
   }
-  std::vector<std::unique_ptr<TensorImpl>> keep;
-  const TensorImpl& a = operand(a0, t, device, keep, fn);
-  const TensorImpl& b = operand(b0, t, device, keep, fn);
-  const std::vector<int64_t> shape = broadcast_shapes(a.sizes(), b.sizes(), fn);
-  const std::vector<int64_t> as = expand_strides(a.sizes(), a.strides(), shape, fn);
-  const std::vector<int64_t> bs = expand_strides(b.sizes(), b.strides(), shape, fn);
-  // The layout follows the operands as given, before any conversion.
-  const std::vector<int64_t> layout = iterator_output_strides(
-      shape, {expand_strides(a0.sizes(), a0.strides(), shape, fn),
-              expand_strides(b0.sizes(), b0.strides(), shape, fn)});
-  auto out = empty_strided(shape, layout, t, device, fn);
-  if (out->numel() == 0) return out;
-  StridedView av = strided_view(a), bv = strided_view(b);
-  av.sizes = bv.sizes = shape;
-  av.strides = as;
-  bv.strides = bs;
-  kernel(&SpecialKernels::binary, device, fn)(op, av, bv, strided_view(*out), fn);
-  return out;
+  return std::move(v.out);
 }
 
 void check_binary(SpecialOp op, const char* fn) {

@@ -1,6 +1,6 @@
 // The special functions of the special family (ops/special.h), once, for the
 // CPU kernels and the CUDA kernels alike: every function is AOTRT_HOST_DEVICE
-// (__host__ __device__ under nvcc, plain inline otherwise) and uses only
+// inline (core/host_device.h: __host__ __device__ under nvcc) and uses only
 // C math functions CUDA also has on the device, so the CPU rows of the unit
 // tests test the exact arithmetic the GPU runs.
 //
@@ -55,11 +55,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define AOTRT_HOST_DEVICE __host__ __device__
-#else
-#define AOTRT_HOST_DEVICE
-#endif
+#include "core/host_device.h"
 
 namespace aotrt::ops {
 

@@ -8,6 +8,9 @@
 #include <span>
 
 #include "cuda/ops/common.cuh"
+// cuda/int_divider.h (through common.cuh) defines it with __forceinline__ for
+// its own functions; ops/special_math.h takes core/host_device.h's.
+#undef AOTRT_HOST_DEVICE
 #include "ops/dispatch.h"
 #include "ops/special.h"
 
@@ -53,38 +56,43 @@ void visit_floating(ScalarType t, const char* fn, F&& f) {
   }
 }
 
-void unary(SpecialOp op, int64_t order, const StridedView& x, const StridedView& out,
-           const char* fn) {
+// launch(T{}, indexer, n, stream) for out's elements on out's device and its
+// current stream; N views of out's shape (out last).
+template <int N, typename Launch>
+void over_elements(const StridedView& out, const std::span<const int64_t> (&strides)[N],
+                   const char* fn, Launch&& launch) {
   const int64_t n = out.numel();
   if (n == 0) return;
   const int device = device_of(out);
   DeviceGuard guard(device);
-  cudaStream_t stream = current_cuda_stream(device);
-  const std::span<const int64_t> strides[2] = {x.strides, out.strides};
-  const ShapeIndexer<2> ix = make_indexer<2>(out.sizes, strides, fn);
+  const cudaStream_t stream = current_cuda_stream(device);
+  const ShapeIndexer<N> ix = make_indexer<N>(out.sizes, strides, fn);
   visit_floating(out.dtype, fn, [&](auto tag) {
+    launch(tag, ix, n, stream);
+    AOTRT_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void unary(SpecialOp op, int64_t order, const StridedView& x, const StridedView& out,
+           const char* fn) {
+  const std::span<const int64_t> strides[2] = {x.strides, out.strides};
+  over_elements(out, strides, fn, [&](auto tag, const ShapeIndexer<2>& ix, int64_t n,
+                                      cudaStream_t stream) {
     using T = decltype(tag);
     unary_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
         op, order, ix, reinterpret_cast<const T*>(x.data), reinterpret_cast<T*>(out.data), n);
-    AOTRT_CUDA_CHECK_LAUNCH();
   });
 }
 
 void binary(SpecialOp op, const StridedView& a, const StridedView& b, const StridedView& out,
             const char* fn) {
-  const int64_t n = out.numel();
-  if (n == 0) return;
-  const int device = device_of(out);
-  DeviceGuard guard(device);
-  cudaStream_t stream = current_cuda_stream(device);
   const std::span<const int64_t> strides[3] = {a.strides, b.strides, out.strides};
-  const ShapeIndexer<3> ix = make_indexer<3>(out.sizes, strides, fn);
-  visit_floating(out.dtype, fn, [&](auto tag) {
+  over_elements(out, strides, fn, [&](auto tag, const ShapeIndexer<3>& ix, int64_t n,
+                                      cudaStream_t stream) {
     using T = decltype(tag);
     binary_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
         op, ix, reinterpret_cast<const T*>(a.data), reinterpret_cast<const T*>(b.data),
         reinterpret_cast<T*>(out.data), n);
-    AOTRT_CUDA_CHECK_LAUNCH();
   });
 }
 
