@@ -149,7 +149,7 @@ ScalarType result_type(const TensorImpl& a, const TensorImpl& b, const char* fn)
 }
 
 BinaryOperands binary_operands(const TensorImpl& a0, const TensorImpl& b0, ScalarType compute,
-                               ScalarType out_dtype, const char* fn) {
+                               ScalarType out_dtype, const char* fn, bool host_scalars) {
   Device device = a0.device();
   if (a0.device() != b0.device()) {
     // As in ATen, a CPU 0-d tensor goes with a tensor on another device.
@@ -162,7 +162,7 @@ BinaryOperands binary_operands(const TensorImpl& a0, const TensorImpl& b0, Scala
   BinaryOperands v;
   auto operand = [&](const TensorImpl& t) -> const TensorImpl& {
     const TensorImpl* p = &as_dtype(t, compute, v.keep, fn);
-    if (p->device() != device) {
+    if (p->device() != device && !host_scalars) {
       v.keep.push_back(empty_strided({}, {}, compute, device, fn));
       copy_tensor(*v.keep.back(), *p, fn);
       p = v.keep.back().get();

@@ -89,7 +89,7 @@ std::unique_ptr<TensorImpl> unary(SpecialOp op, int64_t n, const TensorImpl& sel
 // op(a0, b0) in dtype t over their broadcast shape.
 std::unique_ptr<TensorImpl> binary(SpecialOp op, const TensorImpl& a0, const TensorImpl& b0,
                                    ScalarType t, const char* fn) {
-  BinaryOperands v = binary_operands(a0, b0, t, t, fn);
+  BinaryOperands v = binary_operands(a0, b0, t, t, fn, /*host_scalars=*/true);
   if (v.out->numel() > 0) {
     kernel(&SpecialKernels::binary, v.out->device(), fn)(op, v.a, v.b, strided_view(*v.out), fn);
   }
@@ -124,14 +124,14 @@ std::unique_ptr<TensorImpl> special_binary(SpecialOp op, double a, const TensorI
                                            const char* fn) {
   check_binary(op, fn);
   const ScalarType t = compute_dtype(op, b.dtype(), fn);
-  return binary(op, *scalar_tensor(a, t, b.device(), fn), b, t, fn);
+  return binary(op, *scalar_tensor(a, t, cpu_device(), fn), b, t, fn);
 }
 
 std::unique_ptr<TensorImpl> special_binary(SpecialOp op, const TensorImpl& a, double b,
                                            const char* fn) {
   check_binary(op, fn);
   const ScalarType t = compute_dtype(op, a.dtype(), fn);
-  return binary(op, a, *scalar_tensor(b, t, a.device(), fn), t, fn);
+  return binary(op, a, *scalar_tensor(b, t, cpu_device(), fn), t, fn);
 }
 
 }  // namespace aotrt::ops

@@ -24,7 +24,8 @@
 // - polygamma refuses n < 0 ("polygamma(n, x) does not support negative n.").
 // - Inputs broadcast; the output is laid out as TensorIterator lays it out
 //   (Note [Iterator output layout] in ops/dims.h); a CPU 0-d tensor may go
-//   with a CUDA one.
+//   with a CUDA one (ATen passes it to its CUDA kernel by value, as aotrt
+//   does, and a Scalar likewise).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,9 @@ namespace aotrt::ops {
 // dtype (float16, bfloat16, float32 or float64) and shape (a and b with 0
 // strides where broadcast); every element is computed in double (Note
 // [Special function math]). unary: out = op(x), polygamma's order n beside.
-// binary: out = op(a, b).
+// binary: out = op(a, b); a or b may be a 0-d tensor in host memory (a
+// Scalar, or a CPU 0-d tensor beside a CUDA one), which a CUDA kernel takes
+// by value: no copy to the device.
 struct SpecialKernels {
   void (*unary)(SpecialOp op, int64_t n, const StridedView& x, const StridedView& out,
                 const char* fn);

@@ -1,10 +1,12 @@
 // CUDA kernels of the special family (ops/special.h): one thread per output
-// element (grid-stride), each operand read through its own strides, the
-// value computed in double by ops/special_math.h (the functions the CPU
-// kernels run) and rounded to the output's dtype, on the current stream.
+// element (grid-stride), each operand read through its own strides (a host
+// 0-d operand passed by value), the value computed in double by
+// ops/special_math.h (the functions the CPU kernels run) and rounded to the
+// output's dtype, on the current stream.
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "cuda/ops/common.cuh"
@@ -31,15 +33,31 @@ __global__ void unary_kernel(SpecialOp op, int64_t order, ShapeIndexer<2> ix, co
   }
 }
 
+// An operand on the device, or a host 0-d tensor's value (data null).
 template <typename T>
-__global__ void binary_kernel(SpecialOp op, ShapeIndexer<3> ix, const T* a, const T* b, T* out,
-                              int64_t n) {
+struct Operand {
+  const T* data;
+  double value;
+  __device__ __forceinline__ double at(int64_t off) const {
+    return data != nullptr ? static_cast<double>(to_acc(data[off])) : value;
+  }
+};
+
+template <typename T>
+Operand<T> operand(const StridedView& v) {
+  if (v.device.is_cuda()) return {reinterpret_cast<const T*>(v.data), 0};
+  T host;  // a 0-d tensor in host memory (Note [Special semantics])
+  std::memcpy(&host, v.data, sizeof(T));
+  return {nullptr, static_cast<double>(to_acc(host))};
+}
+
+template <typename T>
+__global__ void binary_kernel(SpecialOp op, ShapeIndexer<3> ix, Operand<T> a, Operand<T> b,
+                              T* out, int64_t n) {
   AOTRT_GRID_STRIDE(i, n) {
     int64_t off[3];
     ix.offsets(i, off);
-    const double va = static_cast<double>(to_acc(a[off[0]]));
-    const double vb = static_cast<double>(to_acc(b[off[1]]));
-    out[off[2]] = from_acc<T>(ops::special_math::binary(op, va, vb));
+    out[off[2]] = from_acc<T>(ops::special_math::binary(op, a.at(off[0]), b.at(off[1])));
   }
 }
 
@@ -91,8 +109,7 @@ void binary(SpecialOp op, const StridedView& a, const StridedView& b, const Stri
                                       cudaStream_t stream) {
     using T = decltype(tag);
     binary_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
-        op, ix, reinterpret_cast<const T*>(a.data), reinterpret_cast<const T*>(b.data),
-        reinterpret_cast<T*>(out.data), n);
+        op, ix, operand<T>(a), operand<T>(b), reinterpret_cast<T*>(out.data), n);
   });
 }
 

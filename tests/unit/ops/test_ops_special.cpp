@@ -239,6 +239,40 @@ TEST(OpsSpecialRows, EveryTargetIsServedOnBothDevices) {
   }
 }
 
+// A CPU 0-d tensor beside a CUDA tensor (as ATen allows) is read on the host and passed to
+// the CUDA kernel by value; the result matches the CPU's.
+TEST(OpsSpecialDevices, HostZeroDimTensorJoinsACudaTensor) {
+  const Backend cpu = built_backends()[0];
+  bool ran = false;
+  for (const Backend& b : built_backends()) {
+    if (b.is_cpu()) continue;
+    ran = true;
+    const Values x{kF32, {2, 3}, {1, 2}, 1, {1.5, 2, 3, 0.5, 7, -2.5}};
+    const Values q{kF64, {}, {}, 0, {2.5}};
+    Tensor xd = make_tensor(b, x), xc = make_tensor(cpu, x), qc = make_tensor(cpu, q);
+    const char* fn = "special test";
+    try {
+      for (const bool first : {true, false}) {
+        const TensorImpl& host = *handle_lookup(qc.get());
+        const TensorImpl& dev = *handle_lookup(xd.get());
+        const TensorImpl& ref = *handle_lookup(xc.get());
+        auto got = first ? ops::special_binary(SpecialOp::kZeta, host, dev, fn)
+                         : ops::special_binary(SpecialOp::kZeta, dev, host, fn);
+        auto want = first ? ops::special_binary(SpecialOp::kZeta, host, ref, fn)
+                          : ops::special_binary(SpecialOp::kZeta, ref, host, fn);
+        EXPECT_TRUE(got->device().is_cuda());
+        Tensor g(handle_register(std::move(got))), w(handle_register(std::move(want)));
+        EXPECT_EQ(meta(g.get()).dtype, kF32);
+        EXPECT_EQ(meta(g.get()).strides, meta(w.get()).strides);
+        EXPECT_TRUE(close_values(values_of(g.get()), values_of(w.get()), 1e-6, 1e-7));
+      }
+    } catch (const ::aotrt::Error& e) {
+      FAIL() << e.what();
+    }
+  }
+  if (!ran) GTEST_SKIP() << "no CUDA backend in this build";
+}
+
 // The family function's error names `fn` and contains `what`.
 template <class Call>
 void expect_error(Call call, const std::string& what) {
