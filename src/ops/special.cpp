@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/view.h"
 #include "ops/dims.h"
 #include "ops/dispatch.h"
 #include "ops/indexing.h"   // scalar_tensor
