@@ -1351,8 +1351,10 @@ def special_cases():
     def add(name, op, inputs, r, ints=(), floats=()):
         out.append(case(name, op, inputs, list(ints), r, floats=list(floats)))
 
-    def fn_of(op):
-        return getattr(aten, op.split(".")[0]) if "." not in op else getattr(getattr(aten, op.split(".")[0]), op.split(".")[1])
+    def fn_of(op):  # "special_zeta.other_scalar" -> aten.special_zeta.other_scalar
+        name, _, overload = op.partition(".")
+        packet = getattr(aten, name)
+        return getattr(packet, overload) if overload else packet
 
     def unary(name, op, values, dtype, sizes=None, strides=None, offset=0):
         sizes = [len(values)] if sizes is None else sizes
