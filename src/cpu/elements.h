@@ -1,15 +1,19 @@
 // Elements of every dtype on the CPU: the C++ type of a dtype (visit_dtype),
-// widening a stored element to a computable value (load) and converting a
-// value to a stored element with ATen's CPU rules (convert_value), shared by
+// widening a stored element to a computable value (load), converting a
+// value to a stored element with ATen's CPU rules (convert_value) and
+// visiting the elements of views of one shape (for_each_element), shared by
 // the strided copy (cpu/copy.cpp) and the op kernels (cpu/ops/).
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstring>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <type_traits>
+#include <vector>
 
 #include "core/dtype.h"
 
@@ -195,6 +199,32 @@ T read_elem(const char* base, int64_t elem) {
 template <typename T>
 void write_elem(char* base, int64_t elem, T v) {
   std::memcpy(base + elem * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+}
+
+// f(offset in each view) for every index of the shape, row-major.
+template <size_t N, typename F>
+void for_each_element(std::span<const int64_t> shape,
+                      const std::array<std::span<const int64_t>, N>& strides, F&& f) {
+  const size_t nd = shape.size();
+  for (int64_t s : shape) {
+    if (s == 0) return;
+  }
+  std::vector<int64_t> idx(nd, 0);
+  std::array<int64_t, N> off{};
+  while (true) {
+    f(off);
+    size_t d = nd;
+    while (true) {
+      if (d == 0) return;
+      --d;
+      if (++idx[d] < shape[d]) {
+        for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+        break;
+      }
+      for (size_t k = 0; k < N; ++k) off[k] -= (shape[d] - 1) * strides[k][d];
+      idx[d] = 0;
+    }
+  }
 }
 
 template <typename V>

@@ -20,32 +20,6 @@ using ops::BinaryOp;
 using ops::PointwiseKernels;
 using ops::UnaryOp;
 
-// f(offset in each view) for every index of the shape, row-major.
-template <size_t N, typename F>
-void for_each_element(std::span<const int64_t> shape,
-                      const std::array<std::span<const int64_t>, N>& strides, F&& f) {
-  const size_t nd = shape.size();
-  for (int64_t s : shape) {
-    if (s == 0) return;
-  }
-  std::vector<int64_t> idx(nd, 0);
-  std::array<int64_t, N> off{};
-  while (true) {
-    f(off);
-    size_t d = nd;
-    while (true) {
-      if (d == 0) return;
-      --d;
-      if (++idx[d] < shape[d]) {
-        for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
-        break;
-      }
-      for (size_t k = 0; k < N; ++k) off[k] -= (shape[d] - 1) * strides[k][d];
-      idx[d] = 0;
-    }
-  }
-}
-
 template <typename T>
 struct real_of {
   using type = T;
