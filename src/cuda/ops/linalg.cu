@@ -357,21 +357,28 @@ void lu_solve(const TensorImpl& lu, const TensorImpl& pivots, const TensorImpl& 
   });
 }
 
-void cholesky(const TensorImpl& a, bool upper, const TensorImpl& info) {
-  const OnDevice d(a);
+// Every n x n matrix of a through a routine of potrf's signature (uplo, n, A,
+// lda, work, lwork, info [B]), its workspace sized by `size`.
+template <class T, class Size, class Run>
+void each_triangle(const OnDevice& d, const TensorImpl& a, bool upper, const TensorImpl& info,
+                   Size size, Run run) {
   const MatrixBatch b = matrix_batch(a);
   const int n = solver_int(b.n);
+  cusolverDnHandle_t h = d.solver().handle;
+  int lwork = 0;
+  AOTRT_CUSOLVER_CHECK(size(h, fill(upper), n, data<T>(a), n, &lwork));
+  Temp<T> work(d.index, lwork);
+  for (int64_t i = 0; i < b.count; ++i) {
+    AOTRT_CUSOLVER_CHECK(run(h, fill(upper), n, data<T>(a) + i * b.step(), n, work.get(), lwork,
+                             data<int>(info) + i));
+  }
+}
+
+void cholesky(const TensorImpl& a, bool upper, const TensorImpl& info) {
+  const OnDevice d(a);
   on_real(a, [&](auto zero) {
     using T = decltype(zero);
-    cusolverDnHandle_t h = d.solver().handle;
-    int lwork = 0;
-    AOTRT_CUSOLVER_CHECK(
-        AOTRT_SOLVER(T, potrf_bufferSize)(h, fill(upper), n, data<T>(a), n, &lwork));
-    Temp<T> work(d.index, lwork);
-    for (int64_t i = 0; i < b.count; ++i) {
-      AOTRT_CUSOLVER_CHECK(AOTRT_SOLVER(T, potrf)(h, fill(upper), n, data<T>(a) + i * b.step(),
-                                                  n, work.get(), lwork, data<int>(info) + i));
-    }
+    each_triangle<T>(d, a, upper, info, AOTRT_SOLVER(T, potrf_bufferSize), AOTRT_SOLVER(T, potrf));
     // ATen returns the factor with the other triangle zeroed.
     zero_triangle<T>(d, a, upper);
   });
@@ -396,18 +403,9 @@ void cholesky_solve(const TensorImpl& rhs, const TensorImpl& factor, bool upper)
 void cholesky_inverse(const TensorImpl& a, bool upper, const TensorImpl& info) {
   const OnDevice d(a);
   const MatrixBatch b = matrix_batch(a);
-  const int n = solver_int(b.n);
   on_real(a, [&](auto zero) {
     using T = decltype(zero);
-    cusolverDnHandle_t h = d.solver().handle;
-    int lwork = 0;
-    AOTRT_CUSOLVER_CHECK(
-        AOTRT_SOLVER(T, potri_bufferSize)(h, fill(upper), n, data<T>(a), n, &lwork));
-    Temp<T> work(d.index, lwork);
-    for (int64_t i = 0; i < b.count; ++i) {
-      AOTRT_CUSOLVER_CHECK(AOTRT_SOLVER(T, potri)(h, fill(upper), n, data<T>(a) + i * b.step(),
-                                                  n, work.get(), lwork, data<int>(info) + i));
-    }
+    each_triangle<T>(d, a, upper, info, AOTRT_SOLVER(T, potri_bufferSize), AOTRT_SOLVER(T, potri));
     // potri fills one triangle of the symmetric inverse: mirror it.
     const int64_t total = b.count * b.step();
     mirror_kernel<T><<<blocks_for(total), kThreads, 0, d.stream>>>(
@@ -626,6 +624,73 @@ void eigh(const TensorImpl& a, const TensorImpl& w, bool upper, bool compute_v,
   });
 }
 
+// geev's real eigenvectors (LAPACK's layout: a conjugate pair w_j, w_j+1 =
+// conj(w_j), imag(w_j) > 0, has columns j, j + 1 holding re and im of v_j,
+// and v_j+1 = conj(v_j)) as complex columns of vec (re, im pairs of T), as
+// the CPU kernel writes them. w holds the complex eigenvalues.
+template <class T>
+__global__ void eig_vectors_kernel(const T* vr, const T* w, T* vec, int64_t total,
+                                   IntDivider<uint64_t> n) {
+  AOTRT_GRID_STRIDE(e, total) {
+    // e = r + n (j + n b): row r of column j of matrix b.
+    const DivMod<uint64_t> rj = n.divmod(static_cast<uint64_t>(e));
+    const DivMod<uint64_t> jb = n.divmod(rj.div);
+    const int64_t nn = static_cast<int64_t>(n.divisor);
+    const int64_t r = static_cast<int64_t>(rj.mod), j = static_cast<int64_t>(jb.mod);
+    const int64_t b = static_cast<int64_t>(jb.div);
+    const T* cols = vr + b * nn * nn;
+    const T imag = w[2 * (b * nn + j) + 1];
+    T re, im;
+    if (imag == T(0)) {
+      re = cols[r + j * nn];
+      im = 0;
+    } else if (imag > T(0)) {
+      re = cols[r + j * nn];
+      im = cols[r + (j + 1) * nn];
+    } else {
+      re = cols[r + (j - 1) * nn];
+      im = -cols[r + j * nn];
+    }
+    vec[2 * e] = re;
+    vec[2 * e + 1] = im;
+  }
+}
+
+// cusolverDnXgeev (CUDA 12.6+) with complex eigenvalues and real right
+// eigenvectors, expanded as above.
+void eig(const TensorImpl& a, const TensorImpl& values, const TensorImpl& vectors,
+         const TensorImpl& info) {
+  const OnDevice d(a);
+  const MatrixBatch b = matrix_batch(a);
+  const int64_t n = b.n;
+  on_real(a, [&](auto zero) {
+    using T = decltype(zero);
+    constexpr cudaDataType_t real = real_type<T>();
+    constexpr cudaDataType_t complex = std::is_same_v<T, float> ? CUDA_C_32F : CUDA_C_64F;
+    SolverHandle& sh = d.solver();
+    Temp<T> vr(d.index, b.count * n * n);
+    size_t device_bytes = 0, host_bytes = 0;
+    AOTRT_CUSOLVER_CHECK(cusolverDnXgeev_bufferSize(
+        sh.handle, sh.params, CUSOLVER_EIG_MODE_NOVECTOR, CUSOLVER_EIG_MODE_VECTOR, n, real,
+        data<T>(a), n, complex, data<T>(values), real, nullptr, 1, real, vr.get(), n, real,
+        &device_bytes, &host_bytes));
+    DeviceBuffer work(d.index, std::max<size_t>(device_bytes, 1));
+    void* host = sh.host_workspace(host_bytes);
+    for (int64_t i = 0; i < b.count; ++i) {
+      AOTRT_CUSOLVER_CHECK(cusolverDnXgeev(
+          sh.handle, sh.params, CUSOLVER_EIG_MODE_NOVECTOR, CUSOLVER_EIG_MODE_VECTOR, n, real,
+          data<T>(a) + i * b.step(), n, complex, data<T>(values) + 2 * i * n, real, nullptr, 1,
+          real, vr.get() + i * b.step(), n, real, work.data(), device_bytes, host, host_bytes,
+          data<int>(info) + i));
+    }
+    const int64_t total = b.count * b.step();
+    eig_vectors_kernel<T><<<blocks_for(total), kThreads, 0, d.stream>>>(
+        vr.get(), data<T>(values), data<T>(vectors), total,
+        IntDivider<uint64_t>(static_cast<uint64_t>(n)));
+    AOTRT_CUDA_CHECK_LAUNCH();
+  });
+}
+
 void ldl_factor(const TensorImpl& a, const TensorImpl& pivots, const TensorImpl& info) {
   const OnDevice d(a);
   const MatrixBatch b = matrix_batch(a);
@@ -822,7 +887,7 @@ constexpr LinalgKernels kLinalg{
     .triu = triu,
     .svd = svd,
     .eigh = eigh,
-    .eig = nullptr,
+    .eig = eig,
     .ldl_factor = ldl_factor,
     .ldl_solve = ldl_solve,
     .pinv_scale = pinv_scale,

@@ -135,8 +135,7 @@ AOTRT_PROXY_OP("aten::_linalg_eigh", {"A", "UPLO", "compute_v"}, kCpuCuda, [](Pr
                        c.what()));
 });
 
-// CPU only: cuSOLVER's Xgeev is not wired to aotrt yet (a null CUDA kernel).
-AOTRT_PROXY_OP("aten::linalg_eig", {"self"}, kProxyCpu,
+AOTRT_PROXY_OP("aten::linalg_eig", {"self"}, kCpuCuda,
                [](ProxyCall& c) { set_all(c, ops::eig(c.tensor("self"), c.what())); });
 
 AOTRT_PROXY_OP("aten::linalg_lu", {"A", "pivot"}, kCpuCuda, [](ProxyCall& c) {
