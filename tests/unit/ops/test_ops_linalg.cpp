@@ -209,17 +209,27 @@ TEST_P(OpsLinalgProxy, MatchesTorch) {
     in.push_back(make_tensor(b, v));
     impls.push_back(handle_lookup(in.back().get()));
   }
+  // pinv and matrix_exp end in the matmul family's gemm, which CUDA serves in float32,
+  // float16 and bfloat16 only: float64 is refused there, by name.
+  const std::string op = c.op;
+  const bool cuda_f64_matmul = !b.is_cpu() && c.inputs[0].dtype == kF64 &&
+                               (op == "linalg_pinv" || op == "linalg_matrix_exp");
   std::vector<TensorPtr> got;
   try {
     got = run_proxy_op(c, impls);
   } catch (const ::aotrt::Error& e) {
-    FAIL() << e.what();
+    const std::string msg = e.what();
+    if (cuda_f64_matmul) {
+      EXPECT_NE(msg.find("dtype float64 is not served on CUDA"), std::string::npos) << msg;
+      return;
+    }
+    FAIL() << msg;
   }
+  ASSERT_FALSE(cuda_f64_matmul) << "float64 " << op << " ran on CUDA: update this test";
   ASSERT_EQ(got.size(), c.outputs.size());
   for (size_t k = 0; k < got.size(); ++k) {
     Tensor out(handle_register(std::move(got[k])));
     // U and Vh of _linalg_svd_abs, the eigenvectors of _linalg_eigh_abs.
-    const std::string op = c.op;
     const bool magnitudes = (op == "_linalg_svd_abs" && k != 1) || (op == "_linalg_eigh_abs" && k == 1);
     expect_close(b, out.get(), c.outputs[k], std::string(c.name) + " output " + std::to_string(k),
                  magnitudes);
