@@ -353,7 +353,11 @@ void manual_seed(uint64_t seed);
 
 // Waits until the work queued so far on the calling thread's current stream
 // of `device` has finished: what a CUDA model's run() queued, for one. A
-// no-op for the CPU, whose runs finish before they return.
+// no-op for the CPU, whose runs finish before they return. Then throws the
+// first linear-algebra failure that work found (a singular or indefinite
+// matrix, an SVD that did not converge: what ATen raises in the op, with its
+// message), if any: a CUDA op never syncs to read it (Note [Linalg errors on
+// CUDA] in src/ops/linalg.h).
 void synchronize(Device device);
 
 // Host time spent in one C ABI function (an aoti_torch_* shim) while shim

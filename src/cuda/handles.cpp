@@ -24,6 +24,11 @@ void cudnn_fail(cudnnStatus_t status, const char* expr, const char* file, int li
              detail[0] ? " - " : "", detail, " (", file, ":", line, ")");
 }
 
+void cusolver_fail(cusolverStatus_t status, const char* expr, const char* file, int line) {
+  AOTRT_FAIL(kBackend, expr, " failed: cusolverStatus_t ", static_cast<int>(status), " (", file,
+             ":", line, ")");
+}
+
 }  // namespace detail
 
 bool cudnn_rejects(cudnnStatus_t status) {
@@ -42,10 +47,11 @@ struct ThreadHandles {
   std::vector<cublasHandle_t> cublas;
   std::vector<cublasLtHandle_t> cublaslt;
   std::vector<cudnnHandle_t> cudnn;
+  std::vector<SolverHandle> cusolver;
   // The stream each handle is bound to: binding again costs host time
   // (cublasSetStream also resets the handle's workspace), so it is done only
   // when the stream changes.
-  std::vector<std::optional<cudaStream_t>> cublas_stream, cudnn_stream;
+  std::vector<std::optional<cudaStream_t>> cublas_stream, cudnn_stream, cusolver_stream;
 
   ~ThreadHandles() {
     for (size_t d = 0; d < cublas.size(); ++d) {
@@ -56,6 +62,11 @@ struct ThreadHandles {
     }
     for (size_t d = 0; d < cudnn.size(); ++d) {
       if (cudnn[d]) (void)cudnnDestroy(cudnn[d]);
+    }
+    for (SolverHandle& s : cusolver) {
+      if (s.gesvdj) (void)cusolverDnDestroyGesvdjInfo(s.gesvdj);
+      if (s.params) (void)cusolverDnDestroyParams(s.params);
+      if (s.handle) (void)cusolverDnDestroy(s.handle);
     }
   }
 };
@@ -108,6 +119,27 @@ cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream) {
   std::optional<cudaStream_t>& bound = slot(t_handles.cudnn_stream, device_index);
   if (bound != stream) {
     AOTRT_CUDNN_CHECK(cudnnSetStream(h, stream));
+    bound = stream;
+  }
+  return h;
+}
+
+void* SolverHandle::host_workspace(size_t bytes) {
+  if (host.size() < bytes) host.resize(bytes);
+  return host.empty() ? nullptr : host.data();
+}
+
+SolverHandle& cusolver_handle(int device_index, cudaStream_t stream) {
+  SolverHandle& h = slot(t_handles.cusolver, device_index);
+  if (!h.handle) {
+    DeviceGuard guard(device_index);
+    AOTRT_CUSOLVER_CHECK(cusolverDnCreate(&h.handle));
+    AOTRT_CUSOLVER_CHECK(cusolverDnCreateParams(&h.params));
+    AOTRT_CUSOLVER_CHECK(cusolverDnCreateGesvdjInfo(&h.gesvdj));
+  }
+  std::optional<cudaStream_t>& bound = slot(t_handles.cusolver_stream, device_index);
+  if (bound != stream) {
+    AOTRT_CUSOLVER_CHECK(cusolverDnSetStream(h.handle, stream));
     bound = stream;
   }
   return h;

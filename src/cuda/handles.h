@@ -1,14 +1,16 @@
-// What the CUDA library ops (matmul.cpp, conv.cpp, attention.cu) share: one
-// cuBLAS, cuBLASLt and cuDNN handle per device per thread, one check macro per
-// library, the TF32 policy, and the helpers through which those ops copy an
+// What the CUDA library ops (matmul.cpp, conv.cpp, attention.cu, ops/linalg.cu)
+// share: one cuBLAS, cuBLASLt, cuDNN and cuSOLVER handle per device per
+// thread, one check macro per library, the TF32 policy, and the helpers through which those ops copy an
 // operand or a result (and count it).
 #pragma once
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cudnn.h>
+#include <cusolverDn.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "cuda/runtime.h"
 
@@ -29,6 +31,14 @@
     }                                                                                   \
   } while (0)
 
+#define AOTRT_CUSOLVER_CHECK(expr)                                                      \
+  do {                                                                                  \
+    const cusolverStatus_t aotrt_status_ = (expr);                                      \
+    if (aotrt_status_ != CUSOLVER_STATUS_SUCCESS) {                                     \
+      ::aotrt::cuda::detail::cusolver_fail(aotrt_status_, #expr, __FILE__, __LINE__);   \
+    }                                                                                   \
+  } while (0)
+
 namespace aotrt::cuda {
 
 namespace detail {
@@ -36,6 +46,8 @@ namespace detail {
                               int line);
 [[noreturn]] void cudnn_fail(cudnnStatus_t status, const char* expr, const char* file,
                              int line);
+[[noreturn]] void cusolver_fail(cusolverStatus_t status, const char* expr, const char* file,
+                                int line);
 }  // namespace detail
 
 // True for the cuDNN statuses that mean "this layout or shape is not served"
@@ -51,6 +63,19 @@ bool cudnn_rejects(cudnnStatus_t status);
 cublasHandle_t cublas_handle(int device_index, cudaStream_t stream);
 cublasLtHandle_t cublaslt_handle(int device_index);
 cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream);
+
+// cuSOLVER's dense handle with what its calls need beside it: the 64-bit
+// API's params, gesvdj's parameters (default tolerance and sweeps), and a
+// host workspace (the X API's bufferOnHost) that grows and is kept.
+struct SolverHandle {
+  cusolverDnHandle_t handle = nullptr;
+  cusolverDnParams_t params = nullptr;
+  gesvdjInfo_t gesvdj = nullptr;
+  // At least `bytes` of host workspace, owned by the handle.
+  void* host_workspace(size_t bytes);
+  std::vector<char> host;
+};
+SolverHandle& cusolver_handle(int device_index, cudaStream_t stream);
 
 // --- TF32 -----------------------------------------------------------------------------
 // Note [TF32]

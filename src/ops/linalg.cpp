@@ -7,6 +7,9 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/copy.h"
@@ -440,9 +443,19 @@ std::tuple<TensorPtr, TensorPtr> cholesky_ex(const TensorImpl& a, bool upper,
   return cholesky_named(a, upper, check_errors_, "torch.linalg.cholesky_ex", fn);
 }
 
+namespace {
+// What det and slogdet factor: as ATen's, A^T when A is contiguous (det(A^T) =
+// det(A), and A^T is already column-major), so their LU and pivots are
+// those of A^T then, as eager's.
+TensorPtr det_operand(const TensorImpl& a, const char* fn) {
+  if (a.is_contiguous()) return transposed(a, fn);
+  return make_tensor(a.storage(), a.sizes(), a.strides(), a.storage_offset(), a.dtype(), fn);
+}
+}  // namespace
+
 std::tuple<TensorPtr, TensorPtr, TensorPtr> det(const TensorImpl& a, const char* fn) {
   check_matrix(a, "A", true, fn);
-  auto [lu, pivots, info] = lu_factor_ex(a, true, false, fn);
+  auto [lu, pivots, info] = lu_factor_ex(*det_operand(a, fn), true, false, fn);
   // A singular matrix has det 0 (a zero on U's diagonal): no error, as ATen.
   TensorPtr value = new_dense(batch_of(a), a.dtype(), a.device(), fn);
   TensorPtr sign = new_dense(batch_of(a), a.dtype(), a.device(), fn);
@@ -458,7 +471,7 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr> det(const TensorImpl& a, const char*
 std::tuple<TensorPtr, TensorPtr, TensorPtr, TensorPtr> slogdet(const TensorImpl& a,
                                                                const char* fn) {
   check_matrix(a, "A", true, fn);
-  auto [lu, pivots, info] = lu_factor_ex(a, true, false, fn);
+  auto [lu, pivots, info] = lu_factor_ex(*det_operand(a, fn), true, false, fn);
   TensorPtr sign = new_dense(batch_of(a), a.dtype(), a.device(), fn);
   TensorPtr logabs = new_dense(batch_of(a), a.dtype(), a.device(), fn);
   if (rows(a) == 0) {
@@ -470,26 +483,13 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr, TensorPtr> slogdet(const TensorImpl&
   return {std::move(sign), std::move(logabs), std::move(lu), std::move(pivots)};
 }
 
-void check_errors(const TensorImpl& info, const std::string& api_name, bool is_matrix,
-                  const char* fn) {
-  AOTRT_CHECK(info.dtype() == ScalarType::Int32, kInvalidArgument, fn,
-              ": info must be int32, got ", dtype_name(info.dtype()));
-  if (info.numel() == 0) return;
-  // On the host, dense (a CUDA info is read back: the one sync this op has).
-  const Sizes sizes = sizes_of(info);
-  auto host = empty_strided(sizes, contiguous_strides(sizes), ScalarType::Int32,
-                            cpu_device(), fn);
-  copy_tensor(*host, info, fn);
-  if (info.device().is_cuda()) aotrt::synchronize(info.device());
-  const int32_t* v = static_cast<const int32_t*>(host->data_ptr());
-  int64_t bad = -1;
-  for (int64_t i = 0; i < host->numel() && bad < 0; ++i) {
-    if (v[i] != 0) bad = i;
-  }
-  if (bad < 0) return;
-  const int32_t code = v[bad];
-  // ATen's _linalg_check_errors messages (singleCheckErrors); is_matrix is
-  // false for a batch, whose message names the element.
+namespace {
+
+// ATen's _linalg_check_errors message (singleCheckErrors) for info `code` of
+// batch element `bad`; is_matrix is false for a batch, whose message names
+// the element.
+[[noreturn]] void raise_info(const std::string& api_name, bool is_matrix, int64_t bad,
+                             int32_t code, const char* fn) {
   std::string prefix = api_name + ": ";
   if (!is_matrix) {
     prefix += "(Batch element " + std::to_string(bad) + "): ";
@@ -525,6 +525,68 @@ void check_errors(const TensorImpl& info, const std::string& api_name, bool is_m
     why = "failed with error code " + std::to_string(code) + ".";
   }
   AOTRT_FAIL(kInvalidArgument, fn, ": ", prefix, why);
+}
+
+// The checks a device deferred (Note [Linalg errors on CUDA]) are tagged
+// with their api name's index here (times two, plus is_matrix) and the name
+// of the op that checked; interned once per distinct pair.
+struct DeferredChecks {
+  std::mutex mutex;
+  std::vector<std::pair<std::string, std::string>> names;  // (api_name, fn)
+};
+DeferredChecks& deferred_checks() {
+  static DeferredChecks* checks = new DeferredChecks;  // never freed: read at any exit
+  return *checks;
+}
+
+int32_t deferred_tag(const std::string& api_name, bool is_matrix, const char* fn) {
+  DeferredChecks& d = deferred_checks();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  size_t i = 0;
+  while (i < d.names.size() && (d.names[i].first != api_name || d.names[i].second != fn)) ++i;
+  if (i == d.names.size()) d.names.emplace_back(api_name, fn);
+  return static_cast<int32_t>(i * 2 + (is_matrix ? 1 : 0));
+}
+
+}  // namespace
+
+void check_errors(const TensorImpl& info, const std::string& api_name, bool is_matrix,
+                  const char* fn) {
+  AOTRT_CHECK(info.dtype() == ScalarType::Int32, kInvalidArgument, fn,
+              ": info must be int32, got ", dtype_name(info.dtype()));
+  if (info.numel() == 0) return;
+  const Sizes sizes = sizes_of(info);
+  if (info.device().is_cuda()) {
+    const auto record = kernel(&LinalgKernels::record_errors, info.device(), fn);
+    TensorPtr dense = new_dense(sizes, ScalarType::Int32, info.device(), fn);
+    copy_tensor(*dense, info, fn);
+    record(*dense, deferred_tag(api_name, is_matrix, fn));
+    return;
+  }
+  auto host = empty_strided(sizes, contiguous_strides(sizes), ScalarType::Int32,
+                            cpu_device(), fn);
+  copy_tensor(*host, info, fn);
+  const int32_t* v = static_cast<const int32_t*>(host->data_ptr());
+  for (int64_t i = 0; i < host->numel(); ++i) {
+    if (v[i] != 0) raise_info(api_name, is_matrix, i, v[i], fn);
+  }
+}
+
+void raise_deferred_errors(Device device, const char* fn) {
+  if (!device.is_cuda()) return;
+  const auto take = KernelRegistry<LinalgKernels>::cuda == nullptr
+                        ? nullptr
+                        : KernelRegistry<LinalgKernels>::cuda->take_error;
+  LinalgError e;
+  if (take == nullptr || !take(device.index, &e)) return;
+  std::pair<std::string, std::string> names;
+  {
+    DeferredChecks& d = deferred_checks();
+    std::lock_guard<std::mutex> lock(d.mutex);
+    names = d.names.at(static_cast<size_t>(e.tag / 2));
+  }
+  const std::string where = std::string(fn) + ": " + names.second;
+  raise_info(names.first, (e.tag & 1) != 0, e.batch, e.code, where.c_str());
 }
 
 std::tuple<TensorPtr, TensorPtr, TensorPtr> lu_unpack(const TensorImpl& lu,

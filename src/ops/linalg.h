@@ -29,6 +29,24 @@
 // vectors re + i im and re - i im, as ATen does. Singular vectors and
 // eigenvectors are unique only up to sign (a phase for eig): aotrt's
 // OpenBLAS and torch's MKL may pick different ones.
+//
+// Note [Linalg errors on CUDA]
+// ATen raises a factorization's failure (a nonzero info: singular,
+// not positive-definite, no convergence) by reading info on the host, a
+// sync on CUDA. aotrt never syncs inside a run, so on CUDA check_errors
+// (the _linalg_check_errors op, the _ex ops' check_errors=True, and the
+// checks svd, eigh, eig and cholesky make) only queues a one-thread kernel
+// that records the first nonzero info of the call, with its batch index,
+// into the device's error record (mapped pinned host memory); the results
+// are returned as cuSOLVER left them. The next aotrt::synchronize of that
+// device (after its wait) takes the record and throws ATen's message for it,
+// naming the op that checked: errors surface where CUDA's own asynchronous
+// errors do. The record keeps the first error until it is taken. The _ex
+// ops with check_errors=False raise nothing, as ATen's. lu_unpack's pivot
+// range check is the kernel's on CUDA: a matrix with a pivot outside [1, m]
+// gets a zero P (no permutation has one), its L and U as usual; on the CPU
+// it is refused. matrix_exp still reads its norms on the host (a sync on
+// CUDA, as ATen's CPU path reads them).
 #pragma once
 
 #include <memory>
@@ -38,6 +56,27 @@
 #include "core/tensor.h"
 
 namespace aotrt::ops {
+
+// One batch of m x n column-major matrices (the family's tensors).
+struct MatrixBatch {
+  int64_t count = 0, m = 0, n = 0;
+  int64_t step() const { return m * n; }
+};
+inline MatrixBatch matrix_batch(const TensorImpl& t) {
+  MatrixBatch b;
+  b.m = t.sizes()[t.dim() - 2];
+  b.n = t.sizes()[t.dim() - 1];
+  b.count = b.m * b.n == 0 ? 0 : t.numel() / (b.m * b.n);
+  return b;
+}
+
+// A failure recorded on a device (Note [Linalg errors on CUDA]): the tag
+// check_errors gave (which op, matrix or batch), the batch index, LAPACK's info.
+struct LinalgError {
+  int32_t tag = 0;
+  int32_t code = 0;
+  int64_t batch = 0;
+};
 
 // See Note [Op dispatch] in ops/dispatch.h. Every tensor is batched
 // column-major (Note [Linalg layout]) with the same batch sizes; info and
@@ -70,7 +109,8 @@ struct LinalgKernels {
                 bool transpose);
   // lu_unpack from a dense (row-major) lu [B, m, n] and int32 pivots [B, k]:
   // p [B, m, m], l [B, m, k], u [B, k, n], dense, each written when not null
-  // (any dtype: a copy of elements). Pivots out of [1, m] are refused.
+  // (any dtype: a copy of elements). Pivots out of [1, m] are refused (CUDA:
+  // see Note [Linalg errors on CUDA]).
   void (*lu_unpack)(const TensorImpl& lu, const TensorImpl& pivots, const TensorImpl* p,
                     const TensorImpl* l, const TensorImpl* u, const char* fn);
   // orgqr: q [B, m, nq] holds geqrf's reflectors in its first k columns (k:
@@ -110,6 +150,11 @@ struct LinalgKernels {
   // dense of out's sizes; out may be one of xs).
   void (*combine)(const TensorImpl& out, const TensorImpl* const* xs, const double* coeffs,
                   int count);
+  // Devices that defer errors (Note [Linalg errors on CUDA]): queue the
+  // recording of the first nonzero entry of the dense int32 info [B] with
+  // `tag`; take (and clear) the device's record, false when there is none.
+  void (*record_errors)(const TensorImpl& info, int32_t tag);
+  bool (*take_error)(int device_index, LinalgError* out);
 };
 
 using TensorPtr = std::unique_ptr<TensorImpl>;
@@ -201,8 +246,13 @@ TensorPtr pinv(const TensorImpl& a, const TensorImpl* atol, const TensorImpl* rt
 // CUDA).
 TensorPtr matrix_exp(const TensorImpl& a, const char* fn);
 // _linalg_check_errors(info, api_name, is_matrix): throws ATen's message
-// for the first nonzero info. Reads info on the host (a sync on CUDA).
+// for the first nonzero info. On CUDA the check is deferred to the next
+// synchronize (Note [Linalg errors on CUDA]).
 void check_errors(const TensorImpl& info, const std::string& api_name, bool is_matrix,
                   const char* fn);
+// Throws the error a CUDA check recorded on `device` since the last call
+// (Note [Linalg errors on CUDA]), naming `fn`; nothing when there is none.
+// aotrt::synchronize calls it after its wait.
+void raise_deferred_errors(Device device, const char* fn);
 
 }  // namespace aotrt::ops

@@ -18,20 +18,8 @@
 namespace aotrt::cpu {
 namespace {
 using ops::LinalgKernels;
-
-// One batch of m x n column-major matrices.
-struct Batch {
-  int64_t count = 0, m = 0, n = 0;
-  int64_t step() const { return m * n; }
-};
-
-Batch batch_of(const TensorImpl& t) {
-  Batch b;
-  b.m = t.sizes()[t.dim() - 2];
-  b.n = t.sizes()[t.dim() - 1];
-  b.count = b.m * b.n == 0 ? 0 : t.numel() / (b.m * b.n);
-  return b;
-}
+using Batch = ops::MatrixBatch;
+constexpr auto batch_of = ops::matrix_batch;
 
 int lapack_int(int64_t v) {
   AOTRT_CHECK(v <= INT_MAX, kUnsupported, "LAPACK: a matrix dimension of ", v,
@@ -531,6 +519,9 @@ constexpr LinalgKernels kLinalg{
     .pinv_scale = pinv_scale,
     .one_norm = one_norm,
     .combine = combine,
+    // The CPU raises at once (check_errors reads info on the host).
+    .record_errors = nullptr,
+    .take_error = nullptr,
 };
 AOTRT_REGISTER_KERNELS(LinalgKernels, cpu, kLinalg);
 

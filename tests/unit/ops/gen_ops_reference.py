@@ -731,6 +731,49 @@ def linalg_cases():
         lu_view=lambda lu: view(lu.reshape(-1).tolist(), f64, [4, 3], [1, 5], 2))
     add("lu_unpack_pivots_only", sq, 0, 1)
     add("lu_unpack_data_only", sq, 1, 0)
+
+    # The other C-shim ops of the family, through the C ABI on every backend. ints:
+    # triangular_solve upper, transpose, unitriangular; cholesky_solve and
+    # cholesky_inverse upper; ormqr left, transpose.
+    A = torch.ops.aten
+
+    def tri(n, start, dtype, batch=(), upper=True):
+        a = torch.tensor(pattern(n * n * math.prod(batch), start), dtype=dtype).reshape(*batch, n, n)
+        a = a + 3 * n * torch.eye(n, dtype=dtype)
+        return a.triu() if upper else a.tril()
+
+    def spd(n, start, dtype, batch=()):
+        a = torch.tensor(pattern(n * n * math.prod(batch), start), dtype=dtype).reshape(*batch, n, n)
+        return a @ a.mT + n * torch.eye(n, dtype=dtype)
+
+    def as_view(t, sizes, strides, offset=0):
+        return view(t.reshape(-1).tolist(), t.dtype, sizes, strides, offset)
+
+    t4 = tri(4, 1, f64, (2,))
+    b42 = view(pattern(24, 2), f64, [3, 1, 4, 2], [8, 8, 1, 4], 0)  # batch broadcast vs [2]
+    for name, a, b, ints in (
+            ("triangular_solve_upper_bcast_f64", t4, b42, [1, 0, 0]),
+            ("triangular_solve_lower_transpose_f32", tri(3, 2, f32, (), False), view(pattern(6, 1), f32, [3, 2]), [0, 1, 0]),
+            ("triangular_solve_unit_strided_f32", as_view(tri(3, 4, f32), [3, 3], [1, 3]),
+             view(pattern(12, 3), f32, [2, 3, 2], [1, 2, 6]), [1, 0, 1])):
+        out.append(case(name, "triangular_solve", [b, a], ints,
+                        list(A.triangular_solve(b, a, bool(ints[0]), bool(ints[1]), bool(ints[2])))))
+    for upper in (0, 1):
+        f = torch.linalg.cholesky(spd(4, upper, f64, (2,)), upper=bool(upper))
+        rhs = view(pattern(16, 3), f64, [2, 4, 2], [1, 2, 8])
+        out.append(case(f"cholesky_solve_{'upper' if upper else 'lower'}_f64", "cholesky_solve",
+                        [rhs, f], [upper], A.cholesky_solve(rhs, f, bool(upper))))
+        f32f = torch.linalg.cholesky(spd(3, upper + 2, f32), upper=bool(upper))
+        out.append(case(f"cholesky_inverse_{'upper' if upper else 'lower'}_f32", "cholesky_inverse",
+                        [f32f], [upper], A.cholesky_inverse(f32f, bool(upper))))
+    for name, a in (("geqrf_tall_batch_f64", view(pattern(24, 3), f64, [2, 4, 3])),
+                    ("geqrf_wide_strided_f32", view(pattern(12, 5), f32, [3, 4], [1, 3], 1))):
+        out.append(case(name, "geqrf", [a], [], list(A.geqrf(a))))
+    g, tau = A.geqrf(view(pattern(20, 1), f64, [5, 4]))
+    for name, c, left, trans in (("ormqr_left_f64", view(pattern(10, 2), f64, [5, 2]), 1, 0),
+                                 ("ormqr_right_transpose_f64", view(pattern(15, 4), f64, [3, 5], [1, 3]), 0, 1)):
+        out.append(case(name, "ormqr", [g, tau, c], [left, trans],
+                        A.ormqr(g, tau, c, bool(left), bool(trans))))
     return out
 
 # --- linalg proxy ops ------------------------------------------------------------------
@@ -816,6 +859,47 @@ def linalgproxy_cases():
     rank2 = torch.tensor(pattern(8, 1), dtype=f64).reshape(4, 2) @ torch.tensor(pattern(6, 3), dtype=f64).reshape(2, 3)
     out.append(case("pinv_rank_deficient", "linalg_pinv", [rank2], [0], la.pinv(rank2)))
     out.append(case("pinv_hermitian", "linalg_pinv", [s4], [1], la.pinv(s4, hermitian=True)))
+
+    # The LU-, Cholesky- and triangular-solve ops. ints: linalg_solve_triangular upper,
+    # left, unitriangular; _linalg_solve_ex left; linalg_cholesky_ex upper.
+    t3 = wellcond(3, 2, f32, (2,)).triu()
+    bt3 = view(pattern(12, 1), f32, [2, 2, 3])
+    for name, a, b, ints in (("solve_triangular_upper_left_f64", wellcond(4, 3, f64).triu(),
+                              view(pattern(8, 2), f64, [4, 2], [1, 4]), [1, 1, 0]),
+                             ("solve_triangular_lower_right_unit_f32", t3.mT, bt3, [0, 0, 1])):
+        out.append(case(name, "linalg_solve_triangular", [a, b], ints,
+                        la.solve_triangular(a, b, upper=bool(ints[0]), left=bool(ints[1]),
+                                            unitriangular=bool(ints[2]))))
+    w3 = as_view(wellcond(3, 1, f32, (2,)), [2, 3, 3], [9, 1, 3])
+    out.append(case("inv_ex_batch_f32", "linalg_inv_ex", [w3], [], list(la.inv_ex(w3))))
+    w4 = wellcond(4, 2, f64)
+    out.append(case("inv_ex_f64", "linalg_inv_ex", [w4], [], list(la.inv_ex(w4))))
+    bvec = view(pattern(4, 3), f64, [4])
+    out.append(case("solve_ex_vector_f64", "_linalg_solve_ex", [w4, bvec], [1],
+                    list(torch.ops.aten._linalg_solve_ex(w4, bvec))))
+    bright = view(pattern(12, 2), f32, [2, 2, 3])
+    out.append(case("solve_ex_right_batch_f32", "_linalg_solve_ex", [w3, bright], [0],
+                    list(torch.ops.aten._linalg_solve_ex(w3, bright, left=False))))
+    for name, a in (("lu_factor_ex_tall_f32", view(pattern(12, 2), f32, [4, 3])),
+                    ("lu_factor_ex_wide_batch_f64", view(pattern(30, 1), f64, [2, 3, 5], [15, 1, 3]))):
+        out.append(case(name, "linalg_lu_factor_ex", [a], [], list(la.lu_factor_ex(a))))
+    spd2 = torch.stack([spd(4, 1, f64), spd(4, 6, f64)])
+    for upper in (0, 1):
+        out.append(case(f"cholesky_ex_{'upper' if upper else 'lower'}_f64", "linalg_cholesky_ex",
+                        [spd2], [upper], list(la.cholesky_ex(spd2, upper=bool(upper)))))
+    out.append(case("det_batch_f64", "_linalg_det", [wellcond(4, 1, f64, (3,))], [],
+                    list(torch.ops.aten._linalg_det(wellcond(4, 1, f64, (3,))))))
+    d3 = as_view(wellcond(3, 5, f32) - 20 * torch.eye(3), [3, 3], [1, 3])
+    out.append(case("slogdet_negative_f32", "_linalg_slogdet", [d3], [],
+                    list(torch.ops.aten._linalg_slogdet(d3))))
+    # Singular vectors and eigenvectors up to sign: |U|, S, |Vh| and w, |V| (distinct
+    # values, reduced U and Vh so each column is unique up to its sign); op *_abs.
+    for name, a, full in (("svd_vectors_tall_f64", tall, 0), ("svd_vectors_square_full_f32", w3, 1)):
+        u, sv, vh = torch.ops.aten._linalg_svd(a, bool(full), True)
+        out.append(case(name, "_linalg_svd_abs", [a], [full, 1], [u.abs(), sv, vh.abs()]))
+    s5b = as_view(sym(5, 1, f64, (2,)), [2, 5, 5], [25, 1, 5])
+    w, v = torch.ops.aten._linalg_eigh(s5b, "L", True)
+    out.append(case("eigh_vectors_lower_f64", "_linalg_eigh_abs", [s5b], [0, 1], [w, v.abs()]))
     return out
 
 # --- pointwise -------------------------------------------------------------------------

@@ -1,12 +1,19 @@
-// lu_unpack through the C ABI against torch eager's values, dtypes and strides
-// (reference_linalg.inc, LU and pivots from torch.linalg.lu_factor), and its refusals. The
-// LAPACK ops of the linalg family are tested end to end (tests/e2e/test_ops_linalg.py); the
-// refusals of the proxy-executor ops, which have no C entry point, are checked here on the
-// family's functions (ops/linalg.h), as the executor calls them.
+// The linalg family on every backend (LAPACK on the CPU, cuSOLVER and cuBLAS on CUDA)
+// against torch eager's values, dtypes and strides: the C-shim ops (lu_unpack,
+// triangular_solve, cholesky_solve, cholesky_inverse, geqrf, ormqr; reference_linalg.inc)
+// through the C ABI, the proxy-executor ops (reference_linalgproxy.inc) on the family's
+// functions (ops/linalg.h), as the executor calls them; their refusals; and how a failed
+// factorization is raised (at once on the CPU, at the next synchronize on CUDA: Note
+// [Linalg errors on CUDA]). Tolerances, relative to max(1, |torch's value|): the
+// family's usual 1e-6 (float32) and 1e-12 (float64) on the CPU (LAPACK against torch's
+// MKL); 5e-5 and 1e-10 on CUDA, whose cuSOLVER takes other paths (Jacobi SVD, blocked
+// factorizations) than LAPACK.
+#include <cmath>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "aotrt/aotrt.h"
 #include "aotrt/error.h"
 #include "core/handles.h"
 #include "ops/linalg.h"
@@ -20,24 +27,72 @@ namespace {
 
 using LuUnpack = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int32_t, int32_t,
                                     AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*);
+using TriangularSolve = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int32_t, int32_t,
+                                           int32_t, AtenTensorHandle*, AtenTensorHandle*);
+using CholeskySolve = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int32_t,
+                                         AtenTensorHandle*);
+using CholeskyInverse = AOTITorchError (*)(AtenTensorHandle, int32_t, AtenTensorHandle*);
+using Geqrf = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle*, AtenTensorHandle*);
+using Ormqr = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, int32_t,
+                                 int32_t, AtenTensorHandle*);
+
+// See the tolerances at the top.
+double linalg_tolerance(const Backend& b, int32_t dtype) {
+  if (b.is_cpu()) return tolerance_of(dtype);
+  return dtype == kF32 ? 5e-5 : dtype == kF64 ? 1e-10 : 0;
+}
+
+// `magnitudes`: compare |values| (singular vectors and eigenvectors, unique up to sign;
+// torch's are recorded as |.|).
+void expect_close(const Backend& b, AtenTensorHandle h, const Values& want,
+                  const std::string& what, bool magnitudes = false) {
+  ASSERT_NE(h, nullptr) << what << ": no output";
+  const Meta m = meta(h);
+  EXPECT_EQ(m.dtype, want.dtype) << what << ": dtype";
+  EXPECT_EQ(m.sizes, want.sizes) << what << ": sizes";
+  EXPECT_EQ(m.strides, want.strides) << what << ": strides";
+  std::vector<double> got = values_of(h);
+  if (magnitudes) {
+    for (double& v : got) v = std::abs(v);
+  }
+  EXPECT_TRUE(same_values(got, want.values, linalg_tolerance(b, want.dtype))) << what;
+}
 
 class OpsLinalg : public ::testing::TestWithParam<BackendCase> {};
 
 TEST_P(OpsLinalg, MatchesTorch) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
+  const std::string op = c.op;
   std::vector<Tensor> in;
   for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
-  AOTRT_FIND_OP(f, LuUnpack, b, c.op);
+  auto flag = [&](size_t i) { return static_cast<int32_t>(c.ints[i]); };
   Tensor out[3];
-  const AOTITorchError rc = f(in[0].get(), in[1].get(), static_cast<int32_t>(c.ints[0]),
-                              static_cast<int32_t>(c.ints[1]), out[0].out(), out[1].out(),
-                              out[2].out());
-  AOTRT_SKIP_IF_NO_KERNEL(b, rc);
+  AOTITorchError rc = AOTI_TORCH_FAILURE;
+  if (op == "lu_unpack") {
+    AOTRT_FIND_OP(f, LuUnpack, b, c.op);
+    rc = f(in[0].get(), in[1].get(), flag(0), flag(1), out[0].out(), out[1].out(), out[2].out());
+  } else if (op == "triangular_solve") {
+    AOTRT_FIND_OP(f, TriangularSolve, b, c.op);
+    rc = f(in[0].get(), in[1].get(), flag(0), flag(1), flag(2), out[0].out(), out[1].out());
+  } else if (op == "cholesky_solve") {
+    AOTRT_FIND_OP(f, CholeskySolve, b, c.op);
+    rc = f(in[0].get(), in[1].get(), flag(0), out[0].out());
+  } else if (op == "cholesky_inverse") {
+    AOTRT_FIND_OP(f, CholeskyInverse, b, c.op);
+    rc = f(in[0].get(), flag(0), out[0].out());
+  } else if (op == "geqrf") {
+    AOTRT_FIND_OP(f, Geqrf, b, c.op);
+    rc = f(in[0].get(), out[0].out(), out[1].out());
+  } else if (op == "ormqr") {
+    AOTRT_FIND_OP(f, Ormqr, b, c.op);
+    rc = f(in[0].get(), in[1].get(), in[2].get(), flag(0), flag(1), out[0].out());
+  } else {
+    FAIL() << "no runner for " << op;
+  }
   ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
-  const char* names[] = {"P", "L", "U"};
-  for (int k = 0; k < 3; ++k) {
-    expect_matches(out[k].get(), c.outputs[k], std::string(c.name) + " " + names[k]);
+  for (size_t k = 0; k < c.outputs.size(); ++k) {
+    expect_close(b, out[k].get(), c.outputs[k], std::string(c.name) + " output " + std::to_string(k));
   }
 }
 
@@ -104,7 +159,15 @@ std::vector<TensorPtr> run_proxy_op(const OpCase& c, const std::vector<const Ten
     values.push_back(std::move(r[1]));  // U and Vh: signs not unique
     return values;
   }
+  if (op == "_linalg_svd_abs") return all_of(ops::svd(*in[0], flag(0), flag(1), false, fn));
   if (op == "_linalg_eigh") return all_of(ops::eigh(*in[0], flag(0) ? "U" : "L", flag(1), fn));
+  if (op == "_linalg_eigh_abs") return all_of(ops::eigh(*in[0], flag(0) ? "U" : "L", flag(1), fn));
+  if (op == "linalg_inv_ex") return all_of(ops::inv_ex(*in[0], false, fn));
+  if (op == "_linalg_solve_ex") return all_of(ops::solve_ex(*in[0], *in[1], flag(0), false, fn));
+  if (op == "linalg_lu_factor_ex") return all_of(ops::lu_factor_ex(*in[0], true, false, fn));
+  if (op == "linalg_cholesky_ex") return all_of(ops::cholesky_ex(*in[0], flag(0), false, fn));
+  if (op == "_linalg_det") return all_of(ops::det(*in[0], fn));
+  if (op == "_linalg_slogdet") return all_of(ops::slogdet(*in[0], fn));
   if (op == "linalg_eig") {
     auto r = all_of(ops::eig(*in[0], fn));
     std::vector<TensorPtr> values;
@@ -113,7 +176,9 @@ std::vector<TensorPtr> run_proxy_op(const OpCase& c, const std::vector<const Ten
   }
   if (op == "linalg_lu") return all_of(ops::lu(*in[0], flag(0), fn));
   std::vector<TensorPtr> out;
-  if (op == "linalg_lu_solve") {
+  if (op == "linalg_solve_triangular") {
+    out.push_back(ops::solve_triangular(*in[0], *in[1], flag(0), flag(1), flag(2), fn));
+  } else if (op == "linalg_lu_solve") {
     out.push_back(ops::lu_solve(*in[0], *in[1], *in[2], flag(0), flag(1), fn));
   } else if (op == "cholesky") {
     out.push_back(ops::cholesky(*in[0], flag(0), fn));
@@ -138,23 +203,36 @@ class OpsLinalgProxy : public ::testing::TestWithParam<BackendCase> {};
 TEST_P(OpsLinalgProxy, MatchesTorch) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
-  if (!b.is_cpu()) GTEST_SKIP() << "the proxy linalg ops are CPU-only (kProxyCpu)";
   std::vector<Tensor> in;
   std::vector<const TensorImpl*> impls;
   for (const Values& v : c.inputs) {
     in.push_back(make_tensor(b, v));
     impls.push_back(handle_lookup(in.back().get()));
   }
+  // pinv and matrix_exp end in the matmul family's gemm, which CUDA serves in float32,
+  // float16 and bfloat16 only: float64 is refused there, by name.
+  const std::string op = c.op;
+  const bool cuda_f64_matmul = !b.is_cpu() && c.inputs[0].dtype == kF64 &&
+                               (op == "linalg_pinv" || op == "linalg_matrix_exp");
   std::vector<TensorPtr> got;
   try {
     got = run_proxy_op(c, impls);
   } catch (const ::aotrt::Error& e) {
-    FAIL() << e.what();
+    const std::string msg = e.what();
+    if (cuda_f64_matmul) {
+      EXPECT_NE(msg.find("dtype float64 is not served on CUDA"), std::string::npos) << msg;
+      return;
+    }
+    FAIL() << msg;
   }
+  ASSERT_FALSE(cuda_f64_matmul) << "float64 " << op << " ran on CUDA: update this test";
   ASSERT_EQ(got.size(), c.outputs.size());
   for (size_t k = 0; k < got.size(); ++k) {
     Tensor out(handle_register(std::move(got[k])));
-    expect_matches(out.get(), c.outputs[k], std::string(c.name) + " output " + std::to_string(k));
+    // U and Vh of _linalg_svd_abs, the eigenvectors of _linalg_eigh_abs.
+    const bool magnitudes = (op == "_linalg_svd_abs" && k != 1) || (op == "_linalg_eigh_abs" && k == 1);
+    expect_close(b, out.get(), c.outputs[k], std::string(c.name) + " output " + std::to_string(k),
+                 magnitudes);
   }
 }
 
@@ -234,6 +312,68 @@ TEST(OpsLinalgRefusals, CholeskyRaisesAtensErrorAndSvdKeepsAtensLayout) {
   EXPECT_EQ(u->strides()[0], 1);  // column-major, as ATen's
   EXPECT_EQ(u->strides()[1], 3);
   EXPECT_EQ(s->sizes()[0], 2);
+}
+
+// Note [Linalg errors on CUDA]: the CPU raises a failed factorization in the op; CUDA
+// returns cuSOLVER's results and raises ATen's message, naming the op that checked, at the
+// next synchronize of the device, once.
+TEST(OpsLinalgErrors, RaisedInTheOpOnCpuAndAtSynchronizeOnCuda) {
+  const char* message =
+      "cholesky: The factorization could not be completed because the input is not "
+      "positive-definite (the leading minor of order 2 is not positive-definite).";
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    Tensor indefinite = make_tensor(b, Values{kF64, {2, 2}, {2, 1}, 0, {1, 2, 2, 1}});
+    const TensorImpl& a = *handle_lookup(indefinite.get());
+    if (b.is_cpu()) {
+      expect_throws([&] { ops::cholesky(a, false, "proxy: op"); }, message);
+      continue;
+    }
+    ops::TensorPtr l;
+    EXPECT_NO_THROW(l = ops::cholesky(a, false, "proxy: op"));
+    try {
+      synchronize(b.device());
+      ADD_FAILURE() << "synchronize raised nothing";
+    } catch (const ::aotrt::Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("aotrt::synchronize: proxy: op"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(message), std::string::npos) << msg;
+    }
+    EXPECT_NO_THROW(synchronize(b.device()));  // taken: raised once
+    // A batch names its first failed element, as ATen's; the first error stands.
+    Tensor info = make_tensor(b, Values{kI32, {3}, {1}, 0, {0, 3, 2}});
+    Tensor info2 = make_tensor(b, Values{kI32, {1}, {1}, 0, {1}});
+    EXPECT_NO_THROW(ops::check_errors(*handle_lookup(info.get()), "linalg.inv_ex", false, "op a"));
+    EXPECT_NO_THROW(ops::check_errors(*handle_lookup(info2.get()), "linalg.svd", true, "op b"));
+    try {
+      synchronize(b.device());
+      ADD_FAILURE() << "synchronize raised nothing";
+    } catch (const ::aotrt::Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("op a: linalg.inv_ex: (Batch element 1): The diagonal element 3 is zero"),
+                std::string::npos)
+          << msg;
+    }
+    EXPECT_NO_THROW(synchronize(b.device()));
+  }
+}
+
+// lu_unpack's pivots outside [1, m]: refused on the CPU (above), a zero P on CUDA (the
+// check would need the pivots on the host), L and U unpacked as usual.
+TEST(OpsLinalgErrors, LuUnpackBadPivotGivesZeroPermutationOnCuda) {
+  for (const Backend& b : built_backends()) {
+    if (b.is_cpu()) continue;
+    AOTRT_FIND_OP(f, LuUnpack, b, "lu_unpack");
+    Tensor lu = make_tensor(b, Values{kF32, {2, 2, 2}, {4, 2, 1}, 0, {1, 2, 3, 4, 5, 6, 7, 8}});
+    Tensor piv = make_tensor(b, Values{kI32, {2, 2}, {2, 1}, 0, {2, 2, 3, 2}});
+    Tensor p, l, u;
+    ASSERT_EQ(f(lu.get(), piv.get(), 1, 1, p.out(), l.out(), u.out()), AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    // Matrix 0: pivots (2, 2) swap rows 0 and 1; matrix 1 has pivot 3 > m = 2.
+    EXPECT_TRUE(same_values(values_of(p.get()), {0, 1, 1, 0, 0, 0, 0, 0}, 0));
+    EXPECT_TRUE(same_values(values_of(l.get()), {1, 0, 3, 1, 1, 0, 7, 1}, 0));
+    EXPECT_TRUE(same_values(values_of(u.get()), {1, 2, 0, 4, 5, 6, 0, 8}, 0));
+  }
 }
 
 }  // namespace

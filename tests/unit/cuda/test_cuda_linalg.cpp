@@ -1,0 +1,159 @@
+// The contract of the CUDA linalg kernels (src/cuda/ops/linalg.cu) inside a run: every
+// call queues its work on the current stream and returns without waiting for the device
+// (info stays on the device: Note [Linalg errors on CUDA]) and, once the allocator is
+// warm, without a cudaMalloc (workspaces come from the caching allocator, handles are
+// made once per thread). Proven on a stream held back by a host function: an op that
+// waited would not return until the hold ends (10 s at most), and the stream would no
+// longer be pending. Values are the device-generic rows' job (tests/unit/ops/).
+// linalg_eig (cusolverDnXgeev uses a host workspace) and matrix_exp (reads its norms on
+// the host, as ATen's) are left out: they are documented to wait.
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "aotrt/aotrt.h"
+#include "aotrt/error.h"
+#include "core/handles.h"
+#include "cuda/runtime.h"
+#include "cuda_test_util.h"
+#include "ops/linalg.h"
+#include "ops/ops_testing.h"
+
+namespace aotrt::test {
+namespace {
+
+using ops::TensorPtr;
+using Round = std::function<void(std::vector<TensorPtr>&)>;
+
+Backend cuda_only_backend() {
+  for (const Backend& b : built_backends()) {
+    if (!b.is_cpu()) return b;
+  }
+  ADD_FAILURE() << "a CUDA build without the CUDA backend";
+  return built_backends()[0];
+}
+
+// A batch of well-conditioned (diagonally dominant, symmetric when asked) matrices.
+Values matrices(int32_t dtype, Dims sizes, bool symmetric) {
+  const int64_t n = sizes.back(), m = sizes[sizes.size() - 2];
+  int64_t count = 1;
+  for (size_t d = 0; d + 2 < sizes.size(); ++d) count *= sizes[d];
+  Values v{dtype, sizes, row_major(sizes), 0, {}};
+  for (int64_t b = 0; b < count; ++b) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t lo = symmetric ? std::min(i, j) : i, hi = symmetric ? std::max(i, j) : j;
+        const double off = static_cast<double>((lo * 7 + hi * 3 + b * 5) % 11) / 11.0 - 0.5;
+        v.values.push_back(i == j ? 4.0 * static_cast<double>(n) + off : off);
+      }
+    }
+  }
+  return v;
+}
+
+// Runs `round` once to warm the allocator and the handles, then again on a held stream:
+// it must return while the stream is still held, with no cudaMalloc.
+void expect_queued_without_waiting(const Round& round) {
+  cuda::test::TestStream stream;
+  cuda::set_current_cuda_stream(0, stream.get());
+  struct Restore {
+    ~Restore() { cuda::set_current_cuda_stream(0, nullptr); }
+  } restore;
+  std::vector<TensorPtr> results;
+  try {
+    round(results);
+  } catch (const ::aotrt::Error& e) {
+    FAIL() << "warm-up: " << e.what();
+  }
+  results.clear();
+  ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+  const int64_t mallocs = cuda::allocator_counters(0).cuda_mallocs;
+  cuda::test::StreamBlocker blocker;
+  blocker.block(stream.get());
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    round(results);
+  } catch (const ::aotrt::Error& e) {
+    ADD_FAILURE() << "held round: " << e.what();
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(cudaStreamQuery(stream.get()), cudaErrorNotReady)
+      << "the stream finished while the ops were being called: one waited for the device";
+  (void)cudaGetLastError();
+  EXPECT_LT(s, 5.0) << "the held round took " << s << " s";
+  EXPECT_EQ(cuda::allocator_counters(0).cuda_mallocs, mallocs) << "cudaMalloc on a warm allocator";
+  blocker.release();
+  ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+  results.clear();
+  // Nothing failed, so nothing was recorded to raise.
+  EXPECT_NO_THROW(synchronize(Device{DeviceType::CUDA, 0}));
+}
+
+class CudaLinalgContract : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_GT(cuda::device_count(), 0) << "aotrt was built with CUDA but no CUDA device is visible";
+    const Backend b = cuda_only_backend();
+    sq_ = make_tensor(b, matrices(kF32, {2, 4, 4}, false));
+    spd_ = make_tensor(b, matrices(kF64, {2, 3, 3}, true));
+    sym_ = make_tensor(b, matrices(kF32, {4, 4}, true));
+    rhs_ = make_tensor(b, matrices(kF32, {2, 4, 2}, false));
+    rhs64_ = make_tensor(b, matrices(kF64, {2, 3, 2}, false));
+    tall_ = make_tensor(b, matrices(kF64, {5, 3}, false));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+  static const TensorImpl& t(const Tensor& x) { return *handle_lookup(x.get()); }
+  Tensor sq_, spd_, sym_, rhs_, rhs64_, tall_;
+};
+
+template <class... T>
+void keep(std::vector<TensorPtr>& out, std::tuple<T...> r) {
+  std::apply([&](auto&... x) { (out.push_back(std::move(x)), ...); }, r);
+}
+
+TEST_F(CudaLinalgContract, LuCholeskyQrAndTriangularOpsQueueWithoutWaiting) {
+  const char* fn = "test_cuda_linalg";
+  expect_queued_without_waiting([&](std::vector<TensorPtr>& out) {
+    auto [lu, piv, info] = ops::lu_factor_ex(t(sq_), true, true, fn);
+    out.push_back(ops::lu_solve(*lu, *piv, t(rhs_), true, false, fn));
+    keep(out, ops::lu_unpack(*lu, *piv, true, true, fn));
+    ops::check_errors(*info, "torch.linalg.lu_factor_ex", false, fn);
+    keep(out, ops::inv_ex(t(sq_), true, fn));
+    keep(out, ops::solve_ex(t(sq_), t(rhs_), true, true, fn));
+    keep(out, ops::det(t(sq_), fn));
+    keep(out, ops::slogdet(t(sq_), fn));
+    auto [l, cinfo] = ops::cholesky_ex(t(spd_), false, true, fn);
+    out.push_back(ops::cholesky_solve(t(rhs64_), *l, false, fn));
+    out.push_back(ops::cholesky_inverse(*l, false, fn));
+    out.push_back(ops::cholesky(t(spd_), true, fn));
+    keep(out, ops::triangular_solve(t(rhs_), t(sq_), true, false, false, fn));
+    out.push_back(ops::solve_triangular(t(sq_), t(rhs_), false, true, false, fn));
+    auto [g, tau] = ops::geqrf(t(tall_), fn);
+    out.push_back(ops::ormqr(*g, *tau, t(tall_), true, true, fn));
+    out.push_back(ops::householder_product(*g, *tau, fn));
+    keep(out, ops::qr(t(tall_), "complete", fn));
+    keep(out, ops::lu(t(tall_), true, fn));
+    auto [ld, lpiv, linfo] = ops::ldl_factor_ex(t(spd_), false, true, fn);
+    out.push_back(ops::ldl_solve(*ld, *lpiv, t(rhs64_), false, fn));
+    out.push_back(std::move(lu));
+    out.push_back(std::move(piv));
+  });
+}
+
+TEST_F(CudaLinalgContract, SvdEighAndPinvQueueWithoutWaiting) {
+  const char* fn = "test_cuda_linalg";
+  expect_queued_without_waiting([&](std::vector<TensorPtr>& out) {
+    keep(out, ops::svd(t(tall_), false, true, false, fn));
+    keep(out, ops::svd(t(sq_), true, true, false, fn));
+    keep(out, ops::svd(t(sq_), false, false, false, fn));
+    keep(out, ops::eigh(t(sym_), "L", true, fn));
+    keep(out, ops::eigh(t(spd_), "U", false, fn));
+    out.push_back(ops::pinv(t(sq_), nullptr, nullptr, false, fn));
+    out.push_back(ops::pinv(t(sym_), nullptr, nullptr, true, fn));
+  });
+}
+
+}  // namespace
+}  // namespace aotrt::test
