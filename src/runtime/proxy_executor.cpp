@@ -103,7 +103,11 @@ ProxyArg parse_input(const json& named, int& tensors, int& ints, std::string& un
   } else if (kind == "as_bools" && v.is_array()) {
     a.value = v.get<std::vector<bool>>();
   } else if (kind == "as_device" && v.is_object() && v.contains("type")) {
-    a.value = v["type"].get<std::string>();
+    std::string device = v["type"].get<std::string>();
+    if (v.contains("index") && v["index"].is_number_integer()) {
+      device += ":" + std::to_string(v["index"].get<int64_t>());
+    }
+    a.value = std::move(device);
   } else if (kind == "as_none") {
   } else {
     // as_custom_obj, as_graph, symbolic floats and bools, ...: no op aotrt

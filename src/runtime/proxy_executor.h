@@ -55,7 +55,8 @@ struct ProxyArg {
   std::string name;
   std::string kind;  // the Argument key: "as_tensor", "as_int", "as_none", ...
   // Static value (as_float, as_bool, as_string, as_scalar_type, as_layout,
-  // as_memory_format, as_floats, as_bools, as_device as its type string).
+  // as_memory_format, as_floats, as_bools, as_device as "cpu", "cuda" or,
+  // when the JSON gives an index, "cuda:N").
   std::variant<std::monostate, double, bool, int64_t, std::string, std::vector<double>,
                std::vector<bool>>
       value;

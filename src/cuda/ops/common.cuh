@@ -97,6 +97,16 @@ inline unsigned blocks_for(int64_t n) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
+// A kernel's device made current for its scope, with that device's current
+// stream (where every launch and temporary of the kernel goes).
+struct OnDevice {
+  int device;
+  DeviceGuard guard;
+  cudaStream_t stream;
+  explicit OnDevice(Device d)
+      : device(d.index), guard(device), stream(current_cuda_stream(device)) {}
+};
+
 // Checks the launch that was just queued.
 #define AOTRT_CUDA_CHECK_LAUNCH() AOTRT_CUDA_CHECK(cudaGetLastError())
 
@@ -290,5 +300,11 @@ struct RowStart {
   int64_t length;
   __host__ __device__ __forceinline__ int64_t operator()(int64_t r) const { return r * length; }
 };
+
+// positions[r, j]: the position in dense row r (of `length` doubles) of its
+// j-th element in stable sorted order, ties in index order (sort.cu's
+// Note [Segmented sort without a host wait]; no NaN among the keys).
+void sorted_row_positions(const double* rows, int64_t count, int64_t length, bool descending,
+                          int64_t* positions, int device, cudaStream_t stream);
 
 }  // namespace aotrt::cuda::op_common

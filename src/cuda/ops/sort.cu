@@ -196,13 +196,7 @@ __global__ void mode_of_rows(const T* rows, const int64_t* positions, int64_t co
   }
 }
 
-struct Context {
-  int device;
-  DeviceGuard guard;
-  cudaStream_t stream;
-  explicit Context(const StridedView& v)
-      : device(device_of(v)), guard(device), stream(current_cuda_stream(device)) {}
-};
+using Context = OnDevice;
 
 // The rows of `self` along dim, dense, with their stable sorted positions.
 template <typename T>
@@ -241,7 +235,7 @@ void visit_ordered(ScalarType t, const char* fn, F&& f) {
 
 void sort(const StridedView& values, const StridedView& indices, int64_t dim, bool descending,
           const char* fn) {
-  const Context c(values);
+  const Context c(values.device);
   visit_ordered(values.dtype, fn, [&](auto tag) {
     using T = decltype(tag);
     const SortedRows<T> sorted(values, dim, descending, c);
@@ -251,7 +245,7 @@ void sort(const StridedView& values, const StridedView& indices, int64_t dim, bo
 
 void topk(const StridedView& self, const StridedView& values, const StridedView& indices,
           int64_t k, int64_t dim, bool largest, bool sorted_output, const char* fn) {
-  const Context c(self);
+  const Context c(self.device);
   visit_ordered(self.dtype, fn, [&](auto tag) {
     using T = decltype(tag);
     const SortedRows<T> sorted(self, dim, /*descending=*/largest, c);
@@ -264,7 +258,7 @@ void topk(const StridedView& self, const StridedView& values, const StridedView&
 template <typename Launch>
 void one_per_row(const StridedView& self, const StridedView& values, const StridedView& indices,
                  int64_t dim, const char* fn, Launch&& launch) {
-  const Context c(self);
+  const Context c(self.device);
   visit_ordered(self.dtype, fn, [&](auto tag) {
     using T = decltype(tag);
     const SortedRows<T> sorted(self, dim, /*descending=*/false, c);
@@ -306,4 +300,11 @@ using ops::SortKernels;
 AOTRT_REGISTER_KERNELS(SortKernels, cuda, kSort);
 
 }  // namespace
+
+namespace op_common {
+void sorted_row_positions(const double* rows, int64_t count, int64_t length, bool descending,
+                          int64_t* positions, int device, cudaStream_t stream) {
+  sorted_positions<double>(rows, count, length, descending, positions, device, stream);
+}
+}  // namespace op_common
 }  // namespace aotrt::cuda

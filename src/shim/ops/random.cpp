@@ -1,11 +1,14 @@
-// Entry points of the random family (ops/random.h), on the CPU (AOTRT_OP
-// once the family has CUDA kernels: a CUDA package must be refused at load
-// until then, not at its first draw). Handles
+// Entry points of the random family (ops/random.h): uniform,
+// normal_functional, multinomial and prims::normal on both devices, the rest
+// on the CPU (AOTRT_OP once their CUDA rows have run on a GPU: a CUDA package
+// must be refused at load until then, not at its first draw). Handles
 // are borrowed; ret0 gets a new owning handle; in-place ops (bernoulli_,
 // randint_low_out) write into self / out. See Note [Op rows] and Note
 // [Random streams].
 #include <algorithm>
+#include <string>
 
+#include "cuda/cuda.h"
 #include "ops/random.h"
 #include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
@@ -182,13 +185,13 @@ AOTRT_OP_CPU(bernoulli__Tensor,
              check_generator(generator, fn);
              ops::bernoulli_tensor_(args.tensor(self, "self"), args.tensor(p, "p"), fn))
 
-AOTRT_OP_CPU(uniform,
+AOTRT_OP(uniform,
              (AtenTensorHandle self, double from, double to, AtenGeneratorHandle* generator,
               AtenTensorHandle* ret0),
              check_generator(generator, fn);
              give(ret0, ops::random_functional(args.tensor(self, "self"), uniform(from, to), fn)))
 
-AOTRT_OP_CPU(normal_functional,
+AOTRT_OP(normal_functional,
              (AtenTensorHandle self, double mean, double std, AtenGeneratorHandle* generator,
               AtenTensorHandle* ret0),
              check_generator(generator, fn);
@@ -215,6 +218,19 @@ void check_no_generator(const runtime::ProxyCall& c) {
   AOTRT_CHECK(!c.has_value("generator"), kUnsupported, c.what(),
               ": argument 'generator' is not None; aotrt draws from its default generator");
 }
+
+// A factory's 'device' argument: "cpu", "cuda" (the current CUDA device) or "cuda:N".
+Device proxy_device(const runtime::ProxyCall& c) {
+  const std::string device = c.string_arg("device", "cpu");
+  if (device == "cpu") return cpu_device();
+  if (device == "cuda") return make_device(1, cuda::current_device(), c.what());
+  AOTRT_CHECK(device.starts_with("cuda:") && device.size() > 5 &&
+                  device.find_first_not_of("0123456789", 5) == std::string::npos &&
+                  device.size() < 10,
+              kUnsupported, c.what(), ": argument 'device' is ", device,
+              "; aotrt serves cpu and cuda devices");
+  return make_device(1, std::stoi(device.substr(5)), c.what());
+}
 }  // namespace
 
 // bernoulli.Tensor(Tensor self, Tensor p, *, Generator? generator=None): the
@@ -229,7 +245,7 @@ AOTRT_PROXY_OP("aten::bernoulli.Tensor", {"self", "p", "generator"},
 // multinomial(Tensor self, SymInt num_samples, bool replacement=False, *,
 // Generator? generator=None) -> Tensor
 AOTRT_PROXY_OP("aten::multinomial", {"self", "num_samples", "replacement", "generator"},
-               runtime::kProxyCpu, [](runtime::ProxyCall& c) {
+               runtime::kProxyCpu | runtime::kProxyCuda, [](runtime::ProxyCall& c) {
                  check_no_generator(c);
                  c.set_output(0, ops::multinomial(c.tensor("self"), c.int_arg("num_samples"),
                                                   c.bool_arg("replacement", false), c.what()));
@@ -241,13 +257,10 @@ AOTRT_PROXY_OP("aten::multinomial", {"self", "num_samples", "replacement", "gene
 // (a standard draw that inductor scales and shifts).
 AOTRT_PROXY_OP("prims::normal",
                {"shape", "mean", "std", "dtype", "device", "requires_grad", "generator"},
-               runtime::kProxyCpu, [](runtime::ProxyCall& c) {
+               runtime::kProxyCpu | runtime::kProxyCuda, [](runtime::ProxyCall& c) {
                  check_no_generator(c);
-                 const std::string device = c.string_arg("device", "cpu");
-                 AOTRT_CHECK(device == "cpu", kUnsupported, c.what(), ": argument 'device' is ",
-                             device, "; this entry draws on the CPU");
                  c.set_output(0, ops::random_tensor(c.ints("shape"), c.optional_dtype("dtype"),
-                                                    cpu_device(), normal(c.scalar_arg("mean"),
-                                                                         c.scalar_arg("std")),
+                                                    proxy_device(c), normal(c.scalar_arg("mean"),
+                                                                            c.scalar_arg("std")),
                                                     c.what()));
                });

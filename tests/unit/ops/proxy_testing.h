@@ -29,12 +29,17 @@ struct ProxyResult {
   std::vector<Tensor> outputs;
 };
 
+// The package device a proxy executor of backend b's packages is made for.
+inline const char* proxy_device(const Backend& b) { return b.is_cpu() ? "cpu" : "cuda"; }
+
 // `inputs_json`: the node's "inputs" array; `ints` and `tensors`: what the wrapper passes at
 // run time for them (as_int / as_ints values and as_tensor inputs, in order). The outputs are
-// num_outputs tensors, or one list of them (Tensor[]) when `list_output`.
+// num_outputs tensors, or one list of them (Tensor[]) when `list_output`. `device`: the
+// package's device (proxy_device), whose served ops the executor checks at load.
 inline ProxyResult run_proxy(const std::string& target, const std::string& inputs_json,
                              std::vector<int64_t> ints, const std::vector<AtenTensorHandle>& tensors,
-                             int num_outputs, bool list_output = false) {
+                             int num_outputs, bool list_output = false,
+                             const std::string& device = "cpu") {
   std::string outs;
   for (int i = 0; i < num_outputs; ++i) {
     const std::string name = R"({"name": "out)" + std::to_string(i) + "\"}";
@@ -46,7 +51,7 @@ inline ProxyResult run_proxy(const std::string& target, const std::string& input
   ProxyResult r;
   std::unique_ptr<runtime::ProxyExecutor> ex;
   try {
-    ex = std::make_unique<runtime::ProxyExecutor>(runtime::parse_extern_nodes(json, "test"), "cpu",
+    ex = std::make_unique<runtime::ProxyExecutor>(runtime::parse_extern_nodes(json, "test"), device,
                                                   "test");
   } catch (const Error& e) {
     ADD_FAILURE() << "the proxy executor refused " << target << ": " << e.what();
