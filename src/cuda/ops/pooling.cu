@@ -7,12 +7,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cuda/std/limits>
 #include <optional>
 
 #include "cuda/ops/common.cuh"
 #include "ops/dispatch.h"
 #include "ops/pooling.h"
+#include "ops/pooling_math.h"
 
 namespace aotrt::cuda {
 namespace {
@@ -22,6 +22,7 @@ using ops::GridPadding;
 using ops::PoolingKernels;
 using ops::PoolWindow;
 using ops::Volume;
+namespace pooling_math = ops::pooling_math;
 
 // A Volume by value in kernel parameters (plain arrays: no std::array on the device).
 struct Vol {
@@ -78,82 +79,46 @@ __device__ __forceinline__ Pos position(const Vol& v, int64_t i) {
   return r;
 }
 
-// The family's dtypes: the floating ones, int64 for the max and avg pools
-// (with_int64), as the CPU kernels. Returns whether t is served.
 template <typename F>
 bool visit_pool_dtype(ScalarType t, bool with_int64, F&& f) {
-  switch (t) {
-    case ScalarType::Float32: f(float{}); return true;
-    case ScalarType::Float64: f(double{}); return true;
-    case ScalarType::Float16: f(__half{}); return true;
-    case ScalarType::BFloat16: f(__nv_bfloat16{}); return true;
-    case ScalarType::Int64:
-      if (with_int64) f(int64_t{});
-      return with_int64;
-    default: return false;
-  }
+  return pooling_math::visit_pool_dtype<__half, __nv_bfloat16>(t, with_int64,
+                                                               std::forward<F>(f));
 }
 
 void check_served(bool served, ScalarType t, const char* fn) {
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(t), " is not served");
 }
 
-template <typename A>
-__device__ __forceinline__ A lowest() {
-  if constexpr (std::is_integral_v<A>) {
-    return ::cuda::std::numeric_limits<A>::lowest();
-  } else {
-    return -::cuda::std::numeric_limits<A>::infinity();
+// Element (d, h, w) of plane (n, c) of in, in T's accumulation type.
+template <typename T>
+struct Reader {
+  const Vol& in;
+  int64_t n, c;
+  __device__ __forceinline__ acc_t<T> operator()(int64_t d, int64_t h, int64_t w) const {
+    return to_acc(*in.at<T>(n, c, d, h, w));
   }
+};
+
+// The max of plane (n, c) over the box stepped by `step`: value and index out.
+template <typename T>
+__device__ void max_of_window(const Vol& in, int64_t n, int64_t c, const pooling_math::Box& box,
+                              const int64_t* step, const Pos& o, const Vol& out,
+                              const Vol& idx) {
+  const auto best = pooling_math::window_max<acc_t<T>>(box, step, in.sizes[3], in.sizes[4],
+                                                       Reader<T>{in, n, c});
+  *out.at<T>(o.n, o.c, o.p[0], o.p[1], o.p[2]) = from_acc<T>(best.value);
+  *idx.at<int64_t>(o.n, o.c, o.p[0], o.p[1], o.p[2]) = best.index;
 }
 
-// The max over the box [lo, hi) of plane (n, c), stepped by step: a tap wins
-// when greater or NaN. Writes the value and the flat index in the input plane.
-template <typename T>
-__device__ void max_of_window(const Vol& in, int64_t n, int64_t c, const int64_t* lo,
-                              const int64_t* hi, const int64_t* step, T* out, int64_t* index) {
-  using A = acc_t<T>;
-  const int64_t H = in.sizes[3], W = in.sizes[4];
-  A best = lowest<A>();
-  int64_t best_i = (lo[0] * H + lo[1]) * W + lo[2];
-  for (int64_t d = lo[0]; d < hi[0]; d += step[0]) {
-    for (int64_t h = lo[1]; h < hi[1]; h += step[1]) {
-      for (int64_t w = lo[2]; w < hi[2]; w += step[2]) {
-        const A x = to_acc(*in.at<T>(n, c, d, h, w));
-        if (x > best || is_nan(x)) {
-          best = x;
-          best_i = (d * H + h) * W + w;
-        }
-      }
-    }
-  }
-  *out = from_acc<T>(best);
-  *index = best_i;
-}
-
-template <typename T>
-__device__ acc_t<T> window_sum(const Vol& in, int64_t n, int64_t c, const int64_t* lo,
-                               const int64_t* hi) {
-  acc_t<T> sum = 0;
-  for (int64_t d = lo[0]; d < hi[0]; ++d)
-    for (int64_t h = lo[1]; h < hi[1]; ++h)
-      for (int64_t w = lo[2]; w < hi[2]; ++w) sum += to_acc(*in.at<T>(n, c, d, h, w));
-  return sum;
-}
+__constant__ const int64_t kUnitStep[3] = {1, 1, 1};
 
 template <typename T>
 __global__ void max_pool_kernel(Vol out, Vol idx, Vol in, Win win) {
   AOTRT_GRID_STRIDE(i, out.numel()) {
     const Pos o = position(out, i);
-    int64_t lo[3], hi[3];
-    for (int k = 0; k < 3; ++k) {
-      const int64_t start = o.p[k] * win.stride[k] - win.padding[k];
-      hi[k] = min(start + (win.kernel[k] - 1) * win.dilation[k] + 1, in.sizes[2 + k]);
-      lo[k] = start;
-      while (lo[k] < 0) lo[k] += win.dilation[k];
-    }
-    max_of_window<T>(in, o.n, o.c, lo, hi, win.dilation, out.at<T>(o.n, o.c, o.p[0], o.p[1], o.p[2]),
-                     idx.at<int64_t>(o.n, o.c, o.p[0], o.p[1], o.p[2]));
+    const pooling_math::Box box = pooling_math::max_pool_box(
+        o.p, &in.sizes[2], win.kernel, win.stride, win.padding, win.dilation);
+    max_of_window<T>(in, o.n, o.c, box, win.dilation, o, out, idx);
   }
 }
 
@@ -178,24 +143,16 @@ __global__ void avg_pool_kernel(Vol out, Vol in, Win win, bool count_include_pad
   using A = acc_t<T>;
   AOTRT_GRID_STRIDE(i, out.numel()) {
     const Pos o = position(out, i);
-    int64_t lo[3], hi[3], padded = 1, inside = 1;
-    for (int k = 0; k < 3; ++k) {
-      const int64_t size = in.sizes[2 + k];
-      lo[k] = o.p[k] * win.stride[k] - win.padding[k];
-      hi[k] = min(lo[k] + win.kernel[k], size + win.padding[k]);
-      padded *= hi[k] - lo[k];
-      lo[k] = max(lo[k], int64_t{0});
-      hi[k] = min(hi[k], size);
-      inside *= max(hi[k] - lo[k], int64_t{0});
-    }
+    const pooling_math::AvgBox a =
+        pooling_math::avg_pool_box(o.p, &in.sizes[2], win.kernel, win.stride, win.padding);
     T* dst = out.at<T>(o.n, o.c, o.p[0], o.p[1], o.p[2]);
-    if (inside == 0) {
+    if (a.inside == 0) {
       *dst = from_acc<T>(A(0));
       continue;
     }
-    const A sum = window_sum<T>(in, o.n, o.c, lo, hi);
+    const A sum = pooling_math::window_sum<A>(a.box, Reader<T>{in, o.n, o.c});
     const int64_t divisor =
-        divisor_override != 0 ? divisor_override : (count_include_pad ? padded : inside);
+        divisor_override != 0 ? divisor_override : (count_include_pad ? a.padded : a.inside);
     *dst = from_acc<T>(sum / static_cast<A>(divisor));
   }
 }
@@ -214,29 +171,20 @@ void avg_pool(const Volume& out, const Volume& in, const PoolWindow& w, bool cou
                in.dtype, fn);
 }
 
-// Adaptive bins: [floor(o in / out), ceil((o + 1) in / out)). idx.data is
-// null for the average.
+// idx.data is null for the average.
 template <typename T>
 __global__ void adaptive_pool_kernel(Vol out, Vol idx, Vol in) {
   using A = acc_t<T>;
   AOTRT_GRID_STRIDE(i, out.numel()) {
     const Pos o = position(out, i);
-    int64_t lo[3], hi[3];
-    for (int k = 0; k < 3; ++k) {
-      const int64_t os = out.sizes[2 + k], is = in.sizes[2 + k];
-      lo[k] = (o.p[k] * is) / os;
-      hi[k] = ((o.p[k] + 1) * is + os - 1) / os;
-    }
-    T* dst = out.at<T>(o.n, o.c, o.p[0], o.p[1], o.p[2]);
+    const pooling_math::Box b = pooling_math::adaptive_box(o.p, &in.sizes[2], &out.sizes[2]);
     if (idx.data != nullptr) {
-      const int64_t one[3] = {1, 1, 1};
-      max_of_window<T>(in, o.n, o.c, lo, hi, one, dst,
-                       idx.at<int64_t>(o.n, o.c, o.p[0], o.p[1], o.p[2]));
+      max_of_window<T>(in, o.n, o.c, b, kUnitStep, o, out, idx);
       continue;
     }
-    const A sum = window_sum<T>(in, o.n, o.c, lo, hi);
-    const int64_t count = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
-    *dst = from_acc<T>(sum / static_cast<A>(count));
+    const A sum = pooling_math::window_sum<A>(b, Reader<T>{in, o.n, o.c});
+    const int64_t count = (b.hi[0] - b.lo[0]) * (b.hi[1] - b.lo[1]) * (b.hi[2] - b.lo[2]);
+    *out.at<T>(o.n, o.c, o.p[0], o.p[1], o.p[2]) = from_acc<T>(sum / static_cast<A>(count));
   }
 }
 
@@ -260,22 +208,19 @@ __device__ __forceinline__ acc_t<T> round_to(acc_t<T> x) {
   return to_acc(from_acc<T>(x));
 }
 
-// Window start i (of out) of a fractional max pool along one dim, computed
-// in T as the CPU's fractional_starts (each step rounded to T).
+// The rounding of ATen's scalar_t arithmetic for T (pooling_math::Low).
+template <typename T>
+struct RoundTo {
+  __device__ static float round(float x) { return round_to<T>(x); }
+};
+
+// Window start i of a fractional max pool along one dim, in T.
 template <typename T>
 __device__ int64_t fractional_start(T sample, int64_t i, int64_t in, int64_t out, int64_t k) {
-  if (i == out - 1) return in - k;
   if constexpr (std::is_same_v<T, double>) {
-    const double alpha = static_cast<double>(in - k) / static_cast<double>(out - 1);
-    return static_cast<int64_t>((static_cast<double>(i) + sample) * alpha) -
-           static_cast<int64_t>(sample * alpha);
+    return pooling_math::fractional_start(sample, i, in, out, k, [](double x) { return x; });
   } else {
-    const float u = to_acc(sample);
-    const float alpha = round_to<T>(round_to<T>(static_cast<float>(in - k)) /
-                                    round_to<T>(static_cast<float>(out - 1)));
-    return static_cast<int64_t>(round_to<T>(round_to<T>(round_to<T>(static_cast<float>(i)) + u) *
-                                            alpha)) -
-           static_cast<int64_t>(round_to<T>(u * alpha));
+    return pooling_math::fractional_start(to_acc(sample), i, in, out, k, RoundTo<T>::round);
   }
 }
 
@@ -284,16 +229,14 @@ template <typename T>
 __global__ void fractional_kernel(Vol out, Vol idx, Vol in, Vol samples, Win w, int nd) {
   AOTRT_GRID_STRIDE(i, out.numel()) {
     const Pos o = position(out, i);
-    int64_t lo[3] = {0, 0, 0}, hi[3];
+    pooling_math::Box box{{0, 0, 0}, {}};
     for (int k = 3 - nd; k < 3; ++k) {
       const int64_t which = nd == 2 ? (k == 2 ? 0 : 1) : k;
       const T u = *samples.at<T>(o.n, o.c, 0, 0, which);
-      lo[k] = fractional_start<T>(u, o.p[k], in.sizes[2 + k], out.sizes[2 + k], w.kernel[k]);
+      box.lo[k] = fractional_start<T>(u, o.p[k], in.sizes[2 + k], out.sizes[2 + k], w.kernel[k]);
     }
-    for (int k = 0; k < 3; ++k) hi[k] = lo[k] + w.kernel[k];
-    const int64_t one[3] = {1, 1, 1};
-    max_of_window<T>(in, o.n, o.c, lo, hi, one, out.at<T>(o.n, o.c, o.p[0], o.p[1], o.p[2]),
-                     idx.at<int64_t>(o.n, o.c, o.p[0], o.p[1], o.p[2]));
+    for (int k = 0; k < 3; ++k) box.hi[k] = box.lo[k] + w.kernel[k];
+    max_of_window<T>(in, o.n, o.c, box, kUnitStep, o, out, idx);
   }
 }
 
@@ -319,100 +262,25 @@ void fractional_max_pool(const Volume& out, const Volume& idx, const Volume& in,
 // The grid sampler's arithmetic in the input's dtype, as the CPU's: float and
 // double as they are; float16/bfloat16 in float, each result rounded (Low).
 template <typename T>
-struct Low {
-  float v;
-  __device__ Low() : v(0) {}
-  __device__ Low(double x) : v(round_to<T>(static_cast<float>(x))) {}  // NOLINT: implicit
-  __device__ friend Low operator+(Low a, Low b) { return Low(a.v + b.v); }
-  __device__ friend Low operator-(Low a, Low b) { return Low(a.v - b.v); }
-  __device__ friend Low operator*(Low a, Low b) { return Low(a.v * b.v); }
-  __device__ friend Low operator/(Low a, Low b) { return Low(a.v / b.v); }
-  __device__ friend bool operator<(Low a, Low b) { return a.v < b.v; }
-  __device__ friend bool operator==(Low a, Low b) { return a.v == b.v; }
-};
-template <typename S>
-__device__ __forceinline__ double raw(S x) {
-  if constexpr (std::is_floating_point_v<S>) {
-    return x;
-  } else {
-    return x.v;
-  }
-}
-template <typename T>
-using grid_t = std::conditional_t<std::is_floating_point_v<T>, T, Low<T>>;
-
-template <typename S>
-__device__ S reflect(S x, S twice_low, S twice_high) {
-  if (twice_low == twice_high) return S(0);
-  const S lo = twice_low / S(2), span = (twice_high - twice_low) / S(2);
-  x = S(fabs(raw(x - lo)));
-  const S extra = S(fmod(raw(x), raw(span)));
-  const auto flips = static_cast<int64_t>(floor(raw(x / span)));
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
-}
-
-template <typename S>
-__device__ S source_index(S coord, int64_t size, GridPadding padding, bool align) {
-  const S sz = S(static_cast<double>(size)), one = S(1), two = S(2);
-  coord = align ? ((coord + one) / two) * (sz - one) : ((coord + one) * sz - one) / two;
-  auto clip = [&](S x) {  // std::min(size - 1, std::max(x, 0)), NaN as std's
-    const S lo = x < S(0) ? S(0) : x;
-    return lo < sz - one ? lo : sz - one;
-  };
-  if (padding == GridPadding::kBorder) {
-    coord = clip(coord);
-  } else if (padding == GridPadding::kReflection) {
-    coord = align ? reflect(coord, S(0), S(2.0 * static_cast<double>(size - 1)))
-                  : reflect(coord, S(-1), S(2.0 * static_cast<double>(size) - 1));
-    coord = clip(coord);
-  }
-  const double c = raw(coord);
-  if (!isfinite(c) || c > 2147483647.0 || c < -2147483648.0) coord = S(-100);
-  return coord;
-}
+using grid_t =
+    std::conditional_t<std::is_floating_point_v<T>, T, pooling_math::Low<RoundTo<T>>>;
 
 template <typename T>
 __global__ void grid_sampler_kernel(Vol out, Vol in, Vol grid, GridMode mode,
                                     GridPadding padding, bool align) {
   using S = grid_t<T>;
-  const int64_t D = in.sizes[2], H = in.sizes[3], W = in.sizes[4];
   AOTRT_GRID_STRIDE(i, out.numel()) {
     const Pos o = position(out, i);
     auto coord = [&](int64_t k) {
       return S(static_cast<double>(to_acc(*grid.at<T>(o.n, o.p[0], o.p[1], o.p[2], k))));
     };
-    const S ix = source_index<S>(coord(0), W, padding, align);
-    const S iy = source_index<S>(coord(1), H, padding, align);
-    const S iz = source_index<S>(coord(2), D, padding, align);
-    auto inside = [&](int64_t z, int64_t y, int64_t x) {
-      return z >= 0 && z < D && y >= 0 && y < H && x >= 0 && x < W;
-    };
     auto value = [&](int64_t z, int64_t y, int64_t x) {
       return S(static_cast<double>(to_acc(*in.at<T>(o.n, o.c, z, y, x))));
     };
-    S result = S(0);
-    if (mode == GridMode::kNearest) {
-      const auto x = static_cast<int64_t>(nearbyint(raw(ix)));
-      const auto y = static_cast<int64_t>(nearbyint(raw(iy)));
-      const auto z = static_cast<int64_t>(nearbyint(raw(iz)));
-      if (inside(z, y, x)) result = value(z, y, x);
-    } else {
-      const auto x0 = static_cast<int64_t>(floor(raw(ix)));
-      const auto y0 = static_cast<int64_t>(floor(raw(iy)));
-      const auto z0 = static_cast<int64_t>(floor(raw(iz)));
-      auto dist = [](S at, int64_t lo, int64_t far) {
-        return far ? at - S(static_cast<double>(lo)) : S(static_cast<double>(lo + 1)) - at;
-      };
-      for (int64_t dz = 0; dz < 2; ++dz)
-        for (int64_t dy = 0; dy < 2; ++dy)
-          for (int64_t dx = 0; dx < 2; ++dx) {
-            const S weight = dist(ix, x0, dx) * dist(iy, y0, dy) * dist(iz, z0, dz);
-            if (inside(z0 + dz, y0 + dy, x0 + dx)) {
-              result = result + value(z0 + dz, y0 + dy, x0 + dx) * weight;
-            }
-          }
-    }
-    *out.at<T>(o.n, o.c, o.p[0], o.p[1], o.p[2]) = from_acc<T>(raw(result));
+    const S result = pooling_math::grid_sample<S>(coord(0), coord(1), coord(2), in.sizes[2],
+                                                  in.sizes[3], in.sizes[4], mode, padding,
+                                                  align, value);
+    *out.at<T>(o.n, o.c, o.p[0], o.p[1], o.p[2]) = from_acc<T>(pooling_math::raw(result));
   }
 }
 
@@ -432,46 +300,18 @@ void grid_sampler_3d(const Volume& out, const Volume& in, const Volume& grid, Gr
                in.dtype, fn);
 }
 
-// Antialiased bilinear taps along one dim, as the CPU's aa_taps: the scale,
-// support and inverse scale in T, the most taps an output has.
-template <typename T>
-struct AaDim {
-  T scale, support, invscale;
-  int64_t in, max_taps;
-};
-template <typename T>
-AaDim<T> aa_dim(int64_t in, int64_t out, bool align, std::optional<double> given) {
-  T scale;
-  if (align) {
-    scale = out > 1 ? static_cast<T>(in - 1) / static_cast<T>(out - 1) : T(0);
-  } else {
-    scale = given && *given > 0 ? static_cast<T>(1.0 / *given)
-                                : static_cast<T>(in) / static_cast<T>(out);
-  }
-  const T support = scale >= T(1) ? static_cast<T>(1.0 * scale) : T(1);
-  const T invscale = scale >= T(1) ? T(1) / scale : T(1);
-  return AaDim<T>{scale, support, invscale, in,
-                  static_cast<int64_t>(std::ceil(support)) * 2 + 1};
-}
+using pooling_math::AaDim;
 
 // Output o along a dim: sum_j src(first + j) * w_j with the triangle weights
-// normalised to sum 1, each step in T as the CPU's aa_taps and aa_tap_sum.
+// normalised to sum 1, each step in T as the CPU's aa_weights and aa_tap_sum.
 template <typename T, typename Src>
 __device__ T aa_resample(const AaDim<T>& a, int64_t o, Src&& src) {
-  const auto center = static_cast<T>(a.scale * (o + 0.5));
-  const int64_t lo = max(static_cast<int64_t>(center - a.support + 0.5), int64_t{0});
-  const int64_t hi = min(static_cast<int64_t>(center + a.support + 0.5), a.in);
-  const int64_t size = min(max(hi - lo, int64_t{0}), a.max_taps);
-  auto tri = [&](int64_t j) {
-    const T x = fabs(static_cast<T>((static_cast<T>(j + lo) - center + 0.5) * a.invscale));
-    return x < T(1) ? T(1) - x : T(0);
-  };
-  T total = 0;
-  for (int64_t j = 0; j < size; ++j) total += tri(j);
-  auto weight = [&](int64_t j) { return total != T(0) ? tri(j) / total : tri(j); };
-  if (size == 0) return T(0);
-  T acc = src(lo) * weight(0);
-  for (int64_t j = 1; j < size; ++j) acc += src(lo + j) * weight(j);
+  const pooling_math::AaTaps<T> t = pooling_math::aa_taps(a, o);
+  if (t.count == 0) return T(0);
+  const T total = pooling_math::aa_total(a, t);
+  auto weight = [&](int64_t j) { return pooling_math::aa_normalised_weight(a, t, j, total); };
+  T acc = src(t.first) * weight(0);
+  for (int64_t j = 1; j < t.count; ++j) acc += src(t.first + j) * weight(j);
   return acc;
 }
 
@@ -509,7 +349,8 @@ void upsample_bilinear_aa(const Volume& out, const Volume& in, bool align,
     const Vol o = vol(out), src = vol(in);
     const int64_t N = src.sizes[0], C = src.sizes[1], H = src.sizes[3], W = src.sizes[4];
     const int64_t OH = o.sizes[3], OW = o.sizes[4];
-    const AaDim<T> aw = aa_dim<T>(W, OW, align, scale_w), ah = aa_dim<T>(H, OH, align, scale_h);
+    const AaDim<T> aw = pooling_math::aa_dim<T>(W, OW, align, scale_w);
+    const AaDim<T> ah = pooling_math::aa_dim<T>(H, OH, align, scale_h);
     if (OW == W) return aa_pass<T>(o, src, ah, 3, on.stream);
     if (OH == H) return aa_pass<T>(o, src, aw, 4, on.stream);
     Temp<T> across(on.device, N * C * H * OW);
