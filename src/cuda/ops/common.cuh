@@ -107,6 +107,21 @@ struct OnDevice {
       : device(d.index), guard(device), stream(current_cuda_stream(device)) {}
 };
 
+// Note [Data-dependent sizes on CUDA] (indexing.cu): copies n values to the
+// host and waits for them; refused while the stream captures a graph.
+template <typename V>
+inline void read_back(const V* device_values, V* host, size_t n, cudaStream_t stream,
+                      const char* fn) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  AOTRT_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+  AOTRT_CHECK(capturing == cudaStreamCaptureStatusNone, kUnsupported, fn,
+              ": the size of its result depends on the data, which the host must read (a wait "
+              "on the stream): it cannot run inside a CUDA graph capture");
+  AOTRT_CUDA_CHECK(
+      cudaMemcpyAsync(host, device_values, n * sizeof(V), cudaMemcpyDeviceToHost, stream));
+  AOTRT_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 // Checks the launch that was just queued.
 #define AOTRT_CUDA_CHECK_LAUNCH() AOTRT_CUDA_CHECK(cudaGetLastError())
 
