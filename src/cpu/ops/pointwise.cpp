@@ -13,6 +13,7 @@
 #include "cpu/elements.h"
 #include "ops/dispatch.h"
 #include "ops/pointwise.h"
+#include "ops/pointwise_math.h"
 
 namespace aotrt::cpu {
 namespace {
@@ -57,41 +58,10 @@ struct real_of<std::complex<R>> {
 template <typename T>
 using real_t = typename real_of<T>::type;
 
-// Two's-complement arithmetic of I, as ATen's integer kernels give it: done
-// in an unsigned type at least as wide as unsigned int, since narrower ones
-// promote to (signed) int, whose overflow is undefined (the op_shims fuzzer
-// found int16 pow doing 63489 * 63489 in int).
-template <typename I>
-using WrapOf = std::common_type_t<std::make_unsigned_t<I>, unsigned>;
-
-template <typename I>
-I wrap_mul(I a, I b) {
-  return static_cast<I>(static_cast<WrapOf<I>>(a) * static_cast<WrapOf<I>>(b));
-}
-
-template <typename I>
-I wrap_add(I a, I b) {
-  return static_cast<I>(static_cast<WrapOf<I>>(a) + static_cast<WrapOf<I>>(b));
-}
-
-// ATen's integer pow: repeated squaring; negative exponents give 1 for base
-// 1, +-1 for base -1, else 0.
-template <typename I>
-I int_pow(I base, I exp) {
-  if constexpr (std::is_signed_v<I>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp & 1) ? I(-1) : I(1);
-      return 0;
-    }
-  }
-  I result = 1, b = base;
-  for (auto e = static_cast<std::make_unsigned_t<I>>(exp); e != 0; e >>= 1) {
-    if (e & 1) result = wrap_mul(result, b);
-    b = wrap_mul(b, b);
-  }
-  return result;
-}
+using ops::pointwise_math::int_pow;
+using ops::pointwise_math::magnitude;
+using ops::pointwise_math::wrap_add;
+using ops::pointwise_math::wrap_mul;
 
 template <typename V>
 V complex_pow(V x, V y) {
@@ -137,8 +107,7 @@ void unary(UnaryOp op, const StridedView& in, const StridedView& out, const char
             write_elem<T>(out.data, off[1], read_elem<T>(in.data, off[0]));
           } else if constexpr (std::is_integral_v<T>) {
             // abs of the most negative value is itself, as in ATen (two's complement).
-            const T magnitude = x < 0 ? static_cast<T>(WrapOf<T>(0) - static_cast<WrapOf<T>>(x)) : x;
-            write_elem<T>(out.data, off[1], magnitude);
+            write_elem<T>(out.data, off[1], static_cast<T>(magnitude(x)));
           } else {
             write_elem<T>(out.data, off[1], convert_value<T>(std::abs(x)));
           }
@@ -216,10 +185,7 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_integral_v<V> && !std::is_same_v<T, bool>) {
             // On the magnitudes, unsigned: std::gcd of the most negative value is
             // undefined; ATen's result for it wraps to that value.
-            using W = WrapOf<V>;
-            const W a = x < 0 ? W(0) - static_cast<W>(x) : static_cast<W>(x);
-            const W b = y < 0 ? W(0) - static_cast<W>(y) : static_cast<W>(y);
-            r = static_cast<V>(std::gcd(a, b));
+            r = static_cast<V>(std::gcd(magnitude(x), magnitude(y)));
           } else {
             AOTRT_FAIL(kInternal, fn, ": gcd of a non-integer dtype");
           }

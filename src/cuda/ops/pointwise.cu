@@ -14,6 +14,7 @@
 #include "cuda/ops/common.cuh"
 #include "ops/dispatch.h"
 #include "ops/pointwise.h"
+#include "ops/pointwise_math.h"
 
 namespace aotrt::cuda {
 namespace {
@@ -60,46 +61,11 @@ __device__ __forceinline__ T st(val_t<T> v) {
   }
 }
 
-template <typename I>
-using WrapOf = std::common_type_t<std::make_unsigned_t<I>, unsigned>;
-template <typename I>
-__device__ __forceinline__ I wrap_mul(I a, I b) {
-  return static_cast<I>(static_cast<WrapOf<I>>(a) * static_cast<WrapOf<I>>(b));
-}
-template <typename I>
-__device__ __forceinline__ I wrap_add(I a, I b) {
-  return static_cast<I>(static_cast<WrapOf<I>>(a) + static_cast<WrapOf<I>>(b));
-}
-
-// |x| as the unsigned type: the most negative value wraps to itself.
-template <typename I>
-__device__ __forceinline__ WrapOf<I> magnitude(I x) {
-  using W = WrapOf<I>;
-  if constexpr (std::is_signed_v<I>) {
-    return x < 0 ? W(0) - static_cast<W>(x) : static_cast<W>(x);
-  } else {
-    return static_cast<W>(x);
-  }
-}
-
-// ATen's integer pow: repeated squaring; negative exponents give 1 for base
-// 1, +-1 for base -1, else 0.
-template <typename I>
-__device__ I int_pow(I base, I exp) {
-  if constexpr (std::is_signed_v<I>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp & 1) ? I(-1) : I(1);
-      return 0;
-    }
-  }
-  I result = 1, b = base;
-  for (auto e = static_cast<std::make_unsigned_t<I>>(exp); e != 0; e >>= 1) {
-    if (e & 1) result = wrap_mul(result, b);
-    b = wrap_mul(b, b);
-  }
-  return result;
-}
+using ops::pointwise_math::int_pow;
+using ops::pointwise_math::magnitude;
+using ops::pointwise_math::wrap_add;
+using ops::pointwise_math::wrap_mul;
+using ops::pointwise_math::WrapOf;
 
 template <typename V>
 __device__ V real_pow(V x, V y) {
