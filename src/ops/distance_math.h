@@ -54,7 +54,9 @@ AOTRT_DISTANCE_HD inline double euclid_mm(const T* a, const T* b, int64_t m) {
 
 // The first of pdist's pairs (i, j > i) of rows of an n-row input, in
 // row-major order: row i's pairs start at i (2n - i - 1) / 2.
-AOTRT_DISTANCE_HD inline int64_t pdist_base(int64_t i, int64_t n) { return i * (2 * n - i - 1) / 2; }
+AOTRT_DISTANCE_HD inline int64_t pdist_base(int64_t i, int64_t n) {
+  return i * (2 * n - i - 1) / 2;
+}
 
 }  // namespace aotrt::ops::distance_math
 
