@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/wraparound.h"
 
 namespace aotrt::cpu {
 
@@ -44,41 +45,6 @@ auto load(const S& s) {
   } else {
     return s;
   }
-}
-
-// Note [Integer wraparound]
-// ATen's integer kernels (sums, products, pow, abs, scans, pooling windows,
-// integer bmm) wrap as two's complement when they overflow. C++ leaves signed
-// overflow undefined, and types narrower than int promote to (signed) int, so
-// aotrt computes in an unsigned type at least as wide as unsigned int and
-// converts back (the op_shims fuzzer found int16 pow doing 63489 * 63489 in
-// int, and an int64 avg_pool window summing past 2^63). Non-integer
-// arguments are added and multiplied as they are.
-template <typename I>
-using WrapOf = std::common_type_t<std::make_unsigned_t<I>, unsigned>;
-
-template <typename A>
-A wrapping_add(A a, A b) {
-  if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
-    return static_cast<A>(static_cast<WrapOf<A>>(a) + static_cast<WrapOf<A>>(b));
-  } else {
-    return a + b;
-  }
-}
-
-template <typename A>
-A wrapping_mul(A a, A b) {
-  if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
-    return static_cast<A>(static_cast<WrapOf<A>>(a) * static_cast<WrapOf<A>>(b));
-  } else {
-    return a * b;
-  }
-}
-
-// -a, wrapping (the most negative value is its own negation, as in ATen).
-template <typename I>
-I wrapping_neg(I a) {
-  return static_cast<I>(WrapOf<I>(0) - static_cast<WrapOf<I>>(a));
 }
 
 // Note [Float to integer conversion]

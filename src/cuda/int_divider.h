@@ -15,11 +15,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define AOTRT_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define AOTRT_HOST_DEVICE inline
-#endif
+#include "core/host_device.h"
 
 namespace aotrt::cuda {
 

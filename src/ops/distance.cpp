@@ -34,6 +34,8 @@ std::unique_ptr<TensorImpl> cdist(const TensorImpl& x1, const TensorImpl& x2, do
                                   std::optional<int64_t> compute_mode, const char* fn) {
   check_operand(x1, "x1", fn);
   check_operand(x2, "x2", fn);
+  AOTRT_CHECK(x1.device() == x2.device(), kInvalidArgument, fn, ": argument 'x2' is on ",
+              x2.device().str(), ", 'x1' on ", x1.device().str());
   AOTRT_CHECK(x1.dtype() == x2.dtype(), kInvalidArgument, fn, ": X1 and X2 must have the same ",
               "dtype, got ", dtype_name(x1.dtype()), " and ", dtype_name(x2.dtype()));
   AOTRT_CHECK(x1.dim() >= 2 && x2.dim() >= 2, kInvalidArgument, fn,

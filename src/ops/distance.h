@@ -12,7 +12,9 @@
 // decomposes that path into bmm itself, so only a direct call of the shim
 // takes it). pdist of
 // [N, M] writes the N(N-1)/2 distances of rows i < j, row-major. Float32 and
-// float64.
+// float64. A NaN difference gives NaN for every p (ATen's pdist agrees; its
+// cdist inf-norm ignores it, a difference the rows do not test). Both
+// backends compute in ops/distance_math.h.
 #pragma once
 
 #include <memory>

@@ -75,12 +75,20 @@ Sizes output_strides(const TensorImpl& self, const Sizes& sizes, bool follow_lay
   return suggested_format_strides(sizes, self.sizes(), self.strides());
 }
 
+// A second tensor argument must live where self does (the kernels read both).
+void check_device_of(const TensorImpl& self, const TensorImpl& t, const char* what,
+                     const char* fn) {
+  AOTRT_CHECK(t.device() == self.device(), kInvalidArgument, fn, ": argument '", what,
+              "' is on ", t.device().str(), ", the input on ", self.device().str());
+}
+
 // t as (N, C, D, H, W): an unbatched tensor gets N = 1, a 2-d pool's D = 1.
 Volume volume_of(const TensorImpl& t, int nd) {
   const StridedView v = strided_view(t);
   Volume r;
   r.data = v.data;
   r.dtype = v.dtype;
+  r.device = v.device;
   const int64_t dim = t.dim();
   const bool batched = dim == nd + 2;
   r.sizes = {batched ? t.sizes()[0] : 1, 1, 1, 1, 1};
@@ -277,6 +285,7 @@ PoolWithIndices fractional_max_pool(const TensorImpl& self, int nd,
                 "output size ", o[i], " with pool size ", k[i], " is too large for input size ",
                 in);
   }
+  check_device_of(self, random_samples, "random_samples", fn);
   AOTRT_CHECK(random_samples.dim() == 3 && random_samples.sizes()[0] >= n &&
                   random_samples.sizes()[1] == c && random_samples.sizes()[2] == nd,
               kInvalidArgument, fn, ": argument 'random_samples' has sizes ",
@@ -291,6 +300,7 @@ PoolWithIndices fractional_max_pool(const TensorImpl& self, int nd,
   Volume samples;
   samples.data = sv.data;
   samples.dtype = sv.dtype;
+  samples.device = sv.device;
   samples.sizes = {random_samples.sizes()[0], c, 1, 1, nd};
   samples.strides = {random_samples.strides()[0], random_samples.strides()[1], 0, 0,
                      random_samples.strides()[2]};
@@ -306,6 +316,7 @@ std::unique_ptr<TensorImpl> max_unpool(const TensorImpl& self, const TensorImpl&
                                        std::span<const int64_t> padding, const char* fn) {
   check_nd(nd, fn);
   check_float_input(self, "self", fn);
+  check_device_of(self, indices, "indices", fn);
   AOTRT_CHECK(indices.dtype() == ScalarType::Int64, kInvalidArgument, fn,
               ": argument 'indices' must be int64, got ", dtype_name(indices.dtype()));
   AOTRT_CHECK(self.dim() == nd + 1 || self.dim() == nd + 2, kInvalidArgument, fn,
@@ -344,6 +355,7 @@ std::unique_ptr<TensorImpl> grid_sampler_3d(const TensorImpl& input, const Tenso
                                             int64_t interpolation_mode, int64_t padding_mode,
                                             bool align_corners, const char* fn) {
   check_float_input(input, "input", fn);
+  check_device_of(input, grid, "grid", fn);
   AOTRT_CHECK(grid.dtype() == input.dtype(), kInvalidArgument, fn, ": argument 'grid' is ",
               dtype_name(grid.dtype()), "; expected the input's dtype ",
               dtype_name(input.dtype()));
@@ -374,6 +386,7 @@ std::unique_ptr<TensorImpl> grid_sampler_3d(const TensorImpl& input, const Tenso
   Volume g;
   g.data = gv.data;
   g.dtype = gv.dtype;
+  g.device = gv.device;
   for (int d = 0; d < 5; ++d) {
     g.sizes[d] = grid.sizes()[d];
     g.strides[d] = grid.strides()[d];

@@ -77,6 +77,7 @@ namespace aotrt::ops {
 struct Volume {
   char* data = nullptr;
   ScalarType dtype = ScalarType::Float32;
+  Device device;  // where data lives (the CUDA kernels launch on its current stream)
   std::array<int64_t, 5> sizes{}, strides{};
 };
 

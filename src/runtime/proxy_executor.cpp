@@ -425,10 +425,10 @@ Device ProxyCall::device_arg(std::string_view name, std::optional<Device> dflt) 
   if (find(name) == nullptr && dflt) return *dflt;
   const std::string text = string_arg(name);
   if (text == "cpu") return cpu_device();
-  if (text == "cuda") return Device{DeviceType::CUDA, cuda::current_device()};
+  if (text == "cuda") return make_device(1, cuda::current_device(), what_.c_str());
   if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() < 12 &&
       text.find_first_not_of("0123456789", 5) == std::string::npos) {
-    return Device{DeviceType::CUDA, std::stoi(text.substr(5))};
+    return make_device(1, std::stoi(text.substr(5)), what_.c_str());
   }
   AOTRT_FAIL(kUnsupported, what_, ": argument '", name, "' is device '", text,
              "'; aotrt serves cpu and cuda");

@@ -1,47 +1,15 @@
 // The CPU's distance kernels (Note [Distance semantics]): one pair of rows
 // per output element, accumulated in double, pairs in parallel.
-#include <cmath>
-#include <limits>
-
 #include "ops/dispatch.h"
 #include "ops/distance.h"
+#include "ops/distance_math.h"
 
 namespace aotrt::cpu {
 namespace {
 using ops::DistanceKernels;
 
-template <class T>
-double distance(const T* a, const T* b, int64_t m, double p) {
-  double acc = 0;
-  if (p == 0) {
-    for (int64_t k = 0; k < m; ++k) acc += a[k] != b[k] ? 1 : 0;
-    return acc;
-  }
-  if (std::isinf(p)) {
-    for (int64_t k = 0; k < m; ++k) {
-      const double d = std::abs(static_cast<double>(a[k]) - b[k]);
-      acc = std::isnan(d) ? d : std::max(acc, d);
-    }
-    return acc;
-  }
-  for (int64_t k = 0; k < m; ++k) {
-    const double d = std::abs(static_cast<double>(a[k]) - b[k]);
-    acc += p == 1 ? d : p == 2 ? d * d : std::pow(d, p);
-  }
-  return p == 1 ? acc : p == 2 ? std::sqrt(acc) : std::pow(acc, 1.0 / p);
-}
-
-// ATen's _euclidean_dist: sqrt(clamp_min(|a|^2 + |b|^2 - 2 a.b, 1e-30)).
-template <class T>
-double euclid_mm(const T* a, const T* b, int64_t m) {
-  double aa = 0, bb = 0, ab = 0;
-  for (int64_t k = 0; k < m; ++k) {
-    aa += static_cast<double>(a[k]) * a[k];
-    bb += static_cast<double>(b[k]) * b[k];
-    ab += static_cast<double>(a[k]) * b[k];
-  }
-  return std::sqrt(std::max(aa + bb - 2 * ab, 1e-30));
-}
+using ops::distance_math::distance;
+using ops::distance_math::euclid_mm;
 
 template <class T>
 void cdist_typed(const TensorImpl& out, const TensorImpl& x1, const TensorImpl& x2, double p,
@@ -82,7 +50,7 @@ void pdist_typed(const TensorImpl& out, const TensorImpl& self, double p) {
 #pragma omp parallel for schedule(dynamic, 8) if (n * n * m > 65536)
   for (int64_t i = 0; i < n; ++i) {
     // Row i's pairs start after those of rows 0..i-1: sum_{r<i} (n-1-r).
-    const int64_t base = i * (2 * n - i - 1) / 2;
+    const int64_t base = ops::distance_math::pdist_base(i, n);
     for (int64_t j = i + 1; j < n; ++j) {
       o[base + (j - i - 1)] = static_cast<T>(distance(x + i * m, x + j * m, m, p));
     }

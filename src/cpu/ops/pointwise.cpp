@@ -13,6 +13,7 @@
 #include "cpu/elements.h"
 #include "ops/dispatch.h"
 #include "ops/pointwise.h"
+#include "ops/pointwise_math.h"
 
 namespace aotrt::cpu {
 namespace {
@@ -31,24 +32,8 @@ struct real_of<std::complex<R>> {
 template <typename T>
 using real_t = typename real_of<T>::type;
 
-// ATen's integer pow: repeated squaring; negative exponents give 1 for base
-// 1, +-1 for base -1, else 0.
-template <typename I>
-I int_pow(I base, I exp) {
-  if constexpr (std::is_signed_v<I>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp & 1) ? I(-1) : I(1);
-      return 0;
-    }
-  }
-  I result = 1, b = base;
-  for (auto e = static_cast<std::make_unsigned_t<I>>(exp); e != 0; e >>= 1) {
-    if (e & 1) result = wrapping_mul(result, b);
-    b = wrapping_mul(b, b);
-  }
-  return result;
-}
+using ops::pointwise_math::int_pow;
+using ops::pointwise_math::magnitude;
 
 template <typename V>
 V complex_pow(V x, V y) {
@@ -94,8 +79,7 @@ void unary(UnaryOp op, const StridedView& in, const StridedView& out, const char
             write_elem<T>(out.data, off[1], read_elem<T>(in.data, off[0]));
           } else if constexpr (std::is_integral_v<T>) {
             // abs of the most negative value is itself, as in ATen (two's complement).
-            const T magnitude = x < 0 ? wrapping_neg(x) : x;
-            write_elem<T>(out.data, off[1], magnitude);
+            write_elem<T>(out.data, off[1], static_cast<T>(magnitude(x)));
           } else {
             write_elem<T>(out.data, off[1], convert_value<T>(std::abs(x)));
           }
@@ -173,10 +157,7 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_integral_v<V> && !std::is_same_v<T, bool>) {
             // On the magnitudes, unsigned: std::gcd of the most negative value is
             // undefined; ATen's result for it wraps to that value.
-            using W = WrapOf<V>;
-            const W a = x < 0 ? W(0) - static_cast<W>(x) : static_cast<W>(x);
-            const W b = y < 0 ? W(0) - static_cast<W>(y) : static_cast<W>(y);
-            r = static_cast<V>(std::gcd(a, b));
+            r = static_cast<V>(std::gcd(magnitude(x), magnitude(y)));
           } else {
             AOTRT_FAIL(kInternal, fn, ": gcd of a non-integer dtype");
           }

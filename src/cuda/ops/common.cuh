@@ -97,6 +97,31 @@ inline unsigned blocks_for(int64_t n) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
+// A kernel's device made current for its scope, with that device's current
+// stream (where every launch and temporary of the kernel goes).
+struct OnDevice {
+  int device;
+  DeviceGuard guard;
+  cudaStream_t stream;
+  explicit OnDevice(Device d)
+      : device(d.index), guard(device), stream(current_cuda_stream(device)) {}
+};
+
+// Note [Data-dependent sizes on CUDA] (indexing.cu): copies n values to the
+// host and waits for them; refused while the stream captures a graph.
+template <typename V>
+inline void read_back(const V* device_values, V* host, size_t n, cudaStream_t stream,
+                      const char* fn) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  AOTRT_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+  AOTRT_CHECK(capturing == cudaStreamCaptureStatusNone, kUnsupported, fn,
+              ": the size of its result depends on the data, which the host must read (a wait "
+              "on the stream): it cannot run inside a CUDA graph capture");
+  AOTRT_CUDA_CHECK(
+      cudaMemcpyAsync(host, device_values, n * sizeof(V), cudaMemcpyDeviceToHost, stream));
+  AOTRT_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 // Checks the launch that was just queued.
 #define AOTRT_CUDA_CHECK_LAUNCH() AOTRT_CUDA_CHECK(cudaGetLastError())
 
@@ -290,5 +315,11 @@ struct RowStart {
   int64_t length;
   __host__ __device__ __forceinline__ int64_t operator()(int64_t r) const { return r * length; }
 };
+
+// positions[r, j]: the position in dense row r (of `length` doubles) of its
+// j-th element in stable sorted order, ties in index order (sort.cu's
+// Note [Segmented sort without a host wait]; no NaN among the keys).
+void sorted_row_positions(const double* rows, int64_t count, int64_t length, bool descending,
+                          int64_t* positions, int device, cudaStream_t stream);
 
 }  // namespace aotrt::cuda::op_common

@@ -310,19 +310,6 @@ struct FlagToCount {
   __device__ __forceinline__ int64_t operator()(uint8_t f) const { return f; }
 };
 
-// Note [Data-dependent sizes on CUDA]: copies n values to the host and
-// waits for them.
-template <typename V>
-void read_back(const V* device_values, V* host, size_t n, cudaStream_t stream, const char* fn) {
-  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  AOTRT_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
-  AOTRT_CHECK(capturing == cudaStreamCaptureStatusNone, kUnsupported, fn,
-              ": the size of its result depends on the data, which the host must read (a wait "
-              "on the stream): it cannot run inside a CUDA graph capture");
-  AOTRT_CUDA_CHECK(
-      cudaMemcpyAsync(host, device_values, n * sizeof(V), cudaMemcpyDeviceToHost, stream));
-  AOTRT_CUDA_CHECK(cudaStreamSynchronize(stream));
-}
 
 struct Flags {
   Temp<uint8_t> flags;

@@ -21,6 +21,7 @@
 #include "cuda/ops/common.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include "ops/dispatch.h"
 #include "ops/sort.h"
@@ -196,13 +197,7 @@ __global__ void mode_of_rows(const T* rows, const int64_t* positions, int64_t co
   }
 }
 
-struct Context {
-  int device;
-  DeviceGuard guard;
-  cudaStream_t stream;
-  explicit Context(const StridedView& v)
-      : device(device_of(v)), guard(device), stream(current_cuda_stream(device)) {}
-};
+using Context = OnDevice;
 
 // The rows of `self` along dim, dense, with their stable sorted positions.
 template <typename T>
@@ -241,7 +236,7 @@ void visit_ordered(ScalarType t, const char* fn, F&& f) {
 
 void sort(const StridedView& values, const StridedView& indices, int64_t dim, bool descending,
           const char* fn) {
-  const Context c(values);
+  const Context c(values.device);
   visit_ordered(values.dtype, fn, [&](auto tag) {
     using T = decltype(tag);
     const SortedRows<T> sorted(values, dim, descending, c);
@@ -251,7 +246,7 @@ void sort(const StridedView& values, const StridedView& indices, int64_t dim, bo
 
 void topk(const StridedView& self, const StridedView& values, const StridedView& indices,
           int64_t k, int64_t dim, bool largest, bool sorted_output, const char* fn) {
-  const Context c(self);
+  const Context c(self.device);
   visit_ordered(self.dtype, fn, [&](auto tag) {
     using T = decltype(tag);
     const SortedRows<T> sorted(self, dim, /*descending=*/largest, c);
@@ -264,7 +259,7 @@ void topk(const StridedView& self, const StridedView& values, const StridedView&
 template <typename Launch>
 void one_per_row(const StridedView& self, const StridedView& values, const StridedView& indices,
                  int64_t dim, const char* fn, Launch&& launch) {
-  const Context c(self);
+  const Context c(self.device);
   visit_ordered(self.dtype, fn, [&](auto tag) {
     using T = decltype(tag);
     const SortedRows<T> sorted(self, dim, /*descending=*/false, c);
@@ -301,9 +296,116 @@ void mode(const StridedView& self, const StridedView& values, const StridedView&
               });
 }
 
-constexpr ops::SortKernels kSort{.sort = sort, .topk = topk, .select = select, .mode = mode};
+// Note [Unique on CUDA]
+// The rows' order, for _unique2 and unique_dim, is their lexicographic
+// ascending order as the CPU's stable sort gives it (Note [Sort keys on
+// CUDA]: NaN last, -0.0 equal to 0.0): one stable radix sort of the row
+// numbers per column, last column first. A row starts a group when it is not
+// == to the row before it in that order (NaN equals nothing); a scan of those
+// flags numbers the groups, whose count is read back to the host (Note
+// [Data-dependent sizes on CUDA]: one wait, the one ATen's CUDA unique makes).
+template <typename T>
+__global__ void column_keys(const T* rows, const int64_t* perm, int64_t n, int64_t m,
+                            int64_t col, key_t<T>* keys) {
+  AOTRT_GRID_STRIDE(i, n) { keys[i] = canonical_key(rows[perm[i] * m + col]); }
+}
+
+__global__ void iota(int64_t* v, int64_t n) {
+  AOTRT_GRID_STRIDE(i, n) { v[i] = i; }
+}
+
+template <typename T>
+__global__ void group_starts(const T* rows, const int64_t* perm, int64_t n, int64_t m,
+                             int64_t* flags) {
+  AOTRT_GRID_STRIDE(i, n) {
+    bool same = i > 0;
+    for (int64_t k = 0; same && k < m; ++k) {
+      same = to_acc(rows[perm[i] * m + k]) == to_acc(rows[perm[i - 1] * m + k]);
+    }
+    flags[i] = same ? 0 : 1;
+  }
+}
+
+// group[i] (1-based, the inclusive scan of the flags): row perm[i]'s group.
+template <typename T>
+__global__ void write_groups(const T* rows, const int64_t* perm, const int64_t* flags,
+                             const int64_t* group, int64_t n, int64_t m, T* out,
+                             int64_t* inverse, int64_t* starts) {
+  AOTRT_GRID_STRIDE(i, n) {
+    const int64_t g = group[i] - 1;
+    if (inverse != nullptr) inverse[perm[i]] = g;
+    if (flags[i] == 0) continue;
+    starts[g] = i;
+    for (int64_t k = 0; k < m; ++k) out[g * m + k] = rows[perm[i] * m + k];
+  }
+}
+
+__global__ void group_counts(const int64_t* starts, const int64_t* group, int64_t n,
+                             int64_t* counts) {
+  const int64_t groups = group[n - 1];
+  AOTRT_GRID_STRIDE(g, groups) { counts[g] = (g + 1 < groups ? starts[g + 1] : n) - starts[g]; }
+}
+
+int64_t unique(const StridedView& rows, const StridedView& out, const StridedView* inverse,
+               const StridedView* counts, bool consecutive, const char* fn) {
+  const int64_t n = rows.sizes[0], m = rows.sizes[1];
+  if (n == 0) return 0;
+  const Context c(rows.device);
+  int64_t groups = 0;
+  visit_ordered(rows.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    using K = key_t<T>;
+    const T* data = reinterpret_cast<const T*>(rows.data);
+    Temp<int64_t> perm(c.device, n), flags(c.device, n), group(c.device, n), starts(c.device, n);
+    iota<<<blocks_for(n), kThreads, 0, c.stream>>>(perm.get(), n);
+    AOTRT_CUDA_CHECK_LAUNCH();
+    if (!consecutive) {
+      Temp<K> keys(c.device, n), sorted_keys(c.device, n);
+      Temp<int64_t> next(c.device, n);
+      for (int64_t col = m; col-- > 0;) {
+        column_keys<T><<<blocks_for(n), kThreads, 0, c.stream>>>(data, perm.get(), n, m, col,
+                                                                 keys.get());
+        AOTRT_CUDA_CHECK_LAUNCH();
+        cub_call(c.device, [&](void* temp, size_t& bytes) {
+          return cub::DeviceRadixSort::SortPairs(temp, bytes, keys.get(), sorted_keys.get(),
+                                                 perm.get(), next.get(), n, 0,
+                                                 static_cast<int>(sizeof(K) * 8), c.stream);
+        });
+        AOTRT_CUDA_CHECK(cudaMemcpyAsync(perm.get(), next.get(), n * sizeof(int64_t),
+                                         cudaMemcpyDeviceToDevice, c.stream));
+      }
+    }
+    group_starts<T><<<blocks_for(n), kThreads, 0, c.stream>>>(data, perm.get(), n, m,
+                                                              flags.get());
+    AOTRT_CUDA_CHECK_LAUNCH();
+    cub_call(c.device, [&](void* temp, size_t& bytes) {
+      return cub::DeviceScan::InclusiveSum(temp, bytes, flags.get(), group.get(), n, c.stream);
+    });
+    write_groups<T><<<blocks_for(n), kThreads, 0, c.stream>>>(
+        data, perm.get(), flags.get(), group.get(), n, m, reinterpret_cast<T*>(out.data),
+        inverse != nullptr ? reinterpret_cast<int64_t*>(inverse->data) : nullptr, starts.get());
+    AOTRT_CUDA_CHECK_LAUNCH();
+    if (counts != nullptr) {
+      group_counts<<<blocks_for(n), kThreads, 0, c.stream>>>(
+          starts.get(), group.get(), n, reinterpret_cast<int64_t*>(counts->data));
+      AOTRT_CUDA_CHECK_LAUNCH();
+    }
+    read_back(group.get() + (n - 1), &groups, 1, c.stream, fn);
+  });
+  return groups;
+}
+
+constexpr ops::SortKernels kSort{
+    .sort = sort, .topk = topk, .select = select, .mode = mode, .unique = unique};
 using ops::SortKernels;
 AOTRT_REGISTER_KERNELS(SortKernels, cuda, kSort);
 
 }  // namespace
+
+namespace op_common {
+void sorted_row_positions(const double* rows, int64_t count, int64_t length, bool descending,
+                          int64_t* positions, int device, cudaStream_t stream) {
+  sorted_positions<double>(rows, count, length, descending, positions, device, stream);
+}
+}  // namespace op_common
 }  // namespace aotrt::cuda

@@ -10,9 +10,6 @@
 #include <span>
 
 #include "cuda/ops/common.cuh"
-// cuda/int_divider.h (through common.cuh) defines it with __forceinline__ for
-// its own functions; ops/special_math.h takes core/host_device.h's.
-#undef AOTRT_HOST_DEVICE
 #include "ops/dispatch.h"
 #include "ops/special.h"
 

@@ -1,5 +1,6 @@
 // Entry points of the pointwise family (ops/pointwise.h), both devices, and
-// its ops without a C shim through the proxy executor (CPU). Handles are
+// its ops without a C shim through the proxy executor (complex, _conj and
+// _conj_physical on both devices; convert_element_type on the CPU). Handles are
 // borrowed; ret0 gets a new owning handle. See Note [Op rows].
 #include "ops/pointwise.h"
 #include "runtime/proxy_executor.h"
@@ -56,19 +57,20 @@ AOTRT_OP_ATEN(subtract_Tensor,
 // Ops inductor leaves to the proxy executor because they make or read
 // complex tensors (it has no complex codegen); see Note [Conjugate views].
 // complex(Tensor real, Tensor imag).
-AOTRT_PROXY_OP("aten::complex", {"real", "imag"}, runtime::kProxyCpu, [](ProxyCall& c) {
-  c.set_output(0, ops::complex(c.tensor("real"), c.tensor("imag"), c.what()));
-});
+AOTRT_PROXY_OP("aten::complex", {"real", "imag"}, runtime::kProxyCpu | runtime::kProxyCuda,
+               [](ProxyCall& c) {
+                 c.set_output(0, ops::complex(c.tensor("real"), c.tensor("imag"), c.what()));
+               });
 
 // _conj(Tensor(a) self): a conjugated copy laid out as the view.
-AOTRT_PROXY_OP("aten::_conj", {"self"}, runtime::kProxyCpu, [](ProxyCall& c) {
-  c.set_output(0, ops::conj(c.tensor("self"), c.what()));
-});
+AOTRT_PROXY_OP("aten::_conj", {"self"}, runtime::kProxyCpu | runtime::kProxyCuda,
+               [](ProxyCall& c) { c.set_output(0, ops::conj(c.tensor("self"), c.what())); });
 
 // _conj_physical(Tensor self).
-AOTRT_PROXY_OP("aten::_conj_physical", {"self"}, runtime::kProxyCpu, [](ProxyCall& c) {
-  c.set_output(0, ops::conj_physical(c.tensor("self"), c.what()));
-});
+AOTRT_PROXY_OP("aten::_conj_physical", {"self"}, runtime::kProxyCpu | runtime::kProxyCuda,
+               [](ProxyCall& c) {
+                 c.set_output(0, ops::conj_physical(c.tensor("self"), c.what()));
+               });
 
 // prims::convert_element_type(Tensor a, ScalarType dtype).
 AOTRT_PROXY_OP("prims::convert_element_type", {"a", "dtype"},

@@ -1,4 +1,5 @@
-// Entry points of the pooling family (ops/pooling.h), CPU. Handles are
+// Entry points of the pooling family (ops/pooling.h), on both devices but
+// max_unpool2d/3d (CPU only: see src/cuda/ops/pooling.cu). Handles are
 // borrowed; ret* get new owning handles, dropped when null (Note [Unused op
 // outputs]). See Note [Op rows]. The names are torch 2.13's and 2.11's alike,
 // except grid_sampler_3d, which torch 2.11 has no C shim for: its packages call it
@@ -9,37 +10,38 @@
 
 using namespace aotrt;
 using runtime::kProxyCpu;
+using runtime::kProxyCuda;
 using runtime::ProxyCall;
 
 #define AOTRT_POOL_INTS(name) args.ints(name, name##_len_, #name)
 
-AOTRT_OP_CPU(_adaptive_avg_pool2d,
+AOTRT_OP(_adaptive_avg_pool2d,
              (AtenTensorHandle self, const int64_t* output_size, int64_t output_size_len_,
               AtenTensorHandle* ret0),
              give(ret0, ops::adaptive_avg_pool(args.tensor(self, "self"), 2,
                                                AOTRT_POOL_INTS(output_size), fn)))
 
-AOTRT_OP_CPU(_adaptive_avg_pool3d,
+AOTRT_OP(_adaptive_avg_pool3d,
              (AtenTensorHandle self, const int64_t* output_size, int64_t output_size_len_,
               AtenTensorHandle* ret0),
              give(ret0, ops::adaptive_avg_pool(args.tensor(self, "self"), 3,
                                                AOTRT_POOL_INTS(output_size), fn)))
 
-AOTRT_OP_CPU(adaptive_max_pool2d,
+AOTRT_OP(adaptive_max_pool2d,
              (AtenTensorHandle self, const int64_t* output_size, int64_t output_size_len_,
               AtenTensorHandle* ret0, AtenTensorHandle* ret1),
              ops::PoolWithIndices r = ops::adaptive_max_pool(args.tensor(self, "self"), 2,
                                                              AOTRT_POOL_INTS(output_size), fn);
              give(ret0, ret1, std::move(r.values), std::move(r.indices)))
 
-AOTRT_OP_CPU(adaptive_max_pool3d,
+AOTRT_OP(adaptive_max_pool3d,
              (AtenTensorHandle self, const int64_t* output_size, int64_t output_size_len_,
               AtenTensorHandle* ret0, AtenTensorHandle* ret1),
              ops::PoolWithIndices r = ops::adaptive_max_pool(args.tensor(self, "self"), 3,
                                                              AOTRT_POOL_INTS(output_size), fn);
              give(ret0, ret1, std::move(r.values), std::move(r.indices)))
 
-AOTRT_OP_CPU(avg_pool2d,
+AOTRT_OP(avg_pool2d,
              (AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_,
               const int64_t* stride, int64_t stride_len_, const int64_t* padding,
               int64_t padding_len_, int32_t ceil_mode, int32_t count_include_pad,
@@ -49,7 +51,7 @@ AOTRT_OP_CPU(avg_pool2d,
                                       ceil_mode != 0, count_include_pad != 0,
                                       OpArgs::optional(divisor_override), fn)))
 
-AOTRT_OP_CPU(avg_pool3d,
+AOTRT_OP(avg_pool3d,
              (AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_,
               const int64_t* stride, int64_t stride_len_, const int64_t* padding,
               int64_t padding_len_, int32_t ceil_mode, int32_t count_include_pad,
@@ -59,7 +61,7 @@ AOTRT_OP_CPU(avg_pool3d,
                                       ceil_mode != 0, count_include_pad != 0,
                                       OpArgs::optional(divisor_override), fn)))
 
-AOTRT_OP_CPU(max_pool2d_with_indices,
+AOTRT_OP(max_pool2d_with_indices,
              (AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_,
               const int64_t* stride, int64_t stride_len_, const int64_t* padding,
               int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,
@@ -70,7 +72,7 @@ AOTRT_OP_CPU(max_pool2d_with_indices,
                  ceil_mode != 0, fn);
              give(ret0, ret1, std::move(r.values), std::move(r.indices)))
 
-AOTRT_OP_CPU(max_pool3d_with_indices,
+AOTRT_OP(max_pool3d_with_indices,
              (AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_,
               const int64_t* stride, int64_t stride_len_, const int64_t* padding,
               int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,
@@ -81,7 +83,7 @@ AOTRT_OP_CPU(max_pool3d_with_indices,
                  ceil_mode != 0, fn);
              give(ret0, ret1, std::move(r.values), std::move(r.indices)))
 
-AOTRT_OP_CPU(fractional_max_pool2d,
+AOTRT_OP(fractional_max_pool2d,
              (AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_,
               const int64_t* output_size, int64_t output_size_len_,
               AtenTensorHandle random_samples, AtenTensorHandle* ret0, AtenTensorHandle* ret1),
@@ -90,7 +92,7 @@ AOTRT_OP_CPU(fractional_max_pool2d,
                  AOTRT_POOL_INTS(output_size), args.tensor(random_samples, "random_samples"), fn);
              give(ret0, ret1, std::move(r.values), std::move(r.indices)))
 
-AOTRT_OP_CPU(fractional_max_pool3d,
+AOTRT_OP(fractional_max_pool3d,
              (AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_,
               const int64_t* output_size, int64_t output_size_len_,
               AtenTensorHandle random_samples, AtenTensorHandle* ret0, AtenTensorHandle* ret1),
@@ -113,7 +115,7 @@ AOTRT_OP_CPU(max_unpool3d,
                                         3, AOTRT_POOL_INTS(output_size), AOTRT_POOL_INTS(stride),
                                         AOTRT_POOL_INTS(padding), fn)))
 
-AOTRT_OP_CPU(grid_sampler_3d,
+AOTRT_OP(grid_sampler_3d,
              (AtenTensorHandle input, AtenTensorHandle grid, int64_t interpolation_mode,
               int64_t padding_mode, int32_t align_corners, AtenTensorHandle* ret0),
              give(ret0, ops::grid_sampler_3d(args.tensor(input, "input"),
@@ -124,7 +126,7 @@ AOTRT_OP_CPU(grid_sampler_3d,
 // input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners).
 AOTRT_PROXY_OP("aten::grid_sampler_3d",
                {"input", "grid", "interpolation_mode", "padding_mode", "align_corners"},
-               kProxyCpu, [](ProxyCall& c) {
+               kProxyCpu | kProxyCuda, [](ProxyCall& c) {
                  c.set_output(0, ops::grid_sampler_3d(
                                      c.tensor("input"), c.tensor("grid"),
                                      c.int_arg("interpolation_mode"), c.int_arg("padding_mode"),
@@ -135,7 +137,8 @@ AOTRT_PROXY_OP("aten::grid_sampler_3d",
 // float? scales_h=None, float? scales_w=None) -> Tensor: what interpolate(...,
 // mode="bilinear", antialias=True) lowers to.
 AOTRT_PROXY_OP("aten::_upsample_bilinear2d_aa",
-               {"self", "output_size", "align_corners", "scales_h", "scales_w"}, kProxyCpu,
+               {"self", "output_size", "align_corners", "scales_h", "scales_w"},
+               kProxyCpu | kProxyCuda,
                [](ProxyCall& c) {
                  c.set_output(0, ops::upsample_bilinear2d_aa(
                                      c.tensor("self"), c.ints("output_size"),

@@ -4,7 +4,9 @@
 // randint_low_out) write into self / out. See Note [Op rows] and Note
 // [Random streams].
 #include <algorithm>
+#include <string>
 
+#include "cuda/cuda.h"
 #include "ops/random.h"
 #include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
@@ -228,7 +230,7 @@ AOTRT_PROXY_OP("aten::bernoulli.Tensor", {"self", "p", "generator"},
 // multinomial(Tensor self, SymInt num_samples, bool replacement=False, *,
 // Generator? generator=None) -> Tensor
 AOTRT_PROXY_OP("aten::multinomial", {"self", "num_samples", "replacement", "generator"},
-               runtime::kProxyCpu, [](runtime::ProxyCall& c) {
+               runtime::kProxyCpu | runtime::kProxyCuda, [](runtime::ProxyCall& c) {
                  check_no_generator(c);
                  c.set_output(0, ops::multinomial(c.tensor("self"), c.int_arg("num_samples"),
                                                   c.bool_arg("replacement", false), c.what()));

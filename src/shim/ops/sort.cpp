@@ -9,6 +9,7 @@
 
 using namespace aotrt;
 using runtime::kProxyCpu;
+using runtime::kProxyCuda;
 using runtime::ProxyCall;
 
 AOTRT_OP(sort,
@@ -52,18 +53,22 @@ AOTRT_OP(nanmedian, (AtenTensorHandle self, AtenTensorHandle* ret0),
 
 // median.dim / nanmedian.dim(Tensor self, int dim, bool keepdim=False)
 // -> (Tensor values, Tensor indices)
-AOTRT_PROXY_OP("aten::median.dim", {"self", "dim", "keepdim"}, kProxyCpu, [](ProxyCall& c) {
-  ops::ValuesIndices r = ops::median_dim(c.tensor("self"), c.int_arg("dim"),
-                                         c.bool_arg("keepdim", false), false, c.what());
-  c.set_output(0, std::move(r.values));
-  c.set_output(1, std::move(r.indices));
-});
-AOTRT_PROXY_OP("aten::nanmedian.dim", {"self", "dim", "keepdim"}, kProxyCpu, [](ProxyCall& c) {
-  ops::ValuesIndices r = ops::median_dim(c.tensor("self"), c.int_arg("dim"),
-                                         c.bool_arg("keepdim", false), true, c.what());
-  c.set_output(0, std::move(r.values));
-  c.set_output(1, std::move(r.indices));
-});
+AOTRT_PROXY_OP("aten::median.dim", {"self", "dim", "keepdim"}, kProxyCpu | kProxyCuda,
+               [](ProxyCall& c) {
+                 ops::ValuesIndices r = ops::median_dim(c.tensor("self"), c.int_arg("dim"),
+                                                        c.bool_arg("keepdim", false), false,
+                                                        c.what());
+                 c.set_output(0, std::move(r.values));
+                 c.set_output(1, std::move(r.indices));
+               });
+AOTRT_PROXY_OP("aten::nanmedian.dim", {"self", "dim", "keepdim"}, kProxyCpu | kProxyCuda,
+               [](ProxyCall& c) {
+                 ops::ValuesIndices r = ops::median_dim(c.tensor("self"), c.int_arg("dim"),
+                                                        c.bool_arg("keepdim", false), true,
+                                                        c.what());
+                 c.set_output(0, std::move(r.values));
+                 c.set_output(1, std::move(r.indices));
+               });
 
 namespace {
 void give_unique(ProxyCall& c, ops::UniqueResult r) {
@@ -76,7 +81,8 @@ void give_unique(ProxyCall& c, ops::UniqueResult r) {
 // _unique2(Tensor self, bool sorted=True, bool return_inverse=False,
 // bool return_counts=False) -> (Tensor, Tensor, Tensor); sorted or not, the
 // CPU result is sorted (Note [Unique]).
-AOTRT_PROXY_OP("aten::_unique2", {"self", "sorted", "return_inverse", "return_counts"}, kProxyCpu,
+AOTRT_PROXY_OP("aten::_unique2", {"self", "sorted", "return_inverse", "return_counts"},
+               kProxyCpu | kProxyCuda,
                [](ProxyCall& c) {
                  give_unique(c, ops::unique(c.tensor("self"), std::nullopt, false,
                                             c.bool_arg("return_inverse", false),
@@ -85,7 +91,8 @@ AOTRT_PROXY_OP("aten::_unique2", {"self", "sorted", "return_inverse", "return_co
 // unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False,
 // bool return_counts=False) -> (Tensor, Tensor, Tensor)
 AOTRT_PROXY_OP("aten::unique_dim",
-               {"self", "dim", "sorted", "return_inverse", "return_counts"}, kProxyCpu,
+               {"self", "dim", "sorted", "return_inverse", "return_counts"},
+               kProxyCpu | kProxyCuda,
                [](ProxyCall& c) {
                  give_unique(c, ops::unique(c.tensor("self"), c.int_arg("dim"), false,
                                             c.bool_arg("return_inverse", false),
@@ -94,7 +101,7 @@ AOTRT_PROXY_OP("aten::unique_dim",
 // unique_consecutive(Tensor self, bool return_inverse=False,
 // bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
 AOTRT_PROXY_OP("aten::unique_consecutive", {"self", "return_inverse", "return_counts", "dim"},
-               kProxyCpu, [](ProxyCall& c) {
+               kProxyCpu | kProxyCuda, [](ProxyCall& c) {
                  give_unique(c, ops::unique(c.tensor("self"), c.optional_int("dim"), true,
                                             c.bool_arg("return_inverse", false),
                                             c.bool_arg("return_counts", false), c.what()));

@@ -668,6 +668,43 @@ def segment_cases():
         add(f"segment_mean_{DTYPES[dt][1:].lower()}", view(pattern(6, 2, 0.5), dt, [6]), lengths, 2, initial=1.0)
     return out
 
+# --- distance --------------------------------------------------------------------------
+# _cdist_forward: inputs x1, x2; ints: compute_mode (kNone: None); floats: p.
+# _pdist_forward: inputs self; floats: p.
+def distance_cases():
+    out = []
+    f32, f64 = torch.float32, torch.float64
+    A = torch.ops.aten
+
+    def cd(name, x1, x2, p, mode=None):
+        out.append(case(name, "_cdist_forward", [x1, x2], [NONE if mode is None else mode],
+                        A._cdist_forward(x1, x2, p, mode), floats=[p]))
+
+    def pd(name, x, p):
+        out.append(case(name, "_pdist_forward", [x], [], A._pdist_forward(x, p), floats=[p]))
+
+    a = view(pattern(20, 1, 0.5), f32, [5, 4], [4, 1], 2)
+    b = transposed(pattern(28, 3, 0.25), f32, [7, 4])
+    for p, nm in ((0.0, "0"), (1.0, "1"), (2.0, "2"), (3.0, "3"), (math.inf, "inf"), (1.5, "1_5")):
+        cd(f"cdist_p{nm}", a, b, p)
+    cd("cdist_batch_strided", view(pattern(24, 2), f32, [2, 3, 4], [1, 8, 2]),
+       view(pattern(40, 5, 0.5), f32, [2, 5, 4]), 2.0)
+    cd("cdist_broadcast_f64", view(pattern(30, 1, 0.7), f64, [2, 1, 5, 3]),
+       view(pattern(36, 4, 0.3), f64, [3, 4, 3]), 2.0)
+    # No NaN rows: ATen's inf-norm ignores a NaN difference in cdist and propagates it in
+    # pdist, and aotrt propagates it in both.
+    # compute_mode 1 (use_mm_for_euclid_dist): ATen's matmul path, in float64 (its float32 one
+    # accumulates in float32, which aotrt's double sums do not match to 1e-6).
+    cd("cdist_mm_f64", view(pattern(90, 1, 0.3), f64, [30, 3]), view(pattern(24, 2), f64, [8, 3]), 2.0, 1)
+    cd("cdist_empty", view([], f32, [0, 3]), view(pattern(6), f32, [2, 3]), 2.0)
+    x = view(pattern(45, 2, 0.5), f32, [9, 5], [5, 1], 3)  # ATen: contiguous input only
+    for p, nm in ((0.0, "0"), (1.0, "1"), (2.0, "2"), (math.inf, "inf"), (1.5, "1_5")):
+        pd(f"pdist_p{nm}", x, p)
+    pd("pdist_f64", view(pattern(28, 1, 0.25), f64, [7, 4]), 2.0)
+    pd("pdist_one_row", view(pattern(4), f32, [1, 4]), 2.0)
+    return out
+
+
 # --- histogram -------------------------------------------------------------------------
 # histogram_bin_ct: inputs self[, weight]; ints: bins, density; floats: range (empty: None);
 # outputs hist, bin_edges. _histogramdd_from_bin_cts: inputs self[, weight]; ints: density,
@@ -1677,6 +1714,7 @@ def reduce_cases():
 FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
+            "distance": distance_cases,
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
             "special": special_cases}

@@ -44,8 +44,7 @@ INSTANTIATE_TEST_SUITE_P(Torch, OpsEmbedding, ::testing::ValuesIn(all_backends(k
 
 // Enough bags for the parallel path: 300 bags of 1..7 rows of a [50, 33] float64 table
 // of small integers (exact sums), against a serial sum.
-TEST(OpsEmbeddingLarge, ManyBagsMatchASerialSum) {
-  const Backend b = built_backends()[0];
+void many_bags_match_a_serial_sum(const Backend& b) {
   AOTRT_FIND_OP(f, Bag, b, "_embedding_bag_forward_only");
   const int64_t R = 50, D = 33, B = 300;
   Values w{kF64, {R, D}, {D, 1}, 0, {}};
@@ -73,6 +72,13 @@ TEST(OpsEmbeddingLarge, ManyBagsMatchASerialSum) {
             w.values[static_cast<size_t>(static_cast<int64_t>(ix.values[static_cast<size_t>(i)]) * D + d)];
   }
   expect_matches(out.get(), Values{kF64, {B, D}, {D, 1}, 0, want}, "output");
+}
+
+TEST(OpsEmbeddingLarge, ManyBagsMatchASerialSum) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    many_bags_match_a_serial_sum(b);
+  }
 }
 
 TEST(OpsEmbeddingRefusals, NameTheFunctionAndArgument) {
@@ -108,6 +114,27 @@ TEST(OpsEmbeddingRefusals, NameTheFunctionAndArgument) {
   refused(call(w.get(), ix.get(), of.get(), 0, &p), "per_sample_weights must have weight's dtype");
   refused(call(w.get(), nullptr, of.get(), 0, nullptr), "argument 'indices'");
   EXPECT_EQ(out.get(), nullptr);  // nothing handed out on failure
+}
+
+// Note [Embedding bags on CUDA]: what the CPU refuses, the device skips (an index out of
+// range adds nothing and is not counted; offsets are clamped to the indices).
+TEST(OpsEmbeddingCuda, OutOfRangeIndicesAndOffsetsAreSkipped) {
+  for (const Backend& b : built_backends()) {
+    if (b.is_cpu()) continue;
+    AOTRT_FIND_OP(f, Bag, b, "_embedding_bag_forward_only");
+    Tensor w = make_tensor(b, Values{kF32, {3, 2}, {2, 1}, 0, {1, 2, 3, 4, 5, 6}});
+    Tensor ix = make_tensor(b, Values{kI64, {4}, {1}, 0, {0, 3, -1, 2}});
+    Tensor of = make_tensor(b, Values{kI64, {3}, {1}, 0, {0, 2, 9}});
+    Tensor out, o2b, size, mi;
+    ASSERT_EQ(f(w.get(), ix.get(), of.get(), 0, 1, 0, nullptr, 0, -1, out.out(), o2b.out(),
+                size.out(), mi.out()),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    // mean: bag 0 {0, 3 (skipped)} -> row 0; bag 1 {-1 (skipped), 2} -> row 2; bag 2
+    // starts at 9, clamped to 4: empty.
+    expect_matches(out.get(), Values{kF32, {3, 2}, {2, 1}, 0, {1, 2, 5, 6, 0, 0}}, "output");
+    expect_matches(size.get(), Values{kI64, {3}, {1}, 0, {1, 1, 0}}, "bag_size");
+  }
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The linear family through the C ABI against torch eager's values, dtypes and strides
 // (reference_linear.inc; Note [Linear semantics]): _addmm_activation, addmv, addbmm,
-// _fused_rms_norm, _trilinear, and their refusals. CPU kernels only so far: on CUDA the
-// rows report SKIPPED ("no CUDA kernel").
+// _fused_rms_norm, _trilinear, and their refusals, on every built backend. On CUDA,
+// addmv and addbmm run through cuBLAS (the matmul family), _trilinear through its CUDA
+// kernel; _addmm_activation and _fused_rms_norm report SKIPPED ("no CUDA kernel"), and
+// integer addbmm too (the integer matmul has no CUDA kernel).
 #include <sstream>
 #include <string>
 #include <vector>

@@ -133,7 +133,6 @@ class OpsPoolingUpsampleAa : public ::testing::TestWithParam<BackendCase> {};
 TEST_P(OpsPoolingUpsampleAa, MatchesTorchThroughTheProxyExecutor) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
-  if (!b.is_cpu()) GTEST_SKIP() << "a CPU proxy op";
   Tensor x = make_tensor(b, c.inputs[0]);
   const std::string inputs =
       R"([{"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}},
@@ -143,7 +142,7 @@ TEST_P(OpsPoolingUpsampleAa, MatchesTorchThroughTheProxyExecutor) {
       R"(}}, {"name": "scales_h", "arg": {)" + optional_float_json(c.floats[0]) +
       R"(}}, {"name": "scales_w", "arg": {)" + optional_float_json(c.floats[1]) + "}}]";
   ProxyResult r = run_proxy("aten::_upsample_bilinear2d_aa", inputs, {c.ints[0], c.ints[1]},
-                            {x.get()}, 1);
+                            {x.get()}, 1, false, proxy_device(b));
   ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   expect_matches(r.outputs[0].get(), c.outputs[0], c.name);
 }
@@ -222,9 +221,7 @@ TEST(OpsPoolingLarge, ParallelPlanesMatchASerialReference) {
 // torch 2.11 has no grid_sampler_3d C shim: its packages call aten::grid_sampler_3d
 // through the proxy executor, with this JSON (the ints take run-time slots). The
 // result is the C shim's, which the rows above hold to eager.
-TEST(OpsPoolingProxy, GridSampler3dThroughTheProxyExecutorIsTheShims) {
-  const Backend b = built_backends()[0];
-  if (!b.is_cpu()) GTEST_SKIP() << "a CPU proxy op";
+void grid_sampler_3d_through_the_proxy_executor(const Backend& b) {
   const char* json = R"({"nodes": [{"name": "buf0", "node": {"target": "aten::grid_sampler_3d",
     "inputs": [{"name": "input", "arg": {"as_tensor": {"name": "arg0_1"}}, "kind": 1},
                {"name": "grid", "arg": {"as_tensor": {"name": "arg1_1"}}, "kind": 1},
@@ -232,7 +229,7 @@ TEST(OpsPoolingProxy, GridSampler3dThroughTheProxyExecutorIsTheShims) {
                {"name": "padding_mode", "arg": {"as_int": 0}, "kind": 1},
                {"name": "align_corners", "arg": {"as_bool": false}, "kind": 1}],
     "outputs": [{"as_tensor": {"name": "buf1"}}]}}]})";
-  runtime::ProxyExecutor ex(runtime::parse_extern_nodes(json, "t"), "cpu", "test");
+  runtime::ProxyExecutor ex(runtime::parse_extern_nodes(json, "t"), proxy_device(b), "test");
   const OpCase* c = nullptr;
   for (const OpCase& k : kPoolingCases) {
     if (std::string(k.name) == "grid3d_bilinear_reflection_align1") c = &k;
@@ -256,6 +253,13 @@ TEST(OpsPoolingProxy, GridSampler3dThroughTheProxyExecutorIsTheShims) {
                  "proxy grid_sampler_3d");
   // And the JSON's align_corners false matters: the align1 row differs from it.
   EXPECT_FALSE(same_values(values_of(out.get()), c->outputs[0].values, 1e-6));
+}
+
+TEST(OpsPoolingProxy, GridSampler3dThroughTheProxyExecutorIsTheShims) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    grid_sampler_3d_through_the_proxy_executor(b);
+  }
 }
 
 ::testing::AssertionResult refused_with(AOTITorchError rc, const std::string& text) {

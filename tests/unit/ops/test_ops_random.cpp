@@ -1,9 +1,11 @@
 // The random family's ops with no C shim (aten::multinomial, prims::normal) through the
-// proxy executor on the CPU (Note [Random streams]). Values are aotrt's Philox draws, not
+// proxy executor, and the functional uniform and normal_functional C shims, on every
+// built backend (Note [Random streams]; Note [Multinomial on CUDA]). Values are aotrt's Philox draws, not
 // torch's, so the rows check the distribution: category frequencies within 6 standard
 // errors of the probabilities (a false failure about once in 10^8 runs), zero weights never
 // drawn, samples of a row without replacement distinct, the same seed giving the same
 // draws, and the refusals ATen makes, with its messages.
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -23,9 +25,13 @@ std::string multinomial_inputs(int64_t k, bool replacement) {
          (replacement ? "true" : "false") + "}}]";
 }
 
+ProxyResult multinomial(const Backend& b, const Values& p, int64_t k, bool replacement) {
+  Tensor t = make_tensor(b, p);
+  return run_proxy("aten::multinomial", multinomial_inputs(k, replacement), {k}, {t.get()}, 1,
+                   false, proxy_device(b));
+}
 ProxyResult multinomial(const Values& p, int64_t k, bool replacement) {
-  Tensor t = make_tensor(built_backends()[0], p);
-  return run_proxy("aten::multinomial", multinomial_inputs(k, replacement), {k}, {t.get()}, 1);
+  return multinomial(built_backends()[0], p, k, replacement);
 }
 
 void expect_frequencies(const std::vector<double>& drawn, const std::vector<double>& weights,
@@ -50,10 +56,10 @@ void expect_frequencies(const std::vector<double>& drawn, const std::vector<doub
   }
 }
 
-TEST(OpsRandomProxy, MultinomialWithReplacementFollowsTheWeights) {
+void check_multinomial_with_replacement_follows_the_weights(const Backend& b) {
   // Unnormalised float64 weights in a strided view, one of them zero.
   const std::vector<double> w = {2, 0, 5, 1, 2};
-  ProxyResult r = multinomial(Values{kF64, {5}, {3}, 1, w}, 200000, true);
+  ProxyResult r = multinomial(b, Values{kF64, {5}, {3}, 1, w}, 200000, true);
   ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   const Meta m = meta(r.outputs[0].get());
   EXPECT_EQ(m.dtype, kI64);
@@ -62,13 +68,20 @@ TEST(OpsRandomProxy, MultinomialWithReplacementFollowsTheWeights) {
   expect_frequencies(values_of(r.outputs[0].get()), w, "with replacement");
 }
 
-TEST(OpsRandomProxy, MultinomialWithoutReplacementDrawsDistinctCategoriesPerRow) {
+TEST(OpsRandomProxy, MultinomialWithReplacementFollowsTheWeights) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    check_multinomial_with_replacement_follows_the_weights(b);
+  }
+}
+
+void check_multinomial_without_replacement_draws_distinct_categories_per_row(const Backend& b) {
   // 20000 rows of float32 weights (a transposed view: rows are strided), 2 of 6 zero.
   const int64_t rows = 20000, n = 6, k = 4;
   const std::vector<double> w = {3, 0, 1, 4, 0, 2};
   Values v{kF32, {rows, n}, {1, rows}, 0, {}};
   for (int64_t r = 0; r < rows; ++r) v.values.insert(v.values.end(), w.begin(), w.end());
-  ProxyResult r = multinomial(v, k, false);
+  ProxyResult r = multinomial(b, v, k, false);
   ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   const Meta m = meta(r.outputs[0].get());
   EXPECT_EQ(m.sizes, (Dims{rows, k}));
@@ -85,31 +98,59 @@ TEST(OpsRandomProxy, MultinomialWithoutReplacementDrawsDistinctCategoriesPerRow)
   expect_frequencies(first, w, "first sample without replacement");
 }
 
-TEST(OpsRandomProxy, MultinomialBeyondThePositiveWeightsTakesZeroWeightsLast) {
+TEST(OpsRandomProxy, MultinomialWithoutReplacementDrawsDistinctCategoriesPerRow) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    check_multinomial_without_replacement_draws_distinct_categories_per_row(b);
+  }
+}
+
+void check_multinomial_beyond_the_positive_weights_takes_zero_weights_last(const Backend& b) {
   // ATen allows k above the positive weights without replacement: they come first.
-  ProxyResult r = multinomial(Values{kF32, {4}, {1}, 0, {0, 1, 0, 3}}, 4, false);
+  ProxyResult r = multinomial(b, Values{kF32, {4}, {1}, 0, {0, 1, 0, 3}}, 4, false);
   ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   const std::vector<double> got = values_of(r.outputs[0].get());
   EXPECT_EQ(std::set<double>(got.begin(), got.begin() + 2), (std::set<double>{1, 3}));
   EXPECT_EQ(std::set<double>(got.begin() + 2, got.end()), (std::set<double>{0, 2}));
 }
 
-TEST(OpsRandomProxy, MultinomialIsDeterministicUnderAManualSeed) {
+TEST(OpsRandomProxy, MultinomialBeyondThePositiveWeightsTakesZeroWeightsLast) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    check_multinomial_beyond_the_positive_weights_takes_zero_weights_last(b);
+  }
+}
+
+void check_multinomial_is_deterministic_under_a_manual_seed(const Backend& b) {
   const Values p{kF32, {3, 4}, {4, 1}, 0, {1, 2, 3, 4, 4, 3, 2, 1, 1, 1, 1, 1}};
   manual_seed(1234);
-  ProxyResult a = multinomial(p, 8, true);
-  ProxyResult b = multinomial(p, 8, true);
+  ProxyResult first = multinomial(b, p, 8, true);
+  ProxyResult second = multinomial(b, p, 8, true);
   manual_seed(1234);
-  ProxyResult c = multinomial(p, 8, true);
-  ASSERT_EQ(a.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
-  EXPECT_EQ(values_of(a.outputs[0].get()), values_of(c.outputs[0].get()));
-  EXPECT_NE(values_of(a.outputs[0].get()), values_of(b.outputs[0].get()));
+  ProxyResult again = multinomial(b, p, 8, true);
+  ASSERT_EQ(first.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  EXPECT_EQ(values_of(first.outputs[0].get()), values_of(again.outputs[0].get()));
+  EXPECT_NE(values_of(first.outputs[0].get()), values_of(second.outputs[0].get()));
+}
+
+TEST(OpsRandomProxy, MultinomialIsDeterministicUnderAManualSeed) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    check_multinomial_is_deterministic_under_a_manual_seed(b);
+  }
+}
+
+void check_multinomial_of_no_rows_is_empty(const Backend& b) {
+  ProxyResult r = multinomial(b, Values{kF32, {0, 3}, {3, 1}, 0, {}}, 2, true);
+  ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  EXPECT_EQ(meta(r.outputs[0].get()).sizes, (Dims{0, 2}));
 }
 
 TEST(OpsRandomProxy, MultinomialOfNoRowsIsEmpty) {
-  ProxyResult r = multinomial(Values{kF32, {0, 3}, {3, 1}, 0, {}}, 2, true);
-  ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
-  EXPECT_EQ(meta(r.outputs[0].get()).sizes, (Dims{0, 2}));
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    check_multinomial_of_no_rows_is_empty(b);
+  }
 }
 
 TEST(OpsRandomProxy, MultinomialRefusesWhatATenRefuses) {
@@ -135,27 +176,107 @@ TEST(OpsRandomProxy, MultinomialRefusesWhatATenRefuses) {
   refused(Values{kF32, {2, 0}, {1, 1}, 0, {}}, 1, true, "prob_dist has no categories");
 }
 
-TEST(OpsRandomProxy, PrimsNormalDrawsTheShapeDtypeAndMoments) {
+// Sample mean and variance, and the range, of v.
+struct Moments {
+  double mean = 0, var = 0, lo = kInf, hi = -kInf;
+};
+Moments moments_of(const std::vector<double>& v) {
+  Moments m;
+  for (double x : v) {
+    m.mean += x;
+    m.lo = std::min(m.lo, x);
+    m.hi = std::max(m.hi, x);
+  }
+  const double n = static_cast<double>(v.size());
+  m.mean /= n;
+  for (double x : v) m.var += (x - m.mean) * (x - m.mean);
+  m.var /= n;
+  return m;
+}
+
+// The moments of n draws of a normal(mean, std) within 6 standard errors.
+void expect_normal(const std::vector<double>& v, double mean, double std, const std::string& what) {
+  const Moments m = moments_of(v);
+  const double n = static_cast<double>(v.size()), var = std * std;
+  EXPECT_LE(std::abs(m.mean - mean), 6 * std::sqrt(var / n)) << what << ": mean " << m.mean;
+  EXPECT_LE(std::abs(m.var - var), 6 * std::sqrt(2 * var * var / n)) << what << ": var " << m.var;
+}
+
+void check_prims_normal_draws_the_shape_dtype_and_moments(const Backend& b) {
   // What torch 2.13 writes for torch.normal(mean, std) (kind 2: keyword arguments).
+  const std::string device = b.is_cpu() ? R"({"type": "cpu", "index": null})"
+                                        : R"({"type": "cuda", "index": )" +
+                                              std::to_string(b.device_index) + "}";
   const std::string inputs = R"([{"name": "shape", "arg": {"as_ints": [400, 500]}},
       {"name": "mean", "arg": {"as_float": 1.5}}, {"name": "std", "arg": {"as_float": 2.0}},
       {"name": "dtype", "arg": {"as_scalar_type": 8}},
-      {"name": "device", "arg": {"as_device": {"type": "cpu", "index": null}}},
+      {"name": "device", "arg": {"as_device": )" + device + R"(}},
       {"name": "requires_grad", "arg": {"as_bool": false}}])";
-  ProxyResult r = run_proxy("prims::normal", inputs, {400, 500}, {}, 1);
+  ProxyResult r = run_proxy("prims::normal", inputs, {400, 500}, {}, 1, false, proxy_device(b));
   ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   const Meta m = meta(r.outputs[0].get());
   EXPECT_EQ(m.dtype, kF64);  // serialised dtype 8 (torch.export's numbering): float64
   EXPECT_EQ(m.sizes, (Dims{400, 500}));
   EXPECT_EQ(m.strides, (Dims{500, 1}));
-  const std::vector<double> v = values_of(r.outputs[0].get());
-  double sum = 0, sq = 0;
-  for (double x : v) sum += x;
-  const double n = static_cast<double>(v.size()), mean = sum / n;
-  for (double x : v) sq += (x - mean) * (x - mean);
-  const double var = sq / n;
-  EXPECT_LE(std::abs(mean - 1.5), 6 * std::sqrt(4.0 / n)) << mean;
-  EXPECT_LE(std::abs(var - 4.0), 6 * std::sqrt(2 * 16.0 / n)) << var;
+  int32_t type = -1;
+  ASSERT_EQ(aoti_torch_get_device_type(r.outputs[0].get(), &type), AOTI_TORCH_SUCCESS);
+  EXPECT_EQ(type, b.device_type) << "drawn on the device the node names";
+  expect_normal(values_of(r.outputs[0].get()), 1.5, 2.0, "prims::normal");
+}
+
+TEST(OpsRandomProxy, PrimsNormalDrawsTheShapeDtypeAndMoments) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    check_prims_normal_draws_the_shape_dtype_and_moments(b);
+  }
+}
+
+using Functional = AOTITorchError (*)(AtenTensorHandle, double, double, AtenGeneratorHandle*,
+                                      AtenTensorHandle*);
+
+// uniform(self, from, to) and normal_functional(self, mean, std): a new tensor of self's
+// sizes, strides (preserve_format: a transposed self stays transposed) and dtype, drawn
+// from the distribution: uniform values in [from, to] (float16 may round up to `to`),
+// mean and variance within 6 standard errors (a false failure about once in 10^8 runs).
+void check_functional_draws(const Backend& b) {
+  AOTRT_FIND_OP(uniform, Functional, b, "uniform");
+  AOTRT_FIND_OP(normal, Functional, b, "normal_functional");
+  const int64_t rows = 300, cols = 400;
+  const double n = static_cast<double>(rows * cols);
+  for (int32_t dtype : {kF32, kF64, kF16}) {
+    SCOPED_TRACE(dtype);
+    Tensor self = make_tensor(
+        b, Values{dtype, {rows, cols}, {1, rows}, 0, std::vector<double>(rows * cols, 0.0)});
+    Tensor u, g;
+    ASSERT_EQ(uniform(self.get(), -2, 3, nullptr, u.out()), AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    ASSERT_EQ(normal(self.get(), 1.5, 2, nullptr, g.out()), AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    for (Tensor* t : {&u, &g}) {
+      const Meta m = meta(t->get());
+      EXPECT_EQ(m.dtype, dtype);
+      EXPECT_EQ(m.sizes, (Dims{rows, cols}));
+      EXPECT_EQ(m.strides, (Dims{1, rows}));
+    }
+    const std::vector<double> uv = values_of(u.get());
+    const Moments um = moments_of(uv);
+    EXPECT_GE(um.lo, -2);
+    EXPECT_LE(um.hi, 3);
+    EXPECT_LE(um.lo, -1.99);  // the whole range is drawn
+    EXPECT_GE(um.hi, 2.99);
+    // uniform on [a, b): variance (b - a)^2 / 12, fourth central moment (b - a)^4 / 80.
+    const double var = 25.0 / 12, m4 = 625.0 / 80;
+    EXPECT_LE(std::abs(um.mean - 0.5), 6 * std::sqrt(var / n)) << um.mean;
+    EXPECT_LE(std::abs(um.var - var), 6 * std::sqrt((m4 - var * var) / n)) << um.var;
+    expect_normal(values_of(g.get()), 1.5, 2.0, "normal_functional");
+  }
+}
+
+TEST(OpsRandom, UniformAndNormalFunctionalDrawTheLayoutDtypeAndMoments) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    check_functional_draws(b);
+  }
 }
 
 TEST(OpsRandomProxy, PrimsNormalRefusesANegativeStd) {

@@ -1,7 +1,7 @@
 // The reduce family against torch eager's values, dtypes and strides (reference_reduce.inc):
-// c_shim_aten.h's device-generic amax through the C ABI (Note [Reduce semantics]; CPU kernels
-// only so far: on CUDA its rows report SKIPPED, "no CUDA kernel"), and hash_tensor (no C shim)
-// through the proxy executor on the CPU, with its refusals (Note [Hash tensor semantics]).
+// c_shim_aten.h's device-generic amax through the C ABI (Note [Reduce semantics]), and
+// hash_tensor (no C shim) through the proxy executor, on every built backend, with the
+// CPU's refusals (Note [Hash tensor semantics]).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -82,7 +82,7 @@ std::string ints_json(const std::vector<int64_t>& v) {
 // 0) are left out of the JSON, but the wrapper passes mode's int after dim's anyway
 // (tests/e2e/test_ops_reduce.py runs such packages). A mode other than 0 is written out.
 ProxyResult hash(AtenTensorHandle x, const std::vector<int64_t>& dims, bool keepdim,
-                 int64_t mode = 0) {
+                 int64_t mode = 0, const std::string& device = "cpu") {
   std::string inputs = R"([{"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}},
       {"name": "dim", "arg": {"as_ints": )" + ints_json(dims) + "}}";
   if (keepdim) inputs += R"(, {"name": "keepdim", "arg": {"as_bool": true}})";
@@ -90,7 +90,7 @@ ProxyResult hash(AtenTensorHandle x, const std::vector<int64_t>& dims, bool keep
   inputs += "]";
   std::vector<int64_t> ints = dims;
   ints.push_back(mode);
-  return run_proxy("aten::hash_tensor", inputs, ints, {x}, 1);
+  return run_proxy("aten::hash_tensor", inputs, ints, {x}, 1, false, device);
 }
 
 class OpsReduceHash : public ::testing::TestWithParam<BackendCase> {};
@@ -98,10 +98,9 @@ class OpsReduceHash : public ::testing::TestWithParam<BackendCase> {};
 TEST_P(OpsReduceHash, HashTensorMatchesTorchThroughTheProxyExecutor) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
-  if (!b.is_cpu()) GTEST_SKIP() << "a CPU proxy op";
   Tensor x = make_tensor(b, c.inputs[0]);
   const std::vector<int64_t> dims(c.ints.begin() + 1, c.ints.end());
-  ProxyResult r = hash(x.get(), dims, c.ints[0] != 0);
+  ProxyResult r = hash(x.get(), dims, c.ints[0] != 0, 0, proxy_device(b));
   ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   const Meta m = meta(r.outputs[0].get());
   const Values& want = c.outputs[0];  // sizes + [2]: (high, low) halves
@@ -109,8 +108,12 @@ TEST_P(OpsReduceHash, HashTensorMatchesTorchThroughTheProxyExecutor) {
   EXPECT_EQ(m.dtype, kU64);
   EXPECT_EQ(m.sizes, sizes);
   EXPECT_EQ(m.strides, row_major(sizes));
+  // The bits on the host (values_of's doubles would round them).
+  Tensor host = empty(built_backends()[0], m.sizes, row_major(m.sizes), kU64);
+  ASSERT_EQ(aoti_torch_copy_(host.get(), r.outputs[0].get(), 0), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
   void* data = nullptr;
-  ASSERT_EQ(aoti_torch_get_data_ptr(r.outputs[0].get(), &data), AOTI_TORCH_SUCCESS);
+  ASSERT_EQ(aoti_torch_get_data_ptr(host.get(), &data), AOTI_TORCH_SUCCESS);
   const auto* got = static_cast<const uint64_t*>(data);
   for (size_t i = 0; i < want.values.size() / 2; ++i) {
     const uint64_t bits = (static_cast<uint64_t>(want.values[2 * i]) << 32) |

@@ -1,6 +1,6 @@
 // segment_reduce through the C ABI against torch eager's values, dtypes and strides
-// (reference_segment.inc; Note [Segment reduce semantics]), and its refusals. CPU kernels
-// only so far: on CUDA the rows report SKIPPED ("no CUDA kernel").
+// (reference_segment.inc; Note [Segment reduce semantics]) on every built backend, the
+// CPU's refusals, and what CUDA does instead (Note [Segment bounds on CUDA]).
 #include <string>
 #include <vector>
 
@@ -72,6 +72,30 @@ TEST(OpsSegmentRefusals, NameTheFunctionAndArgument) {
   EXPECT_NE(std::string(aotrt_last_error()).find("indices based reduction"), std::string::npos)
       << aotrt_last_error();
   EXPECT_EQ(out.get(), nullptr);
+}
+
+// Note [Segment bounds on CUDA]: a negative length counts as 0, starts are clamped to
+// [previous start, data's size].
+TEST(OpsSegmentCuda, BadBoundsAreClampedNotRead) {
+  for (const Backend& b : built_backends()) {
+    if (b.is_cpu()) continue;
+    AOTRT_FIND_OP(f, SegmentReduce, b, "segment_reduce");
+    Tensor d = make_tensor(b, Values{kF32, {4}, {1}, 0, {1, 2, 3, 4}});
+    Tensor lengths = make_tensor(b, Values{kI64, {3}, {1}, 0, {2, -1, 5}});
+    Tensor offsets = make_tensor(b, Values{kI64, {4}, {1}, 0, {1, 3, 2, 9}});
+    AtenTensorHandle l = lengths.get(), o = offsets.get();
+    Tensor by_lengths, by_offsets;
+    ASSERT_EQ(f(d.get(), "sum", &l, nullptr, nullptr, 0, 1, nullptr, by_lengths.out()),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    // [0, 2), [2, 2), [2, 4) (7 clamped to 4).
+    expect_matches(by_lengths.get(), Values{kF32, {3}, {1}, 0, {3, 0, 7}}, "lengths");
+    ASSERT_EQ(f(d.get(), "sum", nullptr, nullptr, &o, 0, 0, nullptr, by_offsets.out()),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    // [1, 3), [3, 3) (2 raised to 3), [3, 4) (9 clamped to 4).
+    expect_matches(by_offsets.get(), Values{kF32, {3}, {1}, 0, {5, 0, 4}}, "offsets");
+  }
 }
 
 }  // namespace

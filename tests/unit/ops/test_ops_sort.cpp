@@ -1,6 +1,7 @@
 // The sort family (sort, sort_stable, topk, kthvalue, median, nanmedian, mode) through the
 // C ABI on every built backend, and its ops with no C shim (median.dim, nanmedian.dim,
-// _unique2, unique_dim, unique_consecutive) through the proxy executor on the CPU, against torch eager's values, dtypes and strides
+// _unique2, unique_dim, unique_consecutive) through the proxy executor on every built
+// backend (Note [Unique on CUDA]), against torch eager's values, dtypes and strides
 // (reference_sort.inc, from gen_ops_reference.py; Note [Sort semantics]). Where ATen leaves
 // the index among equal values unspecified (cases named *_ties_* of kthvalue and mode),
 // the index must point at an element equal to the value instead of equalling torch's.
@@ -203,11 +204,10 @@ class OpsSortProxy : public ::testing::TestWithParam<BackendCase> {};
 TEST_P(OpsSortProxy, MatchesTorch) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
-  if (!b.is_cpu()) GTEST_SKIP() << c.op << " is served through the proxy executor on the CPU only";
   Tensor x = make_tensor(b, c.inputs[0]);
   const auto [inputs, ints] = proxy_inputs(c);
   ProxyResult r = run_proxy(std::string("aten::") + c.op, inputs, ints, {x.get()},
-                            static_cast<int>(c.outputs.size()));
+                            static_cast<int>(c.outputs.size()), false, proxy_device(b));
   ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   const char* names[] = {"values", "indices/inverse", "counts"};
   for (size_t k = 0; k < c.outputs.size(); ++k) {
@@ -230,15 +230,15 @@ INSTANTIATE_TEST_SUITE_P(Torch, OpsSortProxy, ::testing::ValuesIn(all_backends(s
 
 // A longer line with many repeats: sorted unique values, inverse and counts
 // against std::map's.
-TEST(OpsSortProxyLarge, UniqueMatchesAMapReference) {
-  const Backend b = built_backends()[0];
+void unique_matches_a_map_reference(const Backend& b) {
   const int64_t n = 5000;
   Values v{kI32, {n}, {1}, 0, {}};
   for (int64_t i = 0; i < n; ++i) v.values.push_back(static_cast<double>((i * 7919 + 13) % 331) - 100);
   Tensor x = make_tensor(b, v);
   ProxyResult r = run_proxy("aten::_unique2", R"([{"name": "self", "arg": {"as_tensor": {"name": "x"}}},
       {"name": "return_inverse", "arg": {"as_bool": true}},
-      {"name": "return_counts", "arg": {"as_bool": true}}])", {}, {x.get()}, 3);
+      {"name": "return_counts", "arg": {"as_bool": true}}])", {}, {x.get()}, 3, false,
+                            proxy_device(b));
   ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   std::map<double, int64_t> counts;
   for (double e : v.values) ++counts[e];
@@ -254,6 +254,13 @@ TEST(OpsSortProxyLarge, UniqueMatchesAMapReference) {
   expect_matches(r.outputs[0].get(), Values{kI32, {k}, {1}, 0, want_values}, "values");
   expect_matches(r.outputs[1].get(), Values{kI64, {n}, {1}, 0, want_inverse}, "inverse");
   expect_matches(r.outputs[2].get(), Values{kI64, {k}, {1}, 0, want_counts}, "counts");
+}
+
+TEST(OpsSortProxyLarge, UniqueMatchesAMapReference) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    unique_matches_a_map_reference(b);
+  }
 }
 
 TEST(OpsSortProxyRefusals, NameTheOpAndTheArgument) {

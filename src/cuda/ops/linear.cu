@@ -1,0 +1,268 @@
+// CUDA kernels of the linear family (ops/linear.h; Note [Linear semantics]),
+// each computing as the CPU kernel does: the activation and binary epilogues
+// of _addmm_activation (one thread per element, in float, double for
+// float64), _fused_rms_norm (a block per row, CUB's block sum of squares),
+// and sum_of_products (_trilinear, F.bilinear: one thread per output element
+// summing its products in row-major order of the summed dims, in int64
+// wrapping for integers, float for float16/bfloat16, double otherwise).
+// cross_entropy is a CPU-only proxy op (no CUDA kernel).
+#include <cuda_runtime.h>
+
+#include <cub/block/block_reduce.cuh>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "cuda/ops/common.cuh"
+#include "ops/dispatch.h"
+#include "ops/linear.h"
+
+namespace aotrt::cuda {
+namespace {
+using namespace op_common;
+using ops::LinearKernels;
+
+using ops::Activation;
+using ops::BinaryPost;
+using ops::PostOp;
+
+// The four floating dtypes; the rest are refused naming fn.
+template <typename F>
+void visit_float(ScalarType t, const char* fn, F&& f) {
+  visit_dtype(t, fn, "self", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_v<T>) {
+      f(tag);
+    } else {
+      AOTRT_FAIL(kUnsupported, fn, ": dtype ", dtype_name(t), " is not served");
+    }
+  });
+}
+// The epilogues' math type: double for float64, float otherwise.
+template <typename T>
+using math_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <typename A>
+struct Act {
+  PostOp op;
+  __device__ __forceinline__ A operator()(A x) const {
+    const A a = static_cast<A>(op.a), b = static_cast<A>(op.b);
+    auto hard = [](A v) {
+      const A lo = v + A(3) < A(0) ? A(0) : v + A(3);  // std::min(std::max(v + 3, 0), 6)
+      return (A(6) < lo ? A(6) : lo) / A(6);
+    };
+    switch (op.act) {
+      case Activation::kRelu: return x < A(0) ? A(0) : x;  // NaN stays
+      case Activation::kGelu: return x * A(0.5) * (A(1) + erf(x * A(M_SQRT1_2)));
+      case Activation::kGeluTanh: {
+        const A inner = A(M_2_SQRTPI * M_SQRT1_2) * (x + A(0.044715) * x * x * x);
+        return A(0.5) * x * (A(1) + tanh(inner));
+      }
+      case Activation::kSilu: return x / (A(1) + exp(-x));
+      case Activation::kHardswish: return x * hard(x);
+      case Activation::kHardsigmoid: return hard(x);
+      case Activation::kLeakyRelu: return x > A(0) ? x : x * a;
+      case Activation::kHardtanh: return x < a ? a : (x > b ? b : x);  // NaN stays
+      case Activation::kSigmoid: return A(1) / (A(1) + exp(-x));
+      case Activation::kTanh: return tanh(x);
+    }
+    return x;
+  }
+};
+
+template <typename T>
+__global__ void activation_kernel(T* data, ShapeIndexer<1> ix, int64_t n, Act<math_t<T>> act) {
+  AOTRT_GRID_STRIDE(i, n) {
+    int64_t off[1];
+    ix.offsets(i, off);
+    T* p = data + off[0];
+    *p = from_acc<T>(act(static_cast<math_t<T>>(to_acc(*p))));
+  }
+}
+
+void activation(const PostOp& op, const StridedView& v, const char* fn) {
+  const int64_t n = v.numel();
+  if (n == 0) return;
+  const std::span<const int64_t> strides[1] = {v.strides};
+  const ShapeIndexer<1> ix = make_indexer<1>(v.sizes, strides, fn);
+  const OnDevice on(v.device);
+  visit_float(v.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    activation_kernel<T><<<blocks_for(n), kThreads, 0, on.stream>>>(
+        reinterpret_cast<T*>(v.data), ix, n, Act<math_t<T>>{op});
+    AOTRT_CUDA_CHECK_LAUNCH();
+  });
+}
+
+template <typename T, typename O>
+__global__ void binary_kernel(T* data, const O* other, ShapeIndexer<2> ix, int64_t n,
+                              BinaryPost op) {
+  using A = math_t<T>;
+  AOTRT_GRID_STRIDE(i, n) {
+    int64_t off[2];
+    ix.offsets(i, off);
+    const A x = static_cast<A>(to_acc(data[off[0]]));
+    const A y = static_cast<A>(to_acc(other[off[1]]));
+    const A r = op == BinaryPost::kAdd   ? x + y
+                : op == BinaryPost::kSub ? x - y
+                : op == BinaryPost::kMul ? x * y
+                                         : x / y;
+    data[off[0]] = from_acc<T>(r);
+  }
+}
+
+void binary(BinaryPost op, const StridedView& v, const StridedView& other, const char* fn) {
+  const int64_t n = v.numel();
+  if (n == 0) return;
+  const std::span<const int64_t> strides[2] = {v.strides, other.strides};
+  const ShapeIndexer<2> ix = make_indexer<2>(v.sizes, strides, fn);
+  const OnDevice on(v.device);
+  visit_float(v.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    visit_float(other.dtype, fn, [&](auto otag) {
+      using O = decltype(otag);
+      binary_kernel<T, O><<<blocks_for(n), kThreads, 0, on.stream>>>(
+          reinterpret_cast<T*>(v.data), reinterpret_cast<const O*>(other.data), ix, n, op);
+      AOTRT_CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
+// One block a row: rstd = 1 / sqrt(mean(x^2) + eps) in A, then
+// out = (x * rstd) rounded to T, times the weight (rounded again).
+template <typename T, typename W>
+__global__ void rms_norm_kernel(const T* x, int64_t xs0, int64_t xs1, const W* w, int64_t ws0,
+                                T* out, int64_t os0, int64_t os1, math_t<T>* rstd, int64_t rs0,
+                                int64_t inner, double eps) {
+  using A = math_t<T>;
+  using Reduce = cub::BlockReduce<A, kThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  __shared__ A row_rstd;
+  const int64_t r = blockIdx.x;
+  const T* row = x + r * xs0;
+  A sum = 0;
+  for (int64_t i = threadIdx.x; i < inner; i += kThreads) {
+    const A v = static_cast<A>(to_acc(row[i * xs1]));
+    sum += v * v;
+  }
+  const A total = Reduce(temp).Sum(sum);
+  if (threadIdx.x == 0) {
+    row_rstd = A(1) / sqrt(total / static_cast<A>(inner) + static_cast<A>(eps));
+    rstd[r * rs0] = row_rstd;
+  }
+  __syncthreads();
+  const A rs = row_rstd;
+  for (int64_t i = threadIdx.x; i < inner; i += kThreads) {
+    T y = from_acc<T>(static_cast<A>(to_acc(row[i * xs1])) * rs);
+    if (w != nullptr) {
+      using M = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<W, double>, double,
+                                   float>;
+      y = from_acc<T>(static_cast<M>(to_acc(y)) * static_cast<M>(to_acc(w[i * ws0])));
+    }
+    out[r * os0 + i * os1] = y;
+  }
+}
+
+void rms_norm(const StridedView& x, const StridedView* w, const StridedView& out,
+              const StridedView& rstd, double eps, const char* fn) {
+  const int64_t rows = x.sizes[0], inner = x.sizes[1];
+  if (rows == 0) return;
+  AOTRT_CHECK(rows <= int64_t{0x7fffffff}, kUnsupported, fn, ": ", rows,
+              " rows; the CUDA kernel serves at most 2^31 - 1");
+  const OnDevice on(x.device);
+  visit_float(x.dtype, fn, [&](auto tag) {
+    using T = decltype(tag);
+    auto launch = [&](auto wtag) {
+      using W = decltype(wtag);
+      rms_norm_kernel<T, W><<<static_cast<unsigned>(rows), kThreads, 0, on.stream>>>(
+          reinterpret_cast<const T*>(x.data), x.strides[0], x.strides[1],
+          w != nullptr ? reinterpret_cast<const W*>(w->data) : nullptr,
+          w != nullptr ? w->strides[0] : 0, reinterpret_cast<T*>(out.data), out.strides[0],
+          out.strides[1], reinterpret_cast<math_t<T>*>(rstd.data), rstd.strides[0], inner, eps);
+      AOTRT_CUDA_CHECK_LAUNCH();
+    };
+    if (w == nullptr) return launch(T{});
+    visit_float(w->dtype, fn, launch);
+  });
+}
+
+template <typename T>
+using sum_t = std::conditional_t<
+    std::is_integral_v<T>, int64_t,
+    std::conditional_t<std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, float,
+                       double>>;
+
+// kept: offsets of a, b, c, out over the kept dims; summed: of a, b, c over the summed ones.
+template <typename T>
+__global__ void sum_of_products_kernel(const T* a, const T* b, const T* c, T* out,
+                                       ShapeIndexer<4> kept, ShapeIndexer<3> summed,
+                                       int64_t n_out, int64_t n_sum) {
+  using A = sum_t<T>;
+  AOTRT_GRID_STRIDE(e, n_out) {
+    int64_t k[4];
+    kept.offsets(e, k);
+    A acc = 0;
+    for (int64_t s = 0; s < n_sum; ++s) {
+      int64_t o[3];
+      summed.offsets(s, o);
+      const A x = static_cast<A>(to_acc(a[k[0] + o[0]]));
+      const A y = static_cast<A>(to_acc(b[k[1] + o[1]]));
+      const A z = static_cast<A>(to_acc(c[k[2] + o[2]]));
+      if constexpr (std::is_integral_v<A>) {  // two's complement wrap
+        const uint64_t u = static_cast<uint64_t>(x) * static_cast<uint64_t>(y) *
+                           static_cast<uint64_t>(z);
+        acc = static_cast<A>(static_cast<uint64_t>(acc) + u);
+      } else {
+        acc += x * y * z;
+      }
+    }
+    out[k[3]] = from_acc<T>(acc);
+  }
+}
+
+void sum_of_products(const StridedView& a, const StridedView& b, const StridedView& c,
+                     const StridedView& out, std::span<const bool> summed, const char* fn) {
+  std::vector<int64_t> kept_sizes, sum_sizes, ks[4], ss[3];
+  const StridedView* views[4] = {&a, &b, &c, &out};
+  int64_t n_out = 1, n_sum = 1;
+  for (size_t d = 0; d < summed.size(); ++d) {
+    if (summed[d]) {
+      sum_sizes.push_back(a.sizes[d]);
+      n_sum *= a.sizes[d];
+      for (int v = 0; v < 3; ++v) ss[v].push_back(views[v]->strides[d]);
+    } else {
+      kept_sizes.push_back(a.sizes[d]);
+      n_out *= a.sizes[d];
+      for (int v = 0; v < 4; ++v) ks[v].push_back(views[v]->strides[d]);
+    }
+  }
+  if (n_out == 0) return;
+  const std::span<const int64_t> kspans[4] = {ks[0], ks[1], ks[2], ks[3]};
+  const std::span<const int64_t> sspans[3] = {ss[0], ss[1], ss[2]};
+  const ShapeIndexer<4> kept = make_indexer<4>(kept_sizes, kspans, fn);
+  const ShapeIndexer<3> sum = make_indexer<3>(sum_sizes, sspans, fn);
+  const OnDevice on(out.device);
+  visit_dtype(a.dtype, fn, "i1", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      AOTRT_FAIL(kUnsupported, fn, ": dtype bool is not served");
+    } else {
+      sum_of_products_kernel<T><<<blocks_for(n_out), kThreads, 0, on.stream>>>(
+          reinterpret_cast<const T*>(a.data), reinterpret_cast<const T*>(b.data),
+          reinterpret_cast<const T*>(c.data), reinterpret_cast<T*>(out.data), kept, sum, n_out,
+          n_sum);
+      AOTRT_CUDA_CHECK_LAUNCH();
+    }
+  });
+}
+
+constexpr LinearKernels kLinear{.activation = activation,
+                                .binary = binary,
+                                .rms_norm = rms_norm,
+                                .sum_of_products = sum_of_products,
+                                .cross_entropy = nullptr};
+AOTRT_REGISTER_KERNELS(LinearKernels, cuda, kLinear);
+
+}  // namespace
+}  // namespace aotrt::cuda
