@@ -84,7 +84,8 @@ class Tensor {
   bool is_contiguous() const;
 
   // A new dense row-major CPU tensor with the same values (converted to
-  // `as` when given; waits for a CUDA source to be copied).
+  // `as` when given; waits for a CUDA source to be copied, then throws a
+  // linear-algebra failure that work found, as synchronize() does).
   Tensor dense_host_copy() const;
   Tensor dense_host_copy(ScalarType as) const;
   // A new dense row-major tensor with the same values on `device`.

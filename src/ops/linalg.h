@@ -39,9 +39,9 @@
 // that records the first nonzero info of the call, with its batch index,
 // into the device's error record (mapped pinned host memory); the results
 // are returned as cuSOLVER left them. The next aotrt::synchronize of that
-// device (after its wait) takes the record and throws ATen's message for it,
-// naming the op that checked: errors surface where CUDA's own asynchronous
-// errors do. The record keeps the first error until it is taken. The _ex
+// device, or Tensor::dense_host_copy of a tensor on it (after their wait),
+// takes the record and throws ATen's message for it, naming the op that
+// checked: errors surface where CUDA's own asynchronous errors do. The record keeps the first error until it is taken. The _ex
 // ops with check_errors=False raise nothing, as ATen's. lu_unpack's pivot
 // range check is the kernel's on CUDA: a matrix with a pivot outside [1, m]
 // gets a zero P (no permutation has one), its L and U as usual; on the CPU
@@ -252,7 +252,7 @@ void check_errors(const TensorImpl& info, const std::string& api_name, bool is_m
                   const char* fn);
 // Throws the error a CUDA check recorded on `device` since the last call
 // (Note [Linalg errors on CUDA]), naming `fn`; nothing when there is none.
-// aotrt::synchronize calls it after its wait.
+// aotrt::synchronize and Tensor::dense_host_copy call it after their wait.
 void raise_deferred_errors(Device device, const char* fn);
 
 }  // namespace aotrt::ops

@@ -6,6 +6,7 @@
 #include "core/handles.h"
 #include "core/view.h"
 #include "cuda/cuda.h"
+#include "ops/linalg.h"
 
 namespace aotrt {
 namespace {
@@ -144,11 +145,13 @@ bool Tensor::is_contiguous() const {
   return impl_of(handle_, "aotrt::Tensor::is_contiguous").is_contiguous();
 }
 
-Tensor Tensor::dense_host_copy() const {
-  return dense_copy(handle_, dtype(), cpu_device(), "aotrt::Tensor::dense_host_copy");
-}
+Tensor Tensor::dense_host_copy() const { return dense_host_copy(dtype()); }
 Tensor Tensor::dense_host_copy(ScalarType as) const {
-  return dense_copy(handle_, as, cpu_device(), "aotrt::Tensor::dense_host_copy");
+  const char* fn = "aotrt::Tensor::dense_host_copy";
+  Tensor host = dense_copy(handle_, as, cpu_device(), fn);
+  // The copy waited for the device: what its work found (Note [Linalg errors on CUDA]).
+  ops::raise_deferred_errors(device(), fn);
+  return host;
 }
 Tensor Tensor::to(Device device) const {
   return dense_copy(handle_, dtype(), device, "aotrt::Tensor::to");

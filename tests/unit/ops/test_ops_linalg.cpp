@@ -340,6 +340,16 @@ TEST(OpsLinalgErrors, RaisedInTheOpOnCpuAndAtSynchronizeOnCuda) {
       EXPECT_NE(msg.find(message), std::string::npos) << msg;
     }
     EXPECT_NO_THROW(synchronize(b.device()));  // taken: raised once
+    // A host copy of a result waits too, and raises the same way.
+    ::aotrt::Tensor result = ::aotrt::Tensor::adopt(handle_register(ops::cholesky(a, false, "proxy: op")));
+    try {
+      (void)result.dense_host_copy();
+      ADD_FAILURE() << "dense_host_copy raised nothing";
+    } catch (const ::aotrt::Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("aotrt::Tensor::dense_host_copy: proxy: op"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(message), std::string::npos) << msg;
+    }
     // A batch names its first failed element, as ATen's; the first error stands.
     Tensor info = make_tensor(b, Values{kI32, {3}, {1}, 0, {0, 3, 2}});
     Tensor info2 = make_tensor(b, Values{kI32, {1}, {1}, 0, {1}});
