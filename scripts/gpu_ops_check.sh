@@ -34,7 +34,7 @@ aotrt_gpu_cmake_args "$BUILD_DIR"
 if [ "$SKIP_BUILD" = 0 ]; then
   echo "== build: cmake ${CMAKE_ARGS[*]}"
   T=$(date +%s)
-  if ! { cmake "${CMAKE_ARGS[@]}" && ninja -C "$BUILD_DIR" -j"$(nproc)"; } >"$LOG_DIR/build.log" 2>&1; then
+  if ! { cmake "${CMAKE_ARGS[@]}" && ninja -C "$BUILD_DIR" -j"$(nproc)" -k 0; } >"$LOG_DIR/build.log" 2>&1; then
     tail -n 40 "$LOG_DIR/build.log"
     echo "gpu_ops_check: the build FAILED (see $LOG_DIR/build.log)" >&2
     exit 1

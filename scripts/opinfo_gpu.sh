@@ -5,7 +5,9 @@
 # travels in .whl/ (carry it) and is installed into /tmp/site first.
 #
 # Usage: scripts/opinfo_gpu.sh [--dtypes float32,...] [--workers N] [--ops a,b] [--skip-build]
-#                              [--device cuda|cpu]
+#                              [--device cuda|cpu] [--time-limit SECONDS]
+#   --time-limit S  stop the sweep after S seconds (SIGTERM): the cases that finished are written,
+#                   and the table says it was stopped (device calls are time-boxed)
 # Writes results.json, table.md (every dtype swept so far on this machine) and sweep.log into
 # $OUT/opinfo-<device> (else build-gpu/logs/opinfo-<device>).
 # Packages are cached in build-gpu/opinfo-cache-<device>, which a warm machine keeps between
@@ -17,6 +19,7 @@ DTYPES=float32
 WORKERS=7
 DEVICE=cuda
 SKIP_BUILD=0
+TIME_LIMIT=0
 OPS_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -25,6 +28,7 @@ while [ $# -gt 0 ]; do
     --ops) OPS_ARGS=(--ops "${2:?}"); shift 2 ;;
     --device) DEVICE=${2:?}; shift 2 ;;
     --skip-build) SKIP_BUILD=1; shift ;;
+    --time-limit) TIME_LIMIT=${2:?}; shift 2 ;;
     *) echo "opinfo_gpu: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -53,7 +57,9 @@ fi
 # Results accumulate in build-gpu/opinfo-<device> across calls (one table, a few dtypes per
 # call) and are copied to $OUT.
 export PYTHONUNBUFFERED=1
-python3 -m tests.opinfo.sweep --device "$DEVICE" --dtypes "$DTYPES" --workers "$WORKERS" \
+LIMIT=()
+[ "$TIME_LIMIT" != 0 ] && LIMIT=(timeout -s TERM "$TIME_LIMIT")
+"${LIMIT[@]}" python3 -m tests.opinfo.sweep --device "$DEVICE" --dtypes "$DTYPES" --workers "$WORKERS" \
   "${OPS_ARGS[@]}" --aotrt "$BUILD_DIR/aotrt" --cache "$BUILD_DIR/opinfo-cache-$DEVICE" \
   --out "$BUILD_DIR/opinfo-$DEVICE" 2>&1 | grep -v -e "Warning" -e "proxy executor as fallback" | tee "$LOG_DIR/sweep.log"
 rc=${PIPESTATUS[0]}

@@ -45,7 +45,7 @@ NOT_SERVED = [
     (r"^(_to_sparse|to_sparse)$",
      "sparse layouts: aotrt's tensors are dense and strided, so a sparse result is refused"),
     # Served on the CPU; only the CUDA entries of these families reach this list.
-    (r"^(triangular_solve|cholesky_solve|cholesky_inverse|geqrf|ormqr|lu_unpack|_fft_r2c|_fft_c2c|"
+    (r"^(triangular_solve|cholesky_solve|cholesky_inverse|geqrf|ormqr|lu_unpack|"
      r"_cdist_forward|_pdist_forward|hann_window|_int_mm_out|_weight_int8pack_mm|"
      r"rand\w*|randn\w*|randint\w*|randperm|bernoulli_\w*|uniform|normal_functional|exponential|"
      r"native_dropout|_embedding_bag\w*|_trilinear|addbmm|addmv|_addmm_activation|_fused_rms_norm|"

@@ -157,6 +157,28 @@ void zero_tensor(const TensorImpl& t, const char* what) {
   }
 }
 
+void fill_tensor(const TensorImpl& t, double value, const char* what) {
+  AOTRT_CHECK(t.defined(), kInvalidArgument, what, ": fill_ of an undefined tensor");
+  if (t.numel() == 0) return;
+  AOTRT_CHECK(!has_internal_overlap(t), kInvalidArgument, what,
+              ": unsupported operation: more than one element of the written-to tensor "
+              "refers to a single memory location");
+  const StridedView v = strided_view(t);
+  const StridedView scalar{reinterpret_cast<char*>(&value), {}, {}, ScalarType::Float64,
+                           cpu_device()};
+  if (t.device().is_cpu()) {
+    std::vector<int64_t> zero(v.sizes.size(), 0);
+    cpu::copy_strided(v, StridedView{scalar.data, v.sizes, zero, ScalarType::Float64,
+                                     cpu_device()});
+    return;
+  }
+  alignas(16) unsigned char element[16] = {};
+  cpu::copy_strided(StridedView{reinterpret_cast<char*>(element), {}, {}, t.dtype(),
+                                cpu_device()},
+                    scalar);
+  cuda::fill(v, element);
+}
+
 void read_item(const TensorImpl& t, ScalarType as, void* out, const char* what) {
   AOTRT_CHECK(t.defined(), kInvalidArgument, what, ": item of an undefined tensor");
   AOTRT_CHECK(t.numel() == 1, kInvalidArgument, what,

@@ -25,6 +25,11 @@ std::unique_ptr<TensorImpl> clone_preserve_strides(const TensorImpl& src, const 
 // self.zero_() through any strided view.
 void zero_tensor(const TensorImpl& t, const char* what);
 
+// self.fill_(value) through any strided view: value converted to t's dtype
+// as a copy from a float64 scalar would convert it; on CUDA one kernel on the
+// current stream (no host round trip).
+void fill_tensor(const TensorImpl& t, double value, const char* what);
+
 // One element of t converted to double / int64 (item()); a CUDA tensor is
 // read back on the current stream, which waits for it.
 void read_item(const TensorImpl& t, ScalarType as, void* out, const char* what);

@@ -1,15 +1,19 @@
 // Elements of every dtype on the CPU: the C++ type of a dtype (visit_dtype),
-// widening a stored element to a computable value (load) and converting a
-// value to a stored element with ATen's CPU rules (convert_value), shared by
+// widening a stored element to a computable value (load), converting a
+// value to a stored element with ATen's CPU rules (convert_value) and
+// visiting the elements of views of one shape (for_each_element), shared by
 // the strided copy (cpu/copy.cpp) and the op kernels (cpu/ops/).
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstring>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <type_traits>
+#include <vector>
 
 #include "core/dtype.h"
 
@@ -40,6 +44,41 @@ auto load(const S& s) {
   } else {
     return s;
   }
+}
+
+// Note [Integer wraparound]
+// ATen's integer kernels (sums, products, pow, abs, scans, pooling windows,
+// integer bmm) wrap as two's complement when they overflow. C++ leaves signed
+// overflow undefined, and types narrower than int promote to (signed) int, so
+// aotrt computes in an unsigned type at least as wide as unsigned int and
+// converts back (the op_shims fuzzer found int16 pow doing 63489 * 63489 in
+// int, and an int64 avg_pool window summing past 2^63). Non-integer
+// arguments are added and multiplied as they are.
+template <typename I>
+using WrapOf = std::common_type_t<std::make_unsigned_t<I>, unsigned>;
+
+template <typename A>
+A wrapping_add(A a, A b) {
+  if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
+    return static_cast<A>(static_cast<WrapOf<A>>(a) + static_cast<WrapOf<A>>(b));
+  } else {
+    return a + b;
+  }
+}
+
+template <typename A>
+A wrapping_mul(A a, A b) {
+  if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
+    return static_cast<A>(static_cast<WrapOf<A>>(a) * static_cast<WrapOf<A>>(b));
+  } else {
+    return a * b;
+  }
+}
+
+// -a, wrapping (the most negative value is its own negation, as in ATen).
+template <typename I>
+I wrapping_neg(I a) {
+  return static_cast<I>(WrapOf<I>(0) - static_cast<WrapOf<I>>(a));
 }
 
 // Note [Float to integer conversion]
@@ -160,6 +199,32 @@ T read_elem(const char* base, int64_t elem) {
 template <typename T>
 void write_elem(char* base, int64_t elem, T v) {
   std::memcpy(base + elem * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+}
+
+// f(offset in each view) for every index of the shape, row-major.
+template <size_t N, typename F>
+void for_each_element(std::span<const int64_t> shape,
+                      const std::array<std::span<const int64_t>, N>& strides, F&& f) {
+  const size_t nd = shape.size();
+  for (int64_t s : shape) {
+    if (s == 0) return;
+  }
+  std::vector<int64_t> idx(nd, 0);
+  std::array<int64_t, N> off{};
+  while (true) {
+    f(off);
+    size_t d = nd;
+    while (true) {
+      if (d == 0) return;
+      --d;
+      if (++idx[d] < shape[d]) {
+        for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+        break;
+      }
+      for (size_t k = 0; k < N; ++k) off[k] -= (shape[d] - 1) * strides[k][d];
+      idx[d] = 0;
+    }
+  }
 }
 
 template <typename V>

@@ -223,6 +223,11 @@ void fill_zero(const StridedView& dst) {
   fill_zero_device(dst, current_cuda_stream(dst.device.index));
 }
 
+void fill(const StridedView& dst, const void* element) {
+  AOTRT_CHECK(dst.device.is_cuda(), kInternal, "cuda::fill of a ", dst.device.str(), " view");
+  fill_device(dst, element, current_cuda_stream(dst.device.index));
+}
+
 // Note [CUDA symbols for model .so files]
 // A CUDA model .so exported without libtorch imports the driver API (its
 // Triton kernels) and cudart, and binds them at dlopen from the global

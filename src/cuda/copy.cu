@@ -20,6 +20,7 @@
 // divisions use IntDivider (Note [Fast integer division]).
 // A copy that converts dtypes is planned the same way in elements and runs a
 // typed element-wise kernel with 64-bit indices.
+#include <cstring>
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -267,6 +268,9 @@ bool visit_device_dtype(ScalarType t, F&& f) {
     case ScalarType::BFloat16: f(kernels::BFloat16Bits{}); return true;
     case ScalarType::Float32: f(float{}); return true;
     case ScalarType::Float64: f(double{}); return true;
+    case ScalarType::Complex32: f(kernels::Complex32Bits{}); return true;
+    case ScalarType::Complex64: f(kernels::ComplexOf<float>{}); return true;
+    case ScalarType::Complex128: f(kernels::ComplexOf<double>{}); return true;
     default: return false;
   }
 }
@@ -369,31 +373,50 @@ void scatter(const StridedView& dst, const void* dense_src, cudaStream_t stream)
              dst.itemsize(), stream);
 }
 
-void fill_zero_device(const StridedView& dst, cudaStream_t stream) {
+void fill_device(const StridedView& dst, const void* element, cudaStream_t stream) {
   if (dst.numel() == 0) return;
   DeviceGuard guard(dst.device.index);
-  const Nest bytes = make_nest(dst.sizes, dst.strides, {}, static_cast<int64_t>(dst.itemsize()),
-                               /*unit_dim=*/true);
+  const auto itemsize = static_cast<int64_t>(dst.itemsize());
+  const Nest bytes = make_nest(dst.sizes, dst.strides, {}, itemsize, /*unit_dim=*/true);
   const int64_t w = choose_unit(bytes, dst.data, dst.data);
+  if (w < itemsize) {
+    // A view not aligned to its elements (a borrowed odd address): fill a
+    // dense aligned temporary, then copy it over byte by byte.
+    const std::vector<int64_t> strides = contiguous_strides(dst.sizes);
+    DeviceBuffer dense(dst.device.index, static_cast<size_t>(dst.numel()) * dst.itemsize());
+    fill_device(StridedView{static_cast<char*>(dense.data()), dst.sizes, strides, dst.dtype,
+                            dst.device},
+                element, stream);
+    scatter(dst, dense.data(), stream);
+    return;
+  }
   const Nest units = to_units(bytes, w);
-  if (units.ndim == 1 && units.dims[0].dst == 1) {
-    AOTRT_CUDA_CHECK(
-        cudaMemsetAsync(dst.data, 0, static_cast<size_t>(units.dims[0].size * w), stream));
+  // Every unit holds w / itemsize whole elements (w >= itemsize, both powers
+  // of two, and units start at element boundaries): its bytes repeat the element.
+  unsigned char pattern[16];
+  const auto* e = static_cast<const unsigned char*>(element);
+  for (int64_t b = 0; b < w; ++b) pattern[b] = e[b % itemsize];
+  const bool one_byte = std::all_of(e, e + itemsize, [&](unsigned char c) { return c == e[0]; });
+  if (units.ndim == 1 && units.dims[0].dst == 1 && one_byte) {
+    AOTRT_CUDA_CHECK(cudaMemsetAsync(dst.data, e[0], static_cast<size_t>(units.dims[0].size * w),
+                                     stream));
     return;
   }
   const int64_t n = units.numel();
   auto launch = [&](auto unit) {
     using T = decltype(unit);
+    T value;
+    std::memcpy(&value, pattern, sizeof value);
     if (fits_32bit(units, n)) {
-      kernels::fill_zero_units<T, uint32_t><<<grid_for(n, kernels::kThreads), kernels::kThreads,
-                                              0, stream>>>(
-          make_offsets<uint32_t>(units, units.ndim), reinterpret_cast<T*>(dst.data),
-          static_cast<uint32_t>(n));
+      kernels::fill_units<T, uint32_t><<<grid_for(n, kernels::kThreads), kernels::kThreads, 0,
+                                         stream>>>(make_offsets<uint32_t>(units, units.ndim),
+                                                   reinterpret_cast<T*>(dst.data), value,
+                                                   static_cast<uint32_t>(n));
     } else {
-      kernels::fill_zero_units<T, uint64_t><<<grid_for(n, kernels::kThreads), kernels::kThreads,
-                                              0, stream>>>(
-          make_offsets<uint64_t>(units, units.ndim), reinterpret_cast<T*>(dst.data),
-          static_cast<uint64_t>(n));
+      kernels::fill_units<T, uint64_t><<<grid_for(n, kernels::kThreads), kernels::kThreads, 0,
+                                         stream>>>(make_offsets<uint64_t>(units, units.ndim),
+                                                   reinterpret_cast<T*>(dst.data), value,
+                                                   static_cast<uint64_t>(n));
     }
     check_launch("fill");
   };
@@ -404,6 +427,11 @@ void fill_zero_device(const StridedView& dst, cudaStream_t stream) {
     case 2: return launch(kernels::Unit<2>::type{});
     default: return launch(kernels::Unit<1>::type{});
   }
+}
+
+void fill_zero_device(const StridedView& dst, cudaStream_t stream) {
+  static constexpr unsigned char kZero[16] = {};
+  fill_device(dst, kZero, stream);
 }
 
 PackedInput pack_if_needed(const StridedView& src, cudaStream_t stream) {

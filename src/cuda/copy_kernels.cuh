@@ -90,16 +90,15 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Writes zero units through the dst side of g.
+// Writes `value` to every unit through the dst side of g.
 template <typename T, typename I>
-__global__ void __launch_bounds__(kThreads) fill_zero_units(Offsets<I> g, T* __restrict__ dst, I n) {
+__global__ void __launch_bounds__(kThreads) fill_units(Offsets<I> g, T* __restrict__ dst, T value,
+                                                       I n) {
   const I step = static_cast<I>(gridDim.x) * kThreads;
   for (I i = static_cast<I>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += step) {
     I od, os;
     g.get(i, od, os);
-    T zero;
-    memset(&zero, 0, sizeof zero);
-    dst[od] = zero;
+    dst[od] = value;
   }
 }
 
@@ -239,20 +238,70 @@ __host__ __device__ __forceinline__ D float_to_integer(V v) {
   }
 }
 
+// Complex elements as stored (real, imaginary): complex64 and complex128 as
+// two floats or doubles, complex32 (ATen's ComplexHalf) as two halves, which
+// load as a complex64 value (every complex32 value is one).
+template <typename R>
+struct ComplexOf {
+  R re, im;
+};
+struct Complex32Bits {
+  HalfBits re, im;
+};
+
+template <typename T>
+inline constexpr bool is_complex_element_v =
+    std::is_same_v<T, ComplexOf<float>> || std::is_same_v<T, ComplexOf<double>> ||
+    std::is_same_v<T, Complex32Bits>;
+
 template <typename S>
 __device__ __forceinline__ auto load_value(const S& s) {
   if constexpr (std::is_same_v<S, HalfBits>) {
     return __half2float(__ushort_as_half(s.bits));
   } else if constexpr (std::is_same_v<S, BFloat16Bits>) {
     return bf16_to_float(s.bits);
+  } else if constexpr (std::is_same_v<S, Complex32Bits>) {
+    return ComplexOf<float>{__half2float(__ushort_as_half(s.re.bits)),
+                            __half2float(__ushort_as_half(s.im.bits))};
   } else {
     return s;
   }
 }
 
 template <typename D, typename V>
+__device__ __forceinline__ D convert_value(V v);
+
+// Note [Complex conversions on CUDA]
+// As ATen's copy_: a real value becomes (v, 0); complex to complex converts
+// each part; complex to bool is "either part nonzero"; complex to any other
+// real dtype keeps the real part (ATen warns that the imaginary part is
+// discarded), converted as a real value of the part's type would be.
+template <typename D, typename V>
+__device__ __forceinline__ D convert_complex(V v) {
+  if constexpr (is_complex_element_v<V>) {
+    if constexpr (std::is_same_v<D, Complex32Bits>) {
+      return D{convert_value<HalfBits>(v.re), convert_value<HalfBits>(v.im)};
+    } else if constexpr (is_complex_element_v<D>) {
+      using R = decltype(D{}.re);
+      return D{static_cast<R>(v.re), static_cast<R>(v.im)};
+    } else if constexpr (std::is_same_v<D, bool>) {
+      return v.re != 0 || v.im != 0;
+    } else {
+      return convert_value<D>(v.re);
+    }
+  } else if constexpr (std::is_same_v<D, Complex32Bits>) {
+    return D{convert_value<HalfBits>(v), convert_value<HalfBits>(0.0f)};
+  } else {
+    using R = decltype(D{}.re);
+    return D{static_cast<R>(v), R(0)};
+  }
+}
+
+template <typename D, typename V>
 __device__ __forceinline__ D convert_value(V v) {
-  if constexpr (std::is_same_v<D, bool>) {
+  if constexpr (is_complex_element_v<D> || is_complex_element_v<V>) {
+    return convert_complex<D>(v);
+  } else if constexpr (std::is_same_v<D, bool>) {
     return v != V(0);
   } else if constexpr (std::is_same_v<D, HalfBits>) {
     return HalfBits{__half_as_ushort(__float2half_rn(static_cast<float>(v)))};

@@ -43,6 +43,9 @@ void expose_runtime_symbols();
 
 // Writes zero to every element of a CUDA view, on the current stream.
 void fill_zero(const StridedView& dst);
+// Writes `element` (dst.itemsize() bytes of dst's dtype) to every element of
+// a CUDA view, on the current stream, without a host round trip.
+void fill(const StridedView& dst, const void* element);
 
 // Waits until the work queued so far on the calling thread's current stream
 // of a device has finished (for benchmarks and callers of the async API;

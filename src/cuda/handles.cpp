@@ -182,9 +182,10 @@ cudaDataType_t cuda_data_type(ScalarType t, const char* what) {
     case ScalarType::Float32: return CUDA_R_32F;
     case ScalarType::Float16: return CUDA_R_16F;
     case ScalarType::BFloat16: return CUDA_R_16BF;
+    case ScalarType::Float64: return CUDA_R_64F;
     default:
       AOTRT_FAIL(kUnsupported, what, ": dtype ", dtype_name(t),
-                 " is not served on CUDA (float32, float16 and bfloat16 are)");
+                 " is not served on CUDA (float32, float64, float16 and bfloat16 are)");
   }
 }
 

@@ -234,13 +234,33 @@ GemmCall plan_gemm(const Addressed& out, const Addressed& x, const Addressed& y)
 // `tf32`: whether an fp32 product may round its inputs to TF32 (Note [TF32]):
 // the matmul policy for matmuls, the convolution policy for the 1x1
 // convolutions conv.cpp runs as GEMMs.
+// float64 computes in float64 (ATen's DGEMM); the others accumulate in float32.
 cublasComputeType_t compute_type(ScalarType t, bool tf32) {
+  if (t == ScalarType::Float64) return CUBLAS_COMPUTE_64F;
   return t == ScalarType::Float32 && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-void run_gemm(const GemmCall& g, ScalarType dtype, bool tf32, float alpha, float beta,
+// alpha and beta in the compute type's scale type (double for CUBLAS_COMPUTE_64F,
+// float otherwise), as cuBLAS reads them through void pointers.
+struct GemmScalars {
+  double d[2];
+  float f[2];
+  bool wide;
+  GemmScalars(ScalarType t, double alpha, double beta)
+      : d{alpha, beta},
+        f{static_cast<float>(alpha), static_cast<float>(beta)},
+        wide(t == ScalarType::Float64) {}
+  const void* alpha() const { return wide ? static_cast<const void*>(&d[0]) : &f[0]; }
+  const void* beta() const { return wide ? static_cast<const void*>(&d[1]) : &f[1]; }
+  cudaDataType_t type() const { return wide ? CUDA_R_64F : CUDA_R_32F; }
+};
+
+void run_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha_arg, double beta_arg,
               int device, cudaStream_t stream, const char* fn) {
   const cudaDataType_t t = cuda_data_type(dtype, fn);
+  const GemmScalars scalars(dtype, alpha_arg, beta_arg);
+  const void* alpha = scalars.alpha();
+  const void* beta = scalars.beta();
   cublasHandle_t h = cublas_handle(device, stream);
   const int m = to_int(g.m, "size", fn), n = to_int(g.n, "size", fn),
             k = to_int(g.k, "size", fn);
@@ -249,13 +269,13 @@ void run_gemm(const GemmCall& g, ScalarType dtype, bool tf32, float alpha, float
             ldc = to_int(g.ldc, "leading dimension", fn);
   profiling::LibraryCallTimer timer("cublasGemmEx");
   if (g.batch == 1) {
-    AOTRT_CUBLAS_CHECK(cublasGemmEx(h, g.op_a, g.op_b, m, n, k, &alpha, g.a, t, lda, g.b, t,
-                                    ldb, &beta, g.c, t, ldc, compute_type(dtype, tf32),
+    AOTRT_CUBLAS_CHECK(cublasGemmEx(h, g.op_a, g.op_b, m, n, k, alpha, g.a, t, lda, g.b, t,
+                                    ldb, beta, g.c, t, ldc, compute_type(dtype, tf32),
                                     CUBLAS_GEMM_DEFAULT));
   } else {
     AOTRT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        h, g.op_a, g.op_b, m, n, k, &alpha, g.a, t, lda, g.stride_a, g.b, t, ldb, g.stride_b,
-        &beta, g.c, t, ldc, g.stride_c, to_int(g.batch, "batch count", fn),
+        h, g.op_a, g.op_b, m, n, k, alpha, g.a, t, lda, g.stride_a, g.b, t, ldb, g.stride_b,
+        beta, g.c, t, ldc, g.stride_c, to_int(g.batch, "batch count", fn),
         compute_type(dtype, tf32), CUBLAS_GEMM_DEFAULT));
   }
 }
@@ -416,8 +436,8 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
 
   DeviceGuard guard(device);
   cudaStream_t stream = current_cuda_stream(device);
-  const float alpha = static_cast<float>(alpha_arg);
-  const float beta = use_self ? static_cast<float>(beta_arg) : 0.0f;
+  const float alpha = static_cast<float>(alpha_arg);  // the cuBLASLt path's (no float64)
+  const double beta = use_self ? beta_arg : 0.0;
 
   // K == 0: the product is empty, so out = beta * self (ATen special-cases it too).
   if (K == 0) {
@@ -431,11 +451,12 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
     const auto strides = contiguous_strides(out_view.sizes);
     std::copy(strides.begin(), strides.end(), dense.strides);
     copy_device(dense.strided(), self_view.strided(), stream);
-    if (beta != 1.0f) {
+    if (beta != 1.0) {
       const cudaDataType_t t = cuda_data_type(dtype, fn);
+      const GemmScalars scalars(dtype, 1.0, beta);
       AOTRT_CUBLAS_CHECK(cublasScalEx(cublas_handle(device, stream),
-                                      to_int(numel, "element count", fn), &beta, CUDA_R_32F,
-                                      tmp.data(), t, 1, CUDA_R_32F));
+                                      to_int(numel, "element count", fn), scalars.beta(),
+                                      scalars.type(), tmp.data(), t, 1, scalars.type()));
     }
     scatter_for_library(out_view, tmp.data(), stream);
     return;
@@ -491,6 +512,7 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
   // has had bugs with degenerate shapes).
   bool done = false;
   if (use_self && ndim == 2 && beta_arg == 1.0 && out_addr->row_major &&
+      dtype != ScalarType::Float64 &&
       self_view.dtype == dtype && self_view.strides[0] == 0 &&
       (self_view.strides[1] == 1 || N == 1) && M > 1 && N > 1 && K > 1 &&
       !overlaps(self_view.strided(), target.strided())) {
@@ -517,7 +539,7 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
         }
       }
     }
-    run_gemm(call, dtype, tf32, alpha, beta, device, stream, fn);
+    run_gemm(call, dtype, tf32, alpha_arg, beta, device, stream, fn);
   }
   if (out_tmp.data() != nullptr) scatter_for_library(out_view, out_tmp.data(), stream);
 }

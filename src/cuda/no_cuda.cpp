@@ -16,6 +16,7 @@ int current_device() { not_built(); }
 void* current_stream(int) { not_built(); }
 void copy(const StridedView&, const StridedView&) { not_built(); }
 void fill_zero(const StridedView&) { not_built(); }
+void fill(const StridedView&, const void*) { not_built(); }
 void expose_runtime_symbols() { not_built(); }
 void synchronize(int) { not_built(); }
 void synchronize_device(int) { not_built(); }

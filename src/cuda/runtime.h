@@ -115,6 +115,9 @@ void gather(void* dense_dst, const StridedView& src, cudaStream_t stream);
 // Scatters a dense row-major device buffer into any device view of its dtype.
 void scatter(const StridedView& dst, const void* dense_src, cudaStream_t stream);
 // Writes zero to every element of a device view.
+// Writes `element` (dst.itemsize() bytes, already in dst's dtype) to every
+// element of a CUDA view; fill_zero_device writes zeros.
+void fill_device(const StridedView& dst, const void* element, cudaStream_t stream);
 void fill_zero_device(const StridedView& dst, cudaStream_t stream);
 // Whether copy_device converts src to dst: the same dtype always; otherwise
 // between bool, uint8, int8..int64, float16, bfloat16, float32, float64.

@@ -2,8 +2,9 @@
 // torch.fft's functions (fft, fftn, rfft, rfftn, irfft, ihfft, ...) lower to.
 //
 // Note [FFT layout and scaling]
-// Outputs are laid out as ATen's CPU kernels lay them out (the meta
-// functions' _exec_fft, which inductor's asserts follow): the dims not
+// Outputs are laid out as ATen's kernels of the device lay them out, as
+// torch's meta functions (which inductor's code follows) say. On the CPU
+// (the meta functions' _exec_fft): the dims not
 // transformed, ordered by the input's strides (largest first), collapse into
 // one batch dim that is outermost; the transformed dims follow densely in
 // the order of `dim` (for c2c and r2c, dim's leading entries sorted by the
@@ -12,13 +13,19 @@
 // input's for r2c and c2c, the output's for c2r). r2c transforms the last
 // dim of `dim` first, keeping n/2 + 1 bins (or all with onesided=False,
 // filled from Hermitian symmetry), then the others; c2r the others first,
-// then the last one as a Hermitian signal of last_dim_size points (the
-// imaginary parts of its DC and Nyquist bins are ignored, as pocketfft and
-// MKL do). Float32 and float64 (complex64 and complex128) are served.
+// then the last one as a Hermitian signal of last_dim_size points (on the
+// CPU the imaginary parts of its DC and Nyquist bins are ignored, as
+// pocketfft and MKL do; on CUDA they are what cuFFT makes of them, as in
+// ATen's CUDA kernel). On CUDA the layouts differ: Note [cuFFT output
+// layouts] in ops/fft.cpp; the kernels: Note [cuFFT passes] in
+// cuda/ops/fft.cu. Float32 and float64 (complex64 and complex128) are
+// served, and on CUDA float16 (complex32) for power-of-two sizes, as ATen's
+// CUDA FFT serves it (cuFFT's half precision).
 #pragma once
 
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -39,6 +46,15 @@ struct FftKernels {
 };
 
 using TensorPtr = std::unique_ptr<TensorImpl>;
+
+// The strides ATen's CUDA kernels give the output of `op` on a tensor of
+// these sizes and strides transformed along `dim` (wrapped, in the caller's
+// order): Note [cuFFT output layouts] in ops/fft.cpp. `arg`: onesided for
+// r2c, last_dim_size for c2r (c2c has none).
+enum class FftOp { kC2C, kR2C, kC2R };
+std::vector<int64_t> cuda_fft_strides(FftOp op, std::span<const int64_t> sizes,
+                                      std::span<const int64_t> strides,
+                                      std::span<const int64_t> dim, int64_t arg);
 
 TensorPtr fft_r2c(const TensorImpl& self, std::span<const int64_t> dim, int64_t normalization,
                   bool onesided, const char* fn);

@@ -56,14 +56,6 @@ void check_served(ScalarType t, const char* what, const char* fn) {
               " is complex32, which is not served");
 }
 
-ScalarType result_type(const TensorImpl& a, const TensorImpl& b, const char* fn) {
-  check_served(a.dtype(), "self", fn);
-  check_served(b.dtype(), "other", fn);
-  const bool a0 = a.dim() == 0, b0 = b.dim() == 0;
-  if (a0 == b0) return promote(a.dtype(), b.dtype(), fn);
-  return a0 ? join_lower(b.dtype(), a.dtype()) : join_lower(a.dtype(), b.dtype());
-}
-
 // The dtype a Scalar passed as a double stands for.
 ScalarType scalar_dtype(double v) {
   return std::isfinite(v) && v == std::floor(v) ? ScalarType::Int64 : ScalarType::Float64;
@@ -117,32 +109,12 @@ const TensorImpl& as_dtype(const TensorImpl& t, ScalarType dtype,
 std::unique_ptr<TensorImpl> binary(BinaryOp op, const TensorImpl& a0, const TensorImpl& b0,
                                    ScalarType compute, ScalarType out_dtype, double alpha,
                                    const char* fn) {
-  AOTRT_CHECK(a0.device() == b0.device() || b0.dim() == 0, kInvalidArgument, fn,
-              ": other is on ", b0.device().str(), ", self on ", a0.device().str());
-  std::vector<std::unique_ptr<TensorImpl>> keep;
-  const TensorImpl& a = as_dtype(a0, compute, keep, fn);
-  const TensorImpl* bp = &as_dtype(b0, compute, keep, fn);
-  if (bp->device() != a.device()) {  // a CPU 0-d tensor with a CUDA one
-    keep.push_back(empty_strided({}, {}, compute, a.device(), fn));
-    copy_tensor(*keep.back(), *bp, fn);
-    bp = keep.back().get();
+  BinaryOperands v = binary_operands(a0, b0, compute, out_dtype, fn);
+  if (v.out->numel() > 0) {
+    kernel(&PointwiseKernels::binary, v.out->device(), fn)(op, v.a, v.b, strided_view(*v.out),
+                                                           alpha, fn);
   }
-  const TensorImpl& b = *bp;
-  const std::vector<int64_t> shape = broadcast_shapes(a.sizes(), b.sizes(), fn);
-  const std::vector<int64_t> as = expand_strides(a.sizes(), a.strides(), shape, fn);
-  const std::vector<int64_t> bs = expand_strides(b.sizes(), b.strides(), shape, fn);
-  // The layout follows the operands as given, before any dtype conversion.
-  const std::vector<int64_t> layout = iterator_output_strides(
-      shape, {expand_strides(a0.sizes(), a0.strides(), shape, fn),
-              expand_strides(b0.sizes(), b0.strides(), shape, fn)});
-  auto out = empty_strided(shape, layout, out_dtype, a.device(), fn);
-  if (out->numel() == 0) return out;
-  StridedView av = strided_view(a), bv = strided_view(b), ov = strided_view(*out);
-  av.sizes = bv.sizes = shape;
-  av.strides = as;
-  bv.strides = bs;
-  kernel(&PointwiseKernels::binary, a.device(), fn)(op, av, bv, ov, alpha, fn);
-  return out;
+  return std::move(v.out);
 }
 
 std::unique_ptr<TensorImpl> with_scalar(BinaryOp op, const TensorImpl& self, double s,
@@ -167,6 +139,53 @@ std::unique_ptr<TensorImpl> unary(UnaryOp op, const TensorImpl& self, ScalarType
 }
 
 }  // namespace
+
+ScalarType result_type(const TensorImpl& a, const TensorImpl& b, const char* fn) {
+  check_served(a.dtype(), "self", fn);
+  check_served(b.dtype(), "other", fn);
+  const bool a0 = a.dim() == 0, b0 = b.dim() == 0;
+  if (a0 == b0) return promote(a.dtype(), b.dtype(), fn);
+  return a0 ? join_lower(b.dtype(), a.dtype()) : join_lower(a.dtype(), b.dtype());
+}
+
+BinaryOperands binary_operands(const TensorImpl& a0, const TensorImpl& b0, ScalarType compute,
+                               ScalarType out_dtype, const char* fn, bool host_scalars) {
+  Device device = a0.device();
+  if (a0.device() != b0.device()) {
+    // As in ATen, a CPU 0-d tensor goes with a tensor on another device.
+    const bool a_cpu_scalar = a0.dim() == 0 && a0.device().is_cpu();
+    const bool b_cpu_scalar = b0.dim() == 0 && b0.device().is_cpu();
+    AOTRT_CHECK(a_cpu_scalar || b_cpu_scalar, kInvalidArgument, fn, ": other is on ",
+                b0.device().str(), ", self on ", a0.device().str());
+    device = a_cpu_scalar ? b0.device() : a0.device();
+  }
+  BinaryOperands v;
+  auto operand = [&](const TensorImpl& t) -> const TensorImpl& {
+    const TensorImpl* p = &as_dtype(t, compute, v.keep, fn);
+    if (p->device() != device && !host_scalars) {
+      v.keep.push_back(empty_strided({}, {}, compute, device, fn));
+      copy_tensor(*v.keep.back(), *p, fn);
+      p = v.keep.back().get();
+    }
+    return *p;
+  };
+  const TensorImpl& a = operand(a0);
+  const TensorImpl& b = operand(b0);
+  v.shape = broadcast_shapes(a.sizes(), b.sizes(), fn);
+  v.a_strides = expand_strides(a.sizes(), a.strides(), v.shape, fn);
+  v.b_strides = expand_strides(b.sizes(), b.strides(), v.shape, fn);
+  // The layout follows the operands as given, before any dtype conversion.
+  const std::vector<int64_t> layout = iterator_output_strides(
+      v.shape, {expand_strides(a0.sizes(), a0.strides(), v.shape, fn),
+                expand_strides(b0.sizes(), b0.strides(), v.shape, fn)});
+  v.out = empty_strided(v.shape, layout, out_dtype, device, fn);
+  v.a = strided_view(a);
+  v.b = strided_view(b);
+  v.a.sizes = v.b.sizes = v.shape;
+  v.a.strides = v.a_strides;
+  v.b.strides = v.b_strides;
+  return v;
+}
 
 std::unique_ptr<TensorImpl> abs(const TensorImpl& self, const char* fn) {
   check_served(self.dtype(), "self", fn);

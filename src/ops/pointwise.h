@@ -56,6 +56,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -76,6 +77,27 @@ struct PointwiseKernels {
   void (*binary)(BinaryOp op, const StridedView& a, const StridedView& b, const StridedView& out,
                  double alpha, const char* fn);
 };
+
+// ATen's result_type of two tensors (Note [Pointwise semantics]): beside a
+// tensor of one or more dims, a 0-d one changes the dtype only with a higher
+// category.
+ScalarType result_type(const TensorImpl& a, const TensorImpl& b, const char* fn);
+
+// The operands of an elementwise binary op: a0 and b0 in dtype `compute` on
+// one device (a CPU 0-d tensor joins the other's; with host_scalars it stays
+// on the host, for kernels that take it by value), broadcast together, as
+// views of the output's shape (0 strides where broadcast), and a new output
+// of `out_dtype` on that device, laid out as TensorIterator lays it out from
+// the operands as given (Note [Iterator output layout]). The views live as
+// long as this.
+struct BinaryOperands {
+  std::vector<std::unique_ptr<TensorImpl>> keep;  // converted copies
+  std::vector<int64_t> shape, a_strides, b_strides;
+  StridedView a, b;
+  std::unique_ptr<TensorImpl> out;
+};
+BinaryOperands binary_operands(const TensorImpl& a0, const TensorImpl& b0, ScalarType compute,
+                               ScalarType out_dtype, const char* fn, bool host_scalars = false);
 
 std::unique_ptr<TensorImpl> abs(const TensorImpl& self, const char* fn);
 std::unique_ptr<TensorImpl> angle(const TensorImpl& self, const char* fn);

@@ -113,14 +113,34 @@ AOTRT_POOLING_HD inline MaxAt<A> window_max(const Box& b, const int64_t* step, i
       }
   return best;
 }
-// The sum over the box of read(d, h, w), in A.
+// The sum over the box of read(d, h, w), in A; an integer sum wraps as two's
+// complement (Note [Integer wraparound] in cpu/elements.h).
 template <typename A, typename Read>
 AOTRT_POOLING_HD inline A window_sum(const Box& b, const Read& read) {
   A sum = 0;
   for (int64_t d = b.lo[0]; d < b.hi[0]; ++d)
     for (int64_t h = b.lo[1]; h < b.hi[1]; ++h)
-      for (int64_t w = b.lo[2]; w < b.hi[2]; ++w) sum += read(d, h, w);
+      for (int64_t w = b.lo[2]; w < b.hi[2]; ++w) {
+        if constexpr (std::is_integral_v<A>) {
+          using U = std::make_unsigned_t<A>;
+          sum = static_cast<A>(static_cast<U>(sum) + static_cast<U>(read(d, h, w)));
+        } else {
+          sum += read(d, h, w);
+        }
+      }
   return sum;
+}
+// sum / divisor in A: integers truncate, and INT64_MIN / -1 (which traps)
+// wraps as ATen's result does (a negative divisor_override is allowed).
+template <typename A>
+AOTRT_POOLING_HD inline A window_mean(A sum, int64_t divisor) {
+  if constexpr (std::is_integral_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return divisor == -1 ? static_cast<A>(U(0) - static_cast<U>(sum))
+                         : static_cast<A>(sum / static_cast<A>(divisor));
+  } else {
+    return sum / static_cast<A>(divisor);
+  }
 }
 
 // ATen's scalar_t arithmetic for float16/bfloat16: every operation in float,

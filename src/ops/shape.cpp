@@ -22,10 +22,7 @@ std::unique_ptr<TensorImpl> narrowed(const TensorImpl& t, int64_t d, int64_t sta
 }
 }  // namespace
 
-void fill(const TensorImpl& self, double value, const char* fn) {
-  auto v = scalar_tensor(value, ScalarType::Float64, cpu_device(), fn);
-  copy_tensor(self, *v, fn);
-}
+void fill(const TensorImpl& self, double value, const char* fn) { fill_tensor(self, value, fn); }
 
 std::unique_ptr<TensorImpl> full(std::span<const int64_t> size, double value, ScalarType dtype,
                                  Device device, const char* fn) {

@@ -4,11 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <sstream>
 
 #include "core/error.h"
+#include "cuda/cuda.h"
 #include "core/handles.h"
 
 namespace aotrt::runtime {
@@ -46,6 +48,64 @@ std::optional<ScalarType> serialized_dtype(int64_t code) {
     case 35: return ScalarType::UInt64;
     default: return std::nullopt;
   }
+}
+
+// Note [Non-finite floats in the extern-node JSON]
+// AOTInductor writes the JSON with Python's json.dumps, which spells the
+// floats inf, -inf and nan as the bare tokens Infinity, -Infinity and NaN
+// (not JSON; e.g. clamp(x, max=inf) or nan_to_num's defaults). Before
+// parsing, such tokens outside strings become the strings "Infinity",
+// "-Infinity" and "NaN", which a float argument reads back as the value.
+std::string quote_nonfinite_tokens(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out += c;
+      continue;
+    }
+    bool replaced = false;
+    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
+      const size_t n = std::char_traits<char>::length(token);
+      if (text.compare(i, n, token) == 0) {
+        out += '"';
+        out += token;
+        out += '"';
+        i += n - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+bool is_json_float(const json& v) {
+  if (v.is_number()) return true;
+  if (!v.is_string()) return false;
+  const auto& s = v.get_ref<const std::string&>();
+  return s == "Infinity" || s == "-Infinity" || s == "NaN";
+}
+
+double json_float(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  const auto& s = v.get_ref<const std::string&>();
+  if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  return s == "Infinity" ? std::numeric_limits<double>::infinity()
+                         : -std::numeric_limits<double>::infinity();
 }
 
 // The one key of a serialised Argument ({"as_tensor": {...}}).
@@ -89,8 +149,8 @@ ProxyArg parse_input(const json& named, int& tensors, int& ints, std::string& un
   } else if (kind == "as_ints" || kind == "as_sym_ints") {
     AOTRT_CHECK(v.is_array(), kPackage, what, ": ", kind, " of '", a.name, "' is not a list");
     a.int_count = static_cast<int>(v.size());
-  } else if (kind == "as_float" && v.is_number()) {
-    a.value = v.get<double>();
+  } else if (kind == "as_float" && is_json_float(v)) {
+    a.value = json_float(v);
   } else if (kind == "as_bool" && v.is_boolean()) {
     a.value = v.get<bool>();
   } else if (kind == "as_string" && v.is_string()) {
@@ -98,11 +158,15 @@ ProxyArg parse_input(const json& named, int& tensors, int& ints, std::string& un
   } else if ((kind == "as_scalar_type" || kind == "as_layout" || kind == "as_memory_format") &&
              v.is_number_integer()) {
     a.value = v.get<int64_t>();
-  } else if (kind == "as_floats" && v.is_array()) {
-    a.value = v.get<std::vector<double>>();
+  } else if (kind == "as_floats" && v.is_array() &&
+             std::all_of(v.begin(), v.end(), [](const json& x) { return is_json_float(x); })) {
+    std::vector<double> values;
+    for (const json& x : v) values.push_back(json_float(x));
+    a.value = std::move(values);
   } else if (kind == "as_bools" && v.is_array()) {
     a.value = v.get<std::vector<bool>>();
   } else if (kind == "as_device" && v.is_object() && v.contains("type")) {
+    // "cpu", "cuda", or "cuda:N" when the JSON names the index.
     std::string device = v["type"].get<std::string>();
     if (v.contains("index") && v["index"].is_number_integer()) {
       device += ":" + std::to_string(v["index"].get<int64_t>());
@@ -123,7 +187,7 @@ ProxyArg parse_input(const json& named, int& tensors, int& ints, std::string& un
 }  // namespace
 
 std::vector<ExternNode> parse_extern_nodes(const std::string& text, const std::string& what) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const json doc = json::parse(quote_nonfinite_tokens(text), nullptr, /*allow_exceptions=*/false);
   AOTRT_CHECK(!doc.is_discarded() && doc.is_object() && doc.contains("nodes") &&
                   doc["nodes"].is_array(),
               kPackage, what, ": not the extern-node JSON AOTInductor writes ({\"nodes\": [...]})");
@@ -355,6 +419,19 @@ bool ProxyCall::bool_arg(std::string_view name, std::optional<bool> dflt) const 
   AOTRT_CHECK(std::holds_alternative<bool>(r.value), kInvalidArgument, what_, ": argument '",
               name, "' is ", r.kind, ", not a bool");
   return std::get<bool>(r.value);
+}
+
+Device ProxyCall::device_arg(std::string_view name, std::optional<Device> dflt) const {
+  if (find(name) == nullptr && dflt) return *dflt;
+  const std::string text = string_arg(name);
+  if (text == "cpu") return cpu_device();
+  if (text == "cuda") return Device{DeviceType::CUDA, cuda::current_device()};
+  if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() < 12 &&
+      text.find_first_not_of("0123456789", 5) == std::string::npos) {
+    return Device{DeviceType::CUDA, std::stoi(text.substr(5))};
+  }
+  AOTRT_FAIL(kUnsupported, what_, ": argument '", name, "' is device '", text,
+             "'; aotrt serves cpu and cuda");
 }
 
 std::string ProxyCall::string_arg(std::string_view name, std::optional<std::string> dflt) const {

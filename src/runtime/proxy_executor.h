@@ -55,8 +55,7 @@ struct ProxyArg {
   std::string name;
   std::string kind;  // the Argument key: "as_tensor", "as_int", "as_none", ...
   // Static value (as_float, as_bool, as_string, as_scalar_type, as_layout,
-  // as_memory_format, as_floats, as_bools, as_device as "cpu", "cuda" or,
-  // when the JSON gives an index, "cuda:N").
+  // as_memory_format, as_floats, as_bools, as_device as "cpu", "cuda" or "cuda:N").
   std::variant<std::monostate, double, bool, int64_t, std::string, std::vector<double>,
                std::vector<bool>>
       value;
@@ -148,6 +147,9 @@ class ProxyCall {
   bool bool_arg(std::string_view name, std::optional<bool> dflt = std::nullopt) const;
   std::string string_arg(std::string_view name,
                          std::optional<std::string> dflt = std::nullopt) const;
+  // A Device argument ("cpu", "cuda" or "cuda:N"; "cuda" is the current
+  // CUDA device). dflt: the device when the argument is left out.
+  Device device_arg(std::string_view name, std::optional<Device> dflt = std::nullopt) const;
   std::optional<std::string> optional_string(std::string_view name) const;
   // A Scalar: an int Scalar is passed at run time, a float or bool statically.
   double scalar_arg(std::string_view name, std::optional<double> dflt = std::nullopt) const;

@@ -3,6 +3,8 @@
 // the refusals made before a model runs. The JSON below is what torch 2.13
 // wrote for torch.linalg.inv and torch.unique_consecutive (trimmed of
 // metadata), plus hand-made nodes for the argument kinds they lack.
+#include <limits>
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -73,6 +75,37 @@ TEST(ProxyExecutor, IntsAndOptionalTensorListsTakeRunTimeSlots) {
   EXPECT_EQ(n.outputs[0].tensor_count, 2);
   EXPECT_EQ(n.outputs[1].tensor_count, 0);
   EXPECT_TRUE(n.unsupported.empty());
+}
+
+// Note [Non-finite floats in the extern-node JSON]: torch 2.13 writes inf as
+// the string "Infinity"; Python's json.dumps (older serializers) as the bare
+// token, which is not JSON. Both read back as the value; the same words inside
+// a string are left alone.
+TEST(ProxyExecutor, ReadsNonFiniteFloatsAsTorchWritesThem) {
+  const char* json = R"({"nodes": [{"name": "b", "node": {"target": "aten::x",
+    "inputs": [{"name": "a", "arg": {"as_float": Infinity}},
+               {"name": "b", "arg": {"as_float": -Infinity}},
+               {"name": "c", "arg": {"as_float": NaN}},
+               {"name": "d", "arg": {"as_float": "-Infinity"}},
+               {"name": "e", "arg": {"as_floats": [1.5, Infinity, "NaN"]}},
+               {"name": "f", "arg": {"as_string": "NaN \" Infinity"}}],
+    "outputs": []}}]})";
+  const std::vector<ExternNode> nodes = parse_extern_nodes(json, "test");
+  ASSERT_EQ(nodes.size(), 1u);
+  const std::vector<ProxyArg>& in = nodes[0].inputs;
+  ASSERT_EQ(in.size(), 6u);
+  EXPECT_TRUE(nodes[0].unsupported.empty()) << nodes[0].unsupported;
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(std::get<double>(in[0].value), inf);
+  EXPECT_EQ(std::get<double>(in[1].value), -inf);
+  EXPECT_TRUE(std::isnan(std::get<double>(in[2].value)));
+  EXPECT_EQ(std::get<double>(in[3].value), -inf);
+  const auto& e = std::get<std::vector<double>>(in[4].value);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0], 1.5);
+  EXPECT_EQ(e[1], inf);
+  EXPECT_TRUE(std::isnan(e[2]));
+  EXPECT_EQ(std::get<std::string>(in[5].value), "NaN \" Infinity");
 }
 
 TEST(ProxyExecutor, RefusesMalformedJsonNamingTheFile) {

@@ -214,15 +214,10 @@ T acc_to(A acc) {
   }
 }
 
-// Integer products and sums wrap as two's complement (ATen's integer bmm).
+// acc + x * y * z; integers wrap (Note [Integer wraparound]), as ATen's integer bmm.
 template <typename A>
 A wrap_mul_add(A acc, A x, A y, A z) {
-  if constexpr (std::is_integral_v<A>) {
-    const auto u = static_cast<uint64_t>(x) * static_cast<uint64_t>(y) * static_cast<uint64_t>(z);
-    return static_cast<A>(static_cast<uint64_t>(acc) + u);
-  } else {
-    return acc + x * y * z;
-  }
+  return wrapping_add(acc, wrapping_mul(wrapping_mul(x, y), z));
 }
 
 void sum_of_products(const StridedView& a, const StridedView& b, const StridedView& c,

@@ -21,32 +21,6 @@ using ops::BinaryOp;
 using ops::PointwiseKernels;
 using ops::UnaryOp;
 
-// f(offset in each view) for every index of the shape, row-major.
-template <size_t N, typename F>
-void for_each_element(std::span<const int64_t> shape,
-                      const std::array<std::span<const int64_t>, N>& strides, F&& f) {
-  const size_t nd = shape.size();
-  for (int64_t s : shape) {
-    if (s == 0) return;
-  }
-  std::vector<int64_t> idx(nd, 0);
-  std::array<int64_t, N> off{};
-  while (true) {
-    f(off);
-    size_t d = nd;
-    while (true) {
-      if (d == 0) return;
-      --d;
-      if (++idx[d] < shape[d]) {
-        for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
-        break;
-      }
-      for (size_t k = 0; k < N; ++k) off[k] -= (shape[d] - 1) * strides[k][d];
-      idx[d] = 0;
-    }
-  }
-}
-
 template <typename T>
 struct real_of {
   using type = T;
@@ -59,9 +33,6 @@ template <typename T>
 using real_t = typename real_of<T>::type;
 
 using ops::pointwise_math::int_pow;
-using ops::pointwise_math::magnitude;
-using ops::pointwise_math::wrap_add;
-using ops::pointwise_math::wrap_mul;
 
 template <typename V>
 V complex_pow(V x, V y) {
@@ -107,7 +78,8 @@ void unary(UnaryOp op, const StridedView& in, const StridedView& out, const char
             write_elem<T>(out.data, off[1], read_elem<T>(in.data, off[0]));
           } else if constexpr (std::is_integral_v<T>) {
             // abs of the most negative value is itself, as in ATen (two's complement).
-            write_elem<T>(out.data, off[1], static_cast<T>(magnitude(x)));
+            const T magnitude = x < 0 ? wrapping_neg(x) : x;
+            write_elem<T>(out.data, off[1], magnitude);
           } else {
             write_elem<T>(out.data, off[1], convert_value<T>(std::abs(x)));
           }
@@ -153,7 +125,7 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_same_v<T, bool>) {
             r = x || (y && alpha != 0);
           } else if constexpr (std::is_integral_v<V>) {
-            r = wrap_add(x, wrap_mul(al, y));
+            r = wrapping_add(x, wrapping_mul(al, y));
           } else {
             r = x + al * y;
           }
@@ -162,7 +134,7 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_same_v<T, bool>) {
             r = x && y;
           } else if constexpr (std::is_integral_v<V>) {
-            r = wrap_mul(x, y);
+            r = wrapping_mul(x, y);
           } else {
             r = x * y;
           }
@@ -185,7 +157,10 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_integral_v<V> && !std::is_same_v<T, bool>) {
             // On the magnitudes, unsigned: std::gcd of the most negative value is
             // undefined; ATen's result for it wraps to that value.
-            r = static_cast<V>(std::gcd(magnitude(x), magnitude(y)));
+            using W = WrapOf<V>;
+            const W a = x < 0 ? W(0) - static_cast<W>(x) : static_cast<W>(x);
+            const W b = y < 0 ? W(0) - static_cast<W>(y) : static_cast<W>(y);
+            r = static_cast<V>(std::gcd(a, b));
           } else {
             AOTRT_FAIL(kInternal, fn, ": gcd of a non-integer dtype");
           }

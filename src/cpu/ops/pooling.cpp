@@ -126,7 +126,7 @@ void avg_pool(const Volume& out, const Volume& in, const PoolWindow& win, bool c
       const A sum = pooling_math::window_sum<A>(a.box, reader<T>(in, n, c));
       const int64_t divisor =
           divisor_override ? *divisor_override : (count_include_pad ? a.padded : a.inside);
-      write_elem<T>(dst, 0, convert_value<T>(sum / static_cast<A>(divisor)));
+      write_elem<T>(dst, 0, convert_value<T>(pooling_math::window_mean(sum, divisor)));
     });
   });
   AOTRT_CHECK(served, kUnsupported, fn, ": dtype ", dtype_name(in.dtype), " is not served");

@@ -23,25 +23,6 @@ using acc_t = std::conditional_t<
                        std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>,
                                           float, int64_t>>>;
 
-// Integer sums and products wrap as two's complement, without the undefined
-// behaviour of signed overflow.
-template <typename A>
-A add(A x, A y) {
-  if constexpr (std::is_integral_v<A>) {
-    return static_cast<A>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
-  } else {
-    return x + y;
-  }
-}
-template <typename A>
-A mul(A x, A y) {
-  if constexpr (std::is_integral_v<A>) {
-    return static_cast<A>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
-  } else {
-    return x * y;
-  }
-}
-
 // ATen's _log_add_exp_helper(x, y).
 template <typename A>
 A log_add_exp(A x, A y) {
@@ -61,9 +42,9 @@ void scan_line(ScanOp op, char* base, int64_t n, int64_t stride) {
   for (int64_t i = 0; i < n; ++i) {
     const A x = static_cast<A>(load(read_elem<T>(base, i * stride)));
     if (op == ScanOp::kSum) {
-      acc = add(acc, x);
+      acc = wrapping_add(acc, x);
     } else if (op == ScanOp::kProd) {
-      acc = mul(acc, x);
+      acc = wrapping_mul(acc, x);
     } else if constexpr (std::is_floating_point_v<A>) {
       acc = log_add_exp(x, acc);
     }

@@ -153,7 +153,7 @@ __global__ void avg_pool_kernel(Vol out, Vol in, Win win, bool count_include_pad
     const A sum = pooling_math::window_sum<A>(a.box, Reader<T>{in, o.n, o.c});
     const int64_t divisor =
         divisor_override != 0 ? divisor_override : (count_include_pad ? a.padded : a.inside);
-    *dst = from_acc<T>(sum / static_cast<A>(divisor));
+    *dst = from_acc<T>(pooling_math::window_mean(sum, divisor));
   }
 }
 

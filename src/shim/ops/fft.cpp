@@ -8,21 +8,21 @@
 using namespace aotrt;
 using runtime::ProxyCall;
 
-AOTRT_OP_CPU(_fft_r2c,
-             (AtenTensorHandle self, const int64_t* dim, int64_t dim_len_, int64_t normalization,
-              int32_t onesided, AtenTensorHandle* ret0),
-             give(ret0, ops::fft_r2c(args.tensor(self, "self"), args.ints(dim, dim_len_, "dim"),
-                                     normalization, onesided != 0, fn)))
+AOTRT_OP(_fft_r2c,
+         (AtenTensorHandle self, const int64_t* dim, int64_t dim_len_, int64_t normalization,
+          int32_t onesided, AtenTensorHandle* ret0),
+         give(ret0, ops::fft_r2c(args.tensor(self, "self"), args.ints(dim, dim_len_, "dim"),
+                                 normalization, onesided != 0, fn)))
 
-AOTRT_OP_CPU(_fft_c2c,
-             (AtenTensorHandle self, const int64_t* dim, int64_t dim_len_, int64_t normalization,
-              int32_t forward, AtenTensorHandle* ret0),
-             give(ret0, ops::fft_c2c(args.tensor(self, "self"), args.ints(dim, dim_len_, "dim"),
-                                     normalization, forward != 0, fn)))
+AOTRT_OP(_fft_c2c,
+         (AtenTensorHandle self, const int64_t* dim, int64_t dim_len_, int64_t normalization,
+          int32_t forward, AtenTensorHandle* ret0),
+         give(ret0, ops::fft_c2c(args.tensor(self, "self"), args.ints(dim, dim_len_, "dim"),
+                                 normalization, forward != 0, fn)))
 
 // _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size).
 AOTRT_PROXY_OP("aten::_fft_c2r", {"self", "dim", "normalization", "last_dim_size"},
-               runtime::kProxyCpu, [](ProxyCall& c) {
+               runtime::kProxyCpu | runtime::kProxyCuda, [](ProxyCall& c) {
                  const std::vector<int64_t> dim = c.ints("dim");
                  c.set_output(0, ops::fft_c2r(c.tensor("self"), dim, c.int_arg("normalization"),
                                               c.int_arg("last_dim_size"), c.what()));

@@ -73,7 +73,8 @@ AOTRT_PROXY_OP("aten::_conj_physical", {"self"}, runtime::kProxyCpu | runtime::k
                });
 
 // prims::convert_element_type(Tensor a, ScalarType dtype).
-AOTRT_PROXY_OP("prims::convert_element_type", {"a", "dtype"}, runtime::kProxyCpu,
+AOTRT_PROXY_OP("prims::convert_element_type", {"a", "dtype"},
+               runtime::kProxyCpu | runtime::kProxyCuda,
                [](ProxyCall& c) {
                  c.set_output(0, ops::convert_element_type(c.tensor("a"), c.dtype("dtype"),
                                                            c.what()));

@@ -1,14 +1,10 @@
-// Entry points of the random family (ops/random.h): uniform,
-// normal_functional, multinomial and prims::normal on both devices, the rest
-// on the CPU (AOTRT_OP once their CUDA rows have run on a GPU: a CUDA package
-// must be refused at load until then, not at its first draw). Handles
+// Entry points of the random family (ops/random.h), both devices (the CUDA
+// kernels are src/cuda/ops/random.cu; CUDA draws the CPU's stream). Handles
 // are borrowed; ret0 gets a new owning handle; in-place ops (bernoulli_,
 // randint_low_out) write into self / out. See Note [Op rows] and Note
 // [Random streams].
 #include <algorithm>
-#include <string>
 
-#include "cuda/cuda.h"
 #include "ops/random.h"
 #include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
@@ -67,61 +63,61 @@ std::unique_ptr<TensorImpl> like(const OpArgs& args, AtenTensorHandle self, cons
 
 }  // namespace
 
-AOTRT_OP_CPU(rand,
+AOTRT_OP(rand,
              (const int64_t* size, int64_t size_len_,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, AtenTensorHandle* ret0),
              give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
                                  nullptr, uniform(0, 1))))
 
-AOTRT_OP_CPU(rand_generator,
+AOTRT_OP(rand_generator,
              (const int64_t* size, int64_t size_len_, AtenGeneratorHandle* generator,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, AtenTensorHandle* ret0),
              give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
                                  generator, uniform(0, 1))))
 
-AOTRT_OP_CPU(randn,
+AOTRT_OP(randn,
              (const int64_t* size, int64_t size_len_,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, AtenTensorHandle* ret0),
              give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
                                  nullptr, normal(0, 1))))
 
-AOTRT_OP_CPU(randn_generator,
+AOTRT_OP(randn_generator,
              (const int64_t* size, int64_t size_len_, AtenGeneratorHandle* generator,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, AtenTensorHandle* ret0),
              give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
                                  generator, normal(0, 1))))
 
-AOTRT_OP_CPU(rand_like,
+AOTRT_OP(rand_like,
              (AtenTensorHandle self,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, int32_t* memory_format, AtenTensorHandle* ret0),
              give(ret0, like(args, self, dtype, memory_format, nullptr, uniform(0, 1))))
 
-AOTRT_OP_CPU(rand_like_generator,
+AOTRT_OP(rand_like_generator,
              (AtenTensorHandle self, AtenGeneratorHandle* generator,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, int32_t* memory_format,
               AtenTensorHandle* ret0),
              give(ret0, like(args, self, dtype, memory_format, generator, uniform(0, 1))))
 
-AOTRT_OP_CPU(randn_like,
+AOTRT_OP(randn_like,
              (AtenTensorHandle self,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, int32_t* memory_format, AtenTensorHandle* ret0),
              give(ret0, like(args, self, dtype, memory_format, nullptr, normal(0, 1))))
 
-AOTRT_OP_CPU(randn_like_generator,
+AOTRT_OP(randn_like_generator,
              (AtenTensorHandle self, AtenGeneratorHandle* generator,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, int32_t* memory_format,
               AtenTensorHandle* ret0),
              give(ret0, like(args, self, dtype, memory_format, generator, normal(0, 1))))
 
-AOTRT_OP_CPU(randint,
+AOTRT_OP(randint,
              (int64_t high, const int64_t* size, int64_t size_len_,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory,
@@ -129,14 +125,14 @@ AOTRT_OP_CPU(randint,
              give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
                                  nullptr, randint(0, high, fn))))
 
-AOTRT_OP_CPU(randint_generator,
+AOTRT_OP(randint_generator,
              (int64_t high, const int64_t* size, int64_t size_len_, AtenGeneratorHandle* generator,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, AtenTensorHandle* ret0),
              give(ret0, factory(args, size, size_len_, dtype, layout, device_index_,
                                  generator, randint(0, high, fn))))
 
-AOTRT_OP_CPU(randint_low,
+AOTRT_OP(randint_low,
              (int64_t low, int64_t high, const int64_t* size, int64_t size_len_,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory,
@@ -146,7 +142,7 @@ AOTRT_OP_CPU(randint_low,
 
 // Inductor seeds its own random kernels with this one (one int64 seed per
 // random op of the graph, drawn in [INT64_MIN, INT64_MAX)).
-AOTRT_OP_CPU(randint_low_out,
+AOTRT_OP(randint_low_out,
              (AtenTensorHandle out, int64_t low, int64_t high, const int64_t* size,
               int64_t size_len_),
              const TensorImpl& o = args.tensor(out, "out");
@@ -156,31 +152,31 @@ AOTRT_OP_CPU(randint_low_out,
                          "resize outputs");
              ops::fill_random(o, randint(low, high, fn), fn))
 
-AOTRT_OP_CPU(randint_like,
+AOTRT_OP(randint_like,
              (AtenTensorHandle self, int64_t high,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, int32_t* memory_format, AtenTensorHandle* ret0),
              give(ret0, like(args, self, dtype, memory_format, nullptr, randint(0, high, fn))))
 
-AOTRT_OP_CPU(randint_like_low_dtype,
+AOTRT_OP(randint_like_low_dtype,
              (AtenTensorHandle self, int64_t low, int64_t high,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, int32_t* memory_format,
               AtenTensorHandle* ret0),
              give(ret0, like(args, self, dtype, memory_format, nullptr, randint(low, high, fn))))
 
-AOTRT_OP_CPU(randperm, (int64_t n,
+AOTRT_OP(randperm, (int64_t n,
               int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
               int32_t* pin_memory, AtenTensorHandle* ret0),
              give(ret0, ops::randperm(n, args.optional_dtype(dtype, "dtype"),
                                       args.factory_device(layout, device_index_), fn)))
 
-AOTRT_OP_CPU(bernoulli__float, (AtenTensorHandle self, double p, AtenGeneratorHandle* generator),
+AOTRT_OP(bernoulli__float, (AtenTensorHandle self, double p, AtenGeneratorHandle* generator),
              check_generator(generator, fn);
              ops::fill_random(args.tensor(self, "self"),
                               RandomDraw{.kind = RandomKind::kBernoulli, .a = p}, fn))
 
-AOTRT_OP_CPU(bernoulli__Tensor,
+AOTRT_OP(bernoulli__Tensor,
              (AtenTensorHandle self, AtenTensorHandle p, AtenGeneratorHandle* generator),
              check_generator(generator, fn);
              ops::bernoulli_tensor_(args.tensor(self, "self"), args.tensor(p, "p"), fn))
@@ -197,7 +193,7 @@ AOTRT_OP(normal_functional,
              check_generator(generator, fn);
              give(ret0, ops::random_functional(args.tensor(self, "self"), normal(mean, std), fn)))
 
-AOTRT_OP_CPU(exponential,
+AOTRT_OP(exponential,
              (AtenTensorHandle self, double lambd, AtenGeneratorHandle* generator,
               AtenTensorHandle* ret0),
              check_generator(generator, fn);
@@ -205,7 +201,7 @@ AOTRT_OP_CPU(exponential,
                             args.tensor(self, "self"),
                             RandomDraw{.kind = RandomKind::kExponential, .a = lambd}, fn)))
 
-AOTRT_OP_CPU(native_dropout,
+AOTRT_OP(native_dropout,
              (AtenTensorHandle input, double p, int32_t* train, AtenTensorHandle* ret0,
               AtenTensorHandle* ret1),
              auto [out, mask] = ops::native_dropout(
@@ -217,19 +213,6 @@ namespace {
 void check_no_generator(const runtime::ProxyCall& c) {
   AOTRT_CHECK(!c.has_value("generator"), kUnsupported, c.what(),
               ": argument 'generator' is not None; aotrt draws from its default generator");
-}
-
-// A factory's 'device' argument: "cpu", "cuda" (the current CUDA device) or "cuda:N".
-Device proxy_device(const runtime::ProxyCall& c) {
-  const std::string device = c.string_arg("device", "cpu");
-  if (device == "cpu") return cpu_device();
-  if (device == "cuda") return make_device(1, cuda::current_device(), c.what());
-  AOTRT_CHECK(device.starts_with("cuda:") && device.size() > 5 &&
-                  device.find_first_not_of("0123456789", 5) == std::string::npos &&
-                  device.size() < 10,
-              kUnsupported, c.what(), ": argument 'device' is ", device,
-              "; aotrt serves cpu and cuda devices");
-  return make_device(1, std::stoi(device.substr(5)), c.what());
 }
 }  // namespace
 
@@ -259,8 +242,9 @@ AOTRT_PROXY_OP("prims::normal",
                {"shape", "mean", "std", "dtype", "device", "requires_grad", "generator"},
                runtime::kProxyCpu | runtime::kProxyCuda, [](runtime::ProxyCall& c) {
                  check_no_generator(c);
+                 const Device device = c.device_arg("device", cpu_device());
                  c.set_output(0, ops::random_tensor(c.ints("shape"), c.optional_dtype("dtype"),
-                                                    proxy_device(c), normal(c.scalar_arg("mean"),
-                                                                            c.scalar_arg("std")),
+                                                    device, normal(c.scalar_arg("mean"),
+                                                                         c.scalar_arg("std")),
                                                     c.what()));
                });

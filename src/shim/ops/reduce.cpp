@@ -20,7 +20,7 @@ AOTRT_OP_ATEN(amax,
 AOTRT_PROXY_OP("aten::hash_tensor", {"self", "dim", "keepdim", "mode"},
                runtime::kProxyCpu | runtime::kProxyCuda,
                [](runtime::ProxyCall& c) {
-                 c.set_output(0, ops::hash_tensor(c.tensor("self"), c.ints("dim", {{}}),
+                 c.set_output(0, ops::hash_tensor(c.tensor("self"), c.ints("dim", std::vector<int64_t>{}),
                                                   c.bool_arg("keepdim", false),
                                                   c.int_arg("mode", 0), c.what()));
                },

@@ -81,14 +81,16 @@ AOTRT_OP_ATEN(pad,
 // tensors, which it has no codegen for, and for the FFTs' padding). The ops
 // are device-generic, but only the CPU has run these rows.
 // clone(Tensor self, *, MemoryFormat? memory_format=None).
-AOTRT_PROXY_OP("aten::clone", {"self", "memory_format"}, runtime::kProxyCpu, [](ProxyCall& c) {
+AOTRT_PROXY_OP("aten::clone", {"self", "memory_format"}, runtime::kProxyCpu | runtime::kProxyCuda,
+               [](ProxyCall& c) {
   c.set_output(0, ops::clone(c.tensor("self"), c.optional_memory_format("memory_format"),
                              c.what()));
 });
 
 // constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0): value is
 // positional, so the JSON always has it (inductor fills positional defaults).
-AOTRT_PROXY_OP("aten::constant_pad_nd", {"self", "pad", "value"}, runtime::kProxyCpu,
+AOTRT_PROXY_OP("aten::constant_pad_nd", {"self", "pad", "value"},
+               runtime::kProxyCpu | runtime::kProxyCuda,
                [](ProxyCall& c) {
                  const std::vector<int64_t> pad = c.ints("pad");
                  c.set_output(0, ops::pad(c.tensor("self"), pad, "constant",

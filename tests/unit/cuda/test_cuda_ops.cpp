@@ -14,6 +14,7 @@
 
 #include "aotrt/aotrt.h"
 #include "cuda/cuda.h"
+#include "op_test_util.h"
 #include "ops/ops_testing.h"
 
 namespace aotrt::test {
@@ -35,23 +36,6 @@ using RandFn = AOTITorchError (*)(const int64_t*, int64_t, int32_t*, int32_t*, i
                                   int32_t*, AtenTensorHandle*);
 using RandpermFn = AOTITorchError (*)(int64_t, int32_t*, int32_t*, int32_t*, int32_t, int32_t*,
                                       AtenTensorHandle*);
-
-Backend cuda_backend() {
-  for (const Backend& b : built_backends()) {
-    if (!b.is_cpu()) return b;
-  }
-  ADD_FAILURE() << "a CUDA build without the CUDA backend";
-  return built_backends()[0];
-}
-
-#define REQUIRE_CUDA_DEVICE()                                                    \
-  do {                                                                           \
-    int n_ = 0;                                                                  \
-    ASSERT_TRUE(cudaGetDeviceCount(&n_) == cudaSuccess && n_ > 0)                \
-        << "aotrt was built with CUDA but no CUDA device is visible";            \
-  } while (0)
-
-#define CALL_OK(call) ASSERT_EQ((call), AOTI_TORCH_SUCCESS) << #call << ": " << aotrt_last_error()
 
 // ATen's CUDA cumsum scans in the result dtype (std::plus<scalar_t> through
 // CUB): float32 [1e8, 1, 1, -1e8] ends at 0, where ATen's CPU kernel (double
@@ -227,17 +211,15 @@ TEST(CudaOpsContract, CumsumAndSortCaptureIntoAGraph) {
     sum.reset();
     values.reset();
     indices.reset();
-    const int64_t mallocs = cuda::driver_allocations(0);
-    graph.begin_capture();
-    const AOTITorchError rc1 = cumsum(x.get(), 1, nullptr, sum.out());
-    const AOTITorchError rc2 = sort(x.get(), 1, 0, values.out(), indices.out());
-    if (rc1 != AOTI_TORCH_SUCCESS || rc2 != AOTI_TORCH_SUCCESS) {
-      const std::string why = aotrt_last_error();
-      graph.abandon_capture();
-      FAIL() << "an op failed while capturing: " << why;
-    }
-    ASSERT_NO_THROW(graph.end_capture("test_cuda_ops"));
-    EXPECT_EQ(cuda::driver_allocations(0), mallocs) << "cudaMalloc inside the captured calls";
+    capture_warm_calls(
+        graph,
+        [&] {
+          const AOTITorchError rc1 = cumsum(x.get(), 1, nullptr, sum.out());
+          const AOTITorchError rc2 = sort(x.get(), 1, 0, values.out(), indices.out());
+          return rc1 == AOTI_TORCH_SUCCESS && rc2 == AOTI_TORCH_SUCCESS;
+        },
+        "test_cuda_ops");
+    if (::testing::Test::HasFatalFailure()) return;
   }
   graph.prepare(nullptr);
   graph.replay(nullptr);

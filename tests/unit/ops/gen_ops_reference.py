@@ -1374,6 +1374,254 @@ def hash_cases():
     return out
 
 
+# --- fft -------------------------------------------------------------------------------
+# _fft_r2c, _fft_c2c (C shims) and _fft_c2r (proxy executor). ints: the mask of complex
+# inputs (passed as view_as_real), normalization, then onesided (r2c) / forward (c2c) /
+# last_dim_size (c2r), then dim. outputs: eager's result (complex as view_as_real), then
+# the layout ATen's CUDA kernels give it (no values): the CUDA meta function's, which
+# torch's meta functions answer for a tensor on the meta device (Note [cuFFT output
+# layouts] in src/ops/fft.cpp).
+def fft_cases():
+    out = []
+    f32, f64, c64, c128 = torch.float32, torch.float64, torch.complex64, torch.complex128
+    aten = torch.ops.aten
+
+    def cview(values, sizes, strides=None, offset=0):
+        """complex values (row-major over sizes) in a view with these strides and offset."""
+        strides = contiguous_strides(sizes) if strides is None else strides
+        extent = offset + 1 + sum((sz - 1) * st for sz, st in zip(sizes, strides))
+        buf = torch.full((extent + 1,), -77, dtype=values.dtype)
+        v = torch.as_strided(buf, sizes, strides, offset)
+        v.copy_(values.reshape(sizes))
+        return v
+
+    def zpattern(n, dtype, start=0):
+        re = torch.tensor(pattern(n, start, 0.5), dtype=torch.float64)
+        im = torch.tensor(pattern(n, start + 3, 0.25), dtype=torch.float64)
+        return torch.complex(re, im).to(dtype)
+
+    def layout(r):
+        return torch.view_as_real(r) if r.is_complex() else r
+
+    def add(name, op, x, norm, flag, dim):
+        meta = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+        fn = {"_fft_r2c": aten._fft_r2c, "_fft_c2c": aten._fft_c2c, "_fft_c2r": aten._fft_c2r}[op]
+        half = x.dtype in (torch.float16, torch.complex32)
+        if half:  # CUDA only (cuFFT's half precision): eager's float32 result, rounded
+            wide = torch.complex64 if x.is_complex() else f32
+            r = fn(x.to(wide), dim, norm, flag)
+            r = r.to(torch.complex32 if r.is_complex() else torch.float16)
+        else:
+            r = fn(x, dim, norm, flag)
+        cuda = layout(fn(meta, dim, norm, flag))
+        mask = 1 if x.is_complex() else 0
+        ins = [torch.view_as_real(x) if x.is_complex() else x]
+        text = case(name, op, ins, [mask, norm, int(flag)] + list(dim), layout(r))
+        # The CUDA layout: a second output without values.
+        j = lambda v: "{" + ", ".join(str(i) for i in v) + "}"
+        cuda_values = (f"Values{{{DTYPES[cuda.dtype]}, {j(list(cuda.shape))}, {j(list(cuda.stride()))}, "
+                       f"{cuda.storage_offset()}, {{}}}}")
+        assert text.endswith("}},\n")
+        out.append(text[:-4] + ",\n      " + cuda_values + "}},\n")
+
+    # r2c: odd and even lengths, every normalization, one- and two-sided, 1-3 dims.
+    add("r2c_1d_even", "_fft_r2c", view(pattern(24), f32, [3, 8]), 0, True, [1])
+    add("r2c_1d_odd_dim0", "_fft_r2c", view(pattern(21, 2), f32, [7, 3]), 2, True, [0])
+    add("r2c_2d_f64_ortho", "_fft_r2c", view(pattern(60, 1), f64, [2, 6, 5]), 1, True, [1, 2])
+    add("r2c_2d_dims01", "_fft_r2c", view(pattern(30, 3), f32, [6, 5]), 0, True, [0, 1])
+    add("r2c_twosided_odd", "_fft_r2c", view(pattern(28, 4), f32, [4, 7]), 2, False, [1])
+    add("r2c_twosided_2d_f64", "_fft_r2c", view(pattern(24, 5), f64, [4, 6]), 0, False, [0, 1])
+    add("r2c_3d_dims012", "_fft_r2c", view(pattern(60, 6), f32, [3, 4, 5]), 2, True, [0, 1, 2])
+    add("r2c_3d_dim_order", "_fft_r2c", view(pattern(60, 7), f32, [3, 4, 5]), 0, True, [2, 0, 1])
+    add("r2c_transposed", "_fft_r2c", transposed(pattern(30, 8), f32, [5, 6]), 0, True, [1])
+    # An odd offset: the real input is not aligned as a complex element.
+    add("r2c_sliced_odd_offset", "_fft_r2c", view(pattern(30, 9), f32, [3, 10], [13, 1], 1), 1, True, [1])
+    add("r2c_stride2_f64", "_fft_r2c", view(pattern(24, 10), f64, [4, 6], [14, 2], 2), 0, True, [1])
+    add("r2c_length1", "_fft_r2c", view(pattern(3, 11), f32, [3, 1]), 0, True, [1])
+    add("r2c_length2_twosided", "_fft_r2c", view(pattern(6, 12), f32, [3, 2]), 2, False, [1])
+
+    # c2c: forward and inverse, 1-4 dims, views with gaps, offsets, transposes.
+    add("c2c_1d_forward", "_fft_c2c", cview(zpattern(24, c64), [3, 8]), 0, True, [1])
+    add("c2c_1d_inverse_odd_c128", "_fft_c2c", cview(zpattern(35, c128, 1), [5, 7]), 2, False, [0])
+    add("c2c_2d_ortho", "_fft_c2c", cview(zpattern(60, c64, 2), [2, 6, 5]), 1, True, [1, 2])
+    add("c2c_3d_inverse_c128", "_fft_c2c", cview(zpattern(60, c128, 3), [3, 4, 5]), 2, False, [0, 1, 2])
+    add("c2c_4d", "_fft_c2c", cview(zpattern(48, c64, 4), [2, 3, 2, 4]), 0, True, [0, 1, 2, 3])
+    add("c2c_transposed", "_fft_c2c", cview(zpattern(24, c64, 5), [6, 4], [1, 6]), 0, False, [1])
+    add("c2c_gapped_offset_2d", "_fft_c2c", cview(zpattern(15, c64, 6), [3, 5], [7, 1], 2), 1, True, [0, 1])
+    add("c2c_middle_dim", "_fft_c2c", cview(zpattern(60, c64, 7), [3, 5, 4]), 2, True, [1])
+    add("c2c_length1_dim", "_fft_c2c", cview(zpattern(12, c64, 8), [4, 1, 3]), 0, True, [1, 2])
+
+    # c2r: Hermitian spectra (rfft of real data) of n // 2 + 1 bins, as irfft calls it.
+    def spec(n_total, sizes, dtype, dims, start=0):
+        x = torch.tensor(pattern(n_total, start), dtype=torch.float64).reshape(sizes)
+        return torch.fft.rfftn(x, dim=dims).to(dtype)
+
+    add("c2r_1d_even", "_fft_c2r", cview(spec(24, [3, 8], c64, [1]), [3, 5]), 2, 8, [1])
+    add("c2r_1d_odd", "_fft_c2r", cview(spec(28, [4, 7], c64, [1], 1), [4, 4]), 0, 7, [1])
+    add("c2r_2d_ortho_f64", "_fft_c2r", cview(spec(144, [3, 6, 8], c128, [1, 2], 2), [3, 6, 5]), 1, 8, [1, 2])
+    add("c2r_2d_dims01", "_fft_c2r", cview(spec(48, [6, 8], c64, [0, 1], 3), [6, 5]), 2, 8, [0, 1])
+    add("c2r_dim0", "_fft_c2r", cview(spec(40, [10, 4], c64, [0], 4), [6, 4]), 0, 10, [0])
+    s5 = spec(32, [8, 4], c64, [0], 5).T.contiguous()  # [4, 5]: bins along dim 1
+    add("c2r_transposed_offset", "_fft_c2r", cview(s5, [4, 5], [1, 5], 3), 2, 8, [1])
+    add("c2r_length1", "_fft_c2r", cview(spec(3, [3, 1], c64, [1], 6), [3, 1]), 0, 1, [1])
+    # Imaginary parts in the DC and Nyquist bins: ATen's CPU kernel ignores them; ATen's CUDA
+    # kernel gives whatever cuFFT's C2R gives (a CPU-only row, see test_ops_fft.cpp).
+    add("c2r_imag_dc_nyquist_cpu", "_fft_c2r", cview(zpattern(10, c64, 7), [2, 5]), 0, 8, [1])
+
+    # float16 / complex32: CUDA only (powers of two), refused on the CPU as ATen's CPU FFT does.
+    f16, c32 = torch.float16, torch.complex32
+    add("r2c_1d_f16", "_fft_r2c", view(pattern(24, 13), f16, [3, 8]), 2, True, [1])
+    add("r2c_2d_twosided_f16", "_fft_r2c", view(pattern(32, 14), f16, [4, 8]), 0, False, [0, 1])
+    add("r2c_stride2_f16", "_fft_r2c", view(pattern(32, 15), f16, [4, 8], [20, 2], 2), 0, True, [1])
+    add("c2c_2d_inverse_f16", "_fft_c2c", cview(zpattern(32, c64, 16), [4, 8]).to(c32), 1, False, [0, 1])
+    add("c2r_1d_f16", "_fft_c2r", cview(spec(24, [3, 8], c64, [1], 17), [3, 5]).to(c32), 2, 8, [1])
+    return out
+
+# --- special ---------------------------------------------------------------------------
+# The special family (test_ops_special.cpp runs each through the proxy executor and the
+# family's function). op: the proxy target after "aten::"; ints: polygamma's n; floats: the
+# Scalar of a *_scalar overload. Grids hold the edge values (0, negatives, poles, large
+# |x|, NaN, inf; polynomial n = 0, 1, 2, 5, 30, negative, fractional and NaN).
+def special_cases():
+    out = []
+    f16, bf16, f32, f64, i64 = torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int64
+    aten = torch.ops.aten
+    nan, inf = math.nan, math.inf
+
+    def add(name, op, inputs, r, ints=(), floats=()):
+        out.append(case(name, op, inputs, list(ints), r, floats=list(floats)))
+
+    def fn_of(op):  # "special_zeta.other_scalar" -> aten.special_zeta.other_scalar
+        name, _, overload = op.partition(".")
+        packet = getattr(aten, name)
+        return getattr(packet, overload) if overload else packet
+
+    def unary(name, op, values, dtype, sizes=None, strides=None, offset=0):
+        sizes = [len(values)] if sizes is None else sizes
+        x = view(values, dtype, sizes, strides, offset)
+        add(name, op, [x], fn_of(op)(x))
+
+    def binary(name, op, a, b):
+        add(name, op, [a, b], fn_of(op)(a, b))
+
+    # digamma: poles (-inf at +0, inf at -0, NaN at negative integers), reflection, the
+    # recurrence and the asymptotic range.
+    dg = [0.0, -0.0, -1, -2, -10, -0.5, -2.5, -7.25, -30.1, 1e-8, -1e-8, 0.1, 0.5, 1, 1.5, 2,
+          3.7, 9.99, 10, 10.01, 25, 100, 1e5, 1e10, 1e300, inf, -inf, nan]
+    unary("digamma_f64_edges", "digamma", dg, f64)
+    unary("digamma_f32_edges_strided", "digamma", dg, f32, [4, 7], [1, 4], 3)
+    unary("digamma_f16", "digamma", [0.0, -0.5, 0.25, 1, 3.5, 11, 1000, -3, inf, nan], f16)
+    unary("digamma_bf16", "digamma", [0.0, -0.5, 0.25, 1, 3.5, 11, 1000, -3, inf, nan], bf16)
+    unary("digamma_int64_to_f32", "digamma", [-2, -1, 0, 1, 2, 7, 100], i64)
+    unary("digamma_bool_to_f32", "digamma", [1, 0, 1], torch.bool)
+    unary("digamma_0d", "digamma", [4.5], f64, [])
+    unary("digamma_empty", "digamma", [], f32, [0, 3])
+    # polygamma n = 0..4 (and 7); n = 1 off the negative integers, where ATen's trigamma
+    # returns pi^2 / sin^2(pi * x) of a rounded pi * x (a finite value) and aotrt the pole's inf.
+    pg = [-0.0, 0.0, -0.5, -2.5, -7.25, -0.999, -30.1, 1e-6, 0.1, 0.5, 1, 2.5, 5.9, 6.1, 9.5,
+          10.5, 40, 1e4, 1e8, inf, -inf, nan]
+    poles = [-1, -2, -5]
+    for n in (0, 1, 2, 3, 4, 7):
+        for dtype in (f64, f32):
+            vals = pg + ([] if n == 1 else poles)
+            x = view(vals, dtype, [len(vals)])
+            add(f"polygamma_{n}_{str(dtype)[6:]}", "polygamma", [x], aten.polygamma(n, x), ints=[n])
+    x = view([0.5, 1, 2.5, 10, -0.5, 100], f16, [2, 3], [1, 2])
+    add("polygamma_2_f16_transposed", "polygamma", [x], aten.polygamma(2, x), ints=[2])
+    x = view([0.5, 1, 2.5, 10, -0.5, 100], bf16, [6])
+    add("polygamma_3_bf16", "polygamma", [x], aten.polygamma(3, x), ints=[3])
+    x = view([1, 2, 3, 0, -1], i64, [5])
+    add("polygamma_2_int64_to_f32", "polygamma", [x], aten.polygamma(2, x), ints=[2])
+
+    # zeta(x, q): x = 1 (inf), x < 1 (NaN), q <= 0 integers (inf), negative q with integral
+    # or fractional x, q = inf (NaN as ATen), large q; broadcast x[k, 1] against q[m].
+    zx = [-1, 0, 0.5, 1, 1.0001, 1.5, 2, 2.5, 3, 4.5, 7, 20, 100, inf, nan]
+    zq = [-10.25, -3, -2.5, -1, -0.5, 0, 1e-5, 0.3, 1, 2, 3.5, 9, 9.5, 25, 1e5, 1e10, inf, -inf, nan]
+    for dtype in (f64, f32):
+        binary(f"zeta_{str(dtype)[6:]}_grid", "special_zeta", view(zx, dtype, [len(zx), 1]),
+               view(zq, dtype, [len(zq)]))
+    binary("zeta_int64_to_f32", "special_zeta", view([2, 3, 4], i64, [3]), view([1, 2, 5], i64, [3]))
+    binary("zeta_f32_with_0d_f64_stays_f32", "special_zeta", view([2, 3, 4.5], f32, [3]), view([1.5], f64, []))
+    binary("zeta_f32_f64_promotes", "special_zeta", view([2, 3, 4.5], f32, [3]), view([1.5, 2, 3], f64, [3]))
+    for q in (2.0, -1.5, 0.5):
+        x = view([1.5, 2, 3, 6, 0.5, 1], f32, [2, 3], [1, 2], 1)
+        add(f"zeta_other_scalar_{str(q).replace('.', '_').replace('-', 'm')}", "special_zeta.other_scalar",
+            [x], aten.special_zeta.other_scalar(x, q), floats=[q])
+    qv = view([0.5, 1, 3, -1.5, 10], f64, [5])
+    add("zeta_self_scalar_f64", "special_zeta.self_scalar", [qv], aten.special_zeta.self_scalar(2.5, qv), floats=[2.5])
+    qi = view([1, 2, 3], i64, [3])
+    add("zeta_self_scalar_int64_to_f32", "special_zeta.self_scalar", [qi], aten.special_zeta.self_scalar(3.0, qi),
+        floats=[3.0])
+
+    # igamma / igammac (P and Q): a = 0, x = 0, infinities, NaN, negatives, both sides of
+    # x = a + 1, large a; broadcast a[k, 1] against x[m].
+    ga = [-1, 0, 1e-3, 0.1, 0.5, 1, 1.5, 2, 3.7, 10, 25, 100, 1000, inf, nan]
+    gx = [-1, 0, 1e-5, 0.01, 0.5, 1, 2, 5, 9.5, 11, 20, 26.5, 99, 101, 150, 900, 1100, 1e4, inf, nan]
+    for op in ("igamma", "igammac"):
+        for dtype in (f64, f32):
+            binary(f"{op}_{str(dtype)[6:]}_grid", op, view(ga, dtype, [len(ga), 1]), view(gx, dtype, [len(gx)]))
+        binary(f"{op}_f16", op, view([0.5, 1, 2, 5, 20], f16, [5]), view([0.25, 1, 3, 4, 25], f16, [5]))
+        binary(f"{op}_bf16_transposed", op, view([0.5, 1, 2, 5, 20, 3], bf16, [2, 3], [1, 2]),
+               view([0.25, 1, 3, 4, 25, 3], bf16, [2, 3]))
+        binary(f"{op}_int32_with_f16_is_f16", op, view([1, 2, 3], torch.int32, [3]), view([0.5, 2, 4], f16, [3]))
+        binary(f"{op}_f32_0d_other", op, view([0.5, 1, 2, 5], f32, [4]), view([2.0], f32, []))
+
+    # The unary Bessel functions, airy_ai, ndtri, spherical_bessel_j0 in float64 and float32.
+    bx = [-inf, -710, -60, -20.5, -20, -8, -2, -1e-3, -0.0, 0.0, 1e-300, 1e-8, 0.5, 1.9999, 2,
+          2.0001, 5, 8.5, 19.9, 20, 20.1, 35, 60, 100, 700, 710, 1e4, inf, nan]
+    for op in ("special_i0e", "special_i1e", "special_modified_bessel_k0", "special_modified_bessel_k1",
+               "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
+               "special_spherical_bessel_j0"):
+        for dtype in (f64, f32):
+            unary(f"{op[8:]}_{str(dtype)[6:]}", op, bx, dtype)
+    for op in ("special_i0e", "special_i1e"):
+        unary(f"{op[8:]}_f16", op, [-20, -1, 0, 0.5, 3, 30, inf, nan], f16)
+        unary(f"{op[8:]}_bf16", op, [-20, -1, 0, 0.5, 3, 30, inf, nan], bf16)
+    unary("i0e_int64_transposed", "special_i0e", [-3, 0, 1, 2, 50, 7], i64, [2, 3], [1, 2])
+    unary("k0_0d", "special_modified_bessel_k0", [1.5], f32, [])
+    ax = [-inf, -1e4, -300.5, -60, -20.3, -9.4, -9.2, -5.1, -2.1, -2.09, -2.07, -1, -1e-3, 0, 0.5, 1,
+          2.07, 2.09, 2.1, 5, 10, 50, 103.8, 103.9, 200, inf, nan]
+    unary("airy_ai_float64", "special_airy_ai", ax, f64)
+    # float32 down to -20.3: below, ATen's float zeta = 2/3 |x|^1.5 has lost the phase (x = -1e4:
+    # ATen 0.024654, true 0.027057).
+    unary("airy_ai_float32", "special_airy_ai", [v for v in ax if not v < -21], f32)
+    unary("airy_ai_int64_gapped", "special_airy_ai", [-3, -1, 0, 1, 3], i64, [5], [2], 1)
+    nx = [-0.1, 0, 1e-300, 1e-30, 1e-10, 1e-3, 0.02, 0.1, 0.2499, 0.25, 0.3, 0.5 - 1e-9, 0.5, 0.5 + 1e-9,
+          0.7, 0.9, 0.975, 1 - 1e-6, 1 - 1e-12, 1, 1.1, inf, nan]
+    for dtype in (f64, f32):
+        unary(f"ndtri_{str(dtype)[6:]}", "special_ndtri", nx, dtype)
+    unary("ndtri_bool", "special_ndtri", [1, 0], torch.bool)
+    unary("spherical_bessel_j0_0d", "special_spherical_bessel_j0", [0.25], f64, [])
+
+    # The polynomials: x[k, 1] against n[m]. ATen's U, W, shifted T, Legendre and Laguerre
+    # kernels return an uninitialised value for a NaN x with n >= 2, so NaN x is its own row
+    # with n = 0 and 1.
+    px = [-inf, -10, -2.5, -1.5, -1, -0.999, -0.7, -0.5, -0.1, 0, 0.3, 0.5, 0.9, 1, 1.0001, 2, 3.5, inf]
+    pn = [-3, -1, -0.5, 0, 1, 2, 2.5, 3, 5, 6, 7, 8, 9, 12, 30, 31, nan]
+    polys = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+             "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+             "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+             "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
+    for p in polys:
+        op = "special_" + p
+        xs = [(v + 1) / 2 for v in px] if p.startswith("shifted") else px  # [0, 1] is theirs
+        binary(f"{p}_float64", op, view(xs, f64, [len(xs), 1]), view(pn, f64, [len(pn)]))
+        # float32 without x = -10, where ATen's float recurrence overflows (legendre at n = 30:
+        # (2k+1) x P_k passes 3.4e38 before the division; the value is 1.02e38).
+        xf = [v for i, v in enumerate(xs) if px[i] != -10]
+        binary(f"{p}_float32", op, view(xf, f32, [len(xf), 1]), view(pn, f32, [len(pn)]))
+        binary(f"{p}_nan_x", op, view([nan, nan], f64, [2]), view([0, 1], f64, [2]))
+        x = view(xs[4:10], f32, [2, 3], [1, 2])
+        add(f"{p}_n_scalar_5", op + ".n_scalar", [x], getattr(aten, op).n_scalar(x, 5), floats=[5])
+        n = view([0, 1, 2, 5, 30], i64, [5])
+        add(f"{p}_x_scalar_int64_n", op + ".x_scalar", [n], getattr(aten, op).x_scalar(0.375, n), floats=[0.375])
+    binary("chebyshev_polynomial_t_int64_both", "special_chebyshev_polynomial_t", view([-1, 0, 1, 2], i64, [4]),
+           view([3, 3, 3, 3], i64, [4]))
+    binary("hermite_polynomial_h_f32_0d_f64_n", "special_hermite_polynomial_h", view([0.5, -1.5, 2], f32, [3]),
+           view([4.0], f64, []))
+    return out
+
+
 # The reduce family's rows: test_ops_reduce.cpp runs each by its op (amax, hash_tensor).
 def reduce_cases():
     return amax_cases() + hash_cases()
@@ -1384,7 +1632,8 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
             "distance": distance_cases,
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
-            "conv": conv_cases, "complex": complex_cases}
+            "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
+            "special": special_cases}
 
 
 def main(names):

@@ -106,10 +106,10 @@ inline std::vector<double> values_of(AtenTensorHandle h) {
   return read<double>(host.get());
 }
 
-// |got - want| <= tol * max(1, |want|), NaN only where torch has NaN, infinities equal.
-// tol 0 asks for equality.
-inline ::testing::AssertionResult same_values(const std::vector<double>& got,
-                                              const std::vector<double>& want, double tol) {
+// |got - want| <= max(atol, rtol |want|), NaN only where torch has NaN, infinities equal.
+inline ::testing::AssertionResult close_values(const std::vector<double>& got,
+                                               const std::vector<double>& want, double rtol,
+                                               double atol) {
   if (got.size() != want.size()) {
     return ::testing::AssertionFailure() << got.size() << " elements, torch has " << want.size();
   }
@@ -117,14 +117,20 @@ inline ::testing::AssertionResult same_values(const std::vector<double>& got,
     const double g = got[i], w = want[i];
     const bool ok = std::isnan(w)   ? std::isnan(g)
                     : std::isinf(w) ? g == w
-                                    : std::abs(g - w) <= tol * std::max(1.0, std::abs(w));
+                                    : std::abs(g - w) <= std::max(atol, rtol * std::abs(w));
     if (!ok) {
-      return ::testing::AssertionFailure()
-             << "element " << i << " is " << g << ", torch has " << w << " (tolerance " << tol
-             << ")";
+      return ::testing::AssertionFailure() << "element " << i << " is " << g << ", torch has "
+                                           << w << " (rtol " << rtol << ", atol " << atol << ")";
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// |got - want| <= tol * max(1, |want|), NaN only where torch has NaN, infinities equal.
+// tol 0 asks for equality.
+inline ::testing::AssertionResult same_values(const std::vector<double>& got,
+                                              const std::vector<double>& want, double tol) {
+  return close_values(got, want, tol, tol);
 }
 
 // Tolerance for results of a dtype computed as ATen computes them: exact for integers

@@ -5,13 +5,14 @@
 // dtypes and strides (reference_complex.inc; Note [Conjugate views] in ops/pointwise.h).
 // Complex inputs come as torch.view_as_real of them and are viewed back with
 // view_as_complex; complex results are compared through view_as_real (complex32 ones
-// through a complex64 copy of the same layout). complex, _conj and _conj_physical run on
-// every built backend; the others are CPU proxy ops (other devices skip).
+// through a complex64 copy of the same layout). clone, constant_pad_nd and
+// convert_element_type (copies and fills), complex, _conj and _conj_physical (the pointwise
+// family's CUDA kernels) run on every backend; index_add is a CPU proxy op, which other
+// devices skip.
 #include <string>
 #include <vector>
 
 #include "ops_testing.h"
-#include "proxy_testing.h"
 #include "runtime/proxy_executor.h"
 
 namespace aotrt::test {
@@ -43,8 +44,7 @@ std::string node_json(const std::string& target, const std::vector<std::string>&
 
 // Runs the node with these tensors and run-time ints; the output lands in `out`.
 AOTITorchError run_node(const std::string& json, std::vector<AtenTensorHandle> tensors,
-                        std::vector<int64_t> ints, Tensor& out,
-                        const std::string& device = "cpu") {
+                        std::vector<int64_t> ints, Tensor& out, const char* device = "cpu") {
   runtime::ProxyExecutor ex(runtime::parse_extern_nodes(json, "test"), device, "test");
   EXPECT_EQ(aoti_torch_new_uninitialized_tensor(out.out()), AOTI_TORCH_SUCCESS);
   tensors.push_back(out.get());
@@ -59,10 +59,10 @@ TEST_P(OpsComplex, MatchesTorch) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
   const std::string op = c.op;
-  // The pointwise family's proxy ops run on CUDA too; clone, constant_pad_nd, index_add and
-  // convert_element_type (other families' or CUDA's converting copies) are CPU proxy ops.
-  const bool on_cuda = op == "complex" || op == "_conj" || op == "_conj_physical";
-  if (!b.is_cpu() && !on_cuda) GTEST_SKIP() << "a CPU proxy op";
+  const bool every_device = op == "clone" || op == "constant_pad_nd" ||
+                            op == "convert_element_type" || op == "complex" || op == "_conj" ||
+                            op == "_conj_physical";
+  if (!b.is_cpu() && !every_device) GTEST_SKIP() << "a CPU proxy op";
   AOTRT_FIND_OP(as_real, Unary, b, "view_as_real");
   const std::vector<Tensor> in = make_inputs(b, c, c.ints[0]);
   if (::testing::Test::HasFailure()) return;
@@ -100,12 +100,7 @@ TEST_P(OpsComplex, MatchesTorch) {
     FAIL() << "no extern node for " << op;
   }
   Tensor out;
-  const AOTITorchError rc = run_node(json, handles, ints, out, proxy_device(b));
-  if (!b.is_cpu() && std::string(c.name) == "complex_half_to_complex32") {
-    // complex32 is complex64 narrowed by a copy, which CUDA's copy kernels do not make.
-    expect_refused(rc, "copy from complex64 to complex32", "is not served on CUDA devices");
-    return;
-  }
+  const AOTITorchError rc = run_node(json, handles, ints, out, b.is_cpu() ? "cpu" : "cuda");
   ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   int32_t dtype = 0;
   ASSERT_EQ(aoti_torch_get_dtype(out.get(), &dtype), AOTI_TORCH_SUCCESS);
