@@ -120,7 +120,6 @@ AOTRT_HOST_DEVICE inline A window_sum(const Box& b, const Read& read) {
       for (int64_t w = b.lo[2]; w < b.hi[2]; ++w) sum = wrapping_add(sum, static_cast<A>(read(d, h, w)));
   return sum;
 }
-
 // An average pool's value: sum / divisor, in A. INT64_MIN / -1 traps on the
 // CPU; ATen's result wraps (a negative divisor_override is allowed).
 template <typename A>
@@ -159,14 +158,17 @@ AOTRT_HOST_DEVICE inline double raw(S x) {
 // Window start i of a fractional max pool along one dim (in, out, kernel k)
 // for sample u: int((i + u) alpha) - int(u alpha), alpha = (in - k) / (out -
 // 1), the last start in - k. F is float or double; for float16/bfloat16 F is
-// float and `round` rounds each step to the dtype (identity otherwise).
+// float and `round` rounds each step to the dtype (identity otherwise). A
+// sample outside [0, 1) (torch draws them in it) could place a window
+// outside the input: the start is kept in [0, in - k], so no read leaves it.
 template <typename F, typename Round>
 AOTRT_HOST_DEVICE inline int64_t fractional_start(F u, int64_t i, int64_t in, int64_t out,
                                                  int64_t k, Round round) {
   if (i == out - 1) return in - k;
   const F alpha = round(round(static_cast<F>(in - k)) / round(static_cast<F>(out - 1)));
-  return static_cast<int64_t>(round(round(round(static_cast<F>(i)) + u) * alpha)) -
-         static_cast<int64_t>(round(u * alpha));
+  const int64_t start = static_cast<int64_t>(round(round(round(static_cast<F>(i)) + u) * alpha)) -
+                        static_cast<int64_t>(round(u * alpha));
+  return start < 0 ? 0 : (start > in - k ? in - k : start);
 }
 
 // ATen's reflect_coordinates.

@@ -157,7 +157,10 @@ void binary(BinaryOp op, const StridedView& a, const StridedView& b, const Strid
           if constexpr (std::is_integral_v<V> && !std::is_same_v<T, bool>) {
             // On the magnitudes, unsigned: std::gcd of the most negative value is
             // undefined; ATen's result for it wraps to that value.
-            r = static_cast<V>(std::gcd(magnitude(x), magnitude(y)));
+            using W = WrapOf<V>;
+            const W a = x < 0 ? W(0) - static_cast<W>(x) : static_cast<W>(x);
+            const W b = y < 0 ? W(0) - static_cast<W>(y) : static_cast<W>(y);
+            r = static_cast<V>(std::gcd(a, b));
           } else {
             AOTRT_FAIL(kInternal, fn, ": gcd of a non-integer dtype");
           }

@@ -4,9 +4,7 @@
 // randint_low_out) write into self / out. See Note [Op rows] and Note
 // [Random streams].
 #include <algorithm>
-#include <string>
 
-#include "cuda/cuda.h"
 #include "ops/random.h"
 #include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"

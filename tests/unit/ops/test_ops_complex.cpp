@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "ops_testing.h"
-#include "proxy_testing.h"
 #include "runtime/proxy_executor.h"
 
 namespace aotrt::test {

@@ -3,8 +3,7 @@
 // gcd on real and complex dtypes, and c_shim_aten.h's device-generic subtract_Tensor (rows
 // named aten_*, looked up as aoti_torch_aten_*). Complex inputs come as torch.view_as_real of them and are
 // viewed back with aotrt's view_as_complex; complex results are compared through
-// view_as_real (its sizes and strides carry the complex result's). Every built backend;
-// on CUDA the two rows that need a conversion to a complex dtype are refused (asserted).
+// view_as_real (its sizes and strides carry the complex result's), on every built backend.
 #include <string>
 #include <vector>
 
@@ -58,13 +57,6 @@ TEST_P(OpsPointwise, MatchesTorch) {
     rc = f(in[0].get(), in[1].get(), out.out());
   }
   AOTRT_SKIP_IF_NO_KERNEL(b, rc);
-  const std::string name = c.name;
-  if (!b.is_cpu() && (name == "add_float_with_0d_complex" || name == "add_complex64_float64")) {
-    // These convert an operand to another complex dtype first, a copy CUDA's copy kernels
-    // do not make (cuda/copy.cu: real dtypes only): refused, naming the conversion.
-    expect_refused(rc, "copy from", "is not served on CUDA devices");
-    return;
-  }
   ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   int32_t dtype = 0;
   ASSERT_EQ(aoti_torch_get_dtype(out.get(), &dtype), AOTI_TORCH_SUCCESS);
