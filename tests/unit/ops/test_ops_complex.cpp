@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops_testing.h"
+#include "proxy_testing.h"
 #include "runtime/proxy_executor.h"
 
 namespace aotrt::test {
