@@ -242,8 +242,26 @@ def reseeded_random(rec: dict[str, Any]) -> bool:
 # the result up to ~5 times, which multiplies one float32 rounding of a gemm (MKL's blocking
 # for eager, OpenBLAS's for aotrt) into relative differences of 1e-4 on the small elements
 # of a 1e5-sized result, while both stay as close to the float64 exponential.
+# The special functions are judged the same way in float32: aotrt evaluates them in double
+# and rounds once (Note [Special function math] in src/ops/special_math.h), ATen's CUDA
+# kernels in float, so eager's own float32 error (an ulp or two, ~1e-6 relative, beyond
+# rtol 1.3e-6 where the result is large: the H200 saw polygamma differ by 0.0098 at |x| ~
+# 7500) is what separates them; aotrt's result must be as close to float64 as eager's.
 _LOW_PRECISION = ("bfloat16", "float16")
 _AMPLIFYING = {"matrix_exp": ("float32",)}
+_SPECIAL_FUNCTIONS = ("digamma", "polygamma.", "special.polygamma.", "igamma", "igammac",
+                      "special.zeta", "special.airy_ai", "special.i0e", "special.i1e",
+                      "special.ndtri", "special.modified_bessel_", "special.scaled_modified_bessel_",
+                      "special.spherical_bessel_j0", "special.chebyshev_polynomial_",
+                      "special.shifted_chebyshev_polynomial_", "special.hermite_polynomial_",
+                      "special.laguerre_polynomial_", "special.legendre_polynomial_")
+
+
+def _judged_against_float64(op: str, dtype: str) -> bool:
+    if dtype in _LOW_PRECISION or dtype in _AMPLIFYING.get(op, ()):
+        return True
+    return dtype == "float32" and any(op == p or (p.endswith(("_", ".")) and op.startswith(p))
+                                      for p in _SPECIAL_FUNCTIONS)
 
 
 def closer_to_float64(rec: dict[str, Any], actual: list, expected: list) -> str | None:
@@ -254,7 +272,7 @@ def closer_to_float64(rec: dict[str, Any], actual: list, expected: list) -> str 
 
     from tests.opinfo import cases
 
-    low = rec["dtype"] in _LOW_PRECISION or rec["dtype"] in _AMPLIFYING.get(rec["op"], ())
+    low = _judged_against_float64(rec["op"], rec["dtype"])
     if not low or rec.get("random"):
         return None
     sample = cases.samples(rec["op"], rec["dtype"], rec["device"], rec["sample"] + 1)[rec["sample"]]

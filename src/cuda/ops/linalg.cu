@@ -571,14 +571,18 @@ void svd(const TensorImpl& a, const TensorImpl& s, const TensorImpl* u, const Te
   const MatrixBatch vb = vh != nullptr ? matrix_batch(*vh) : MatrixBatch{};
   const bool vectors = u != nullptr;
   // Full matrices when U is m x m and Vh n x n (the same as reduced when m == n).
-  const int econ = vectors && !(ub.n == b.m && vb.m == b.n) ? 1 : 0;
-  const int64_t vcols = vectors ? vb.m : 0;  // V is n x vcols
+  // Without vectors gesvdj still needs U and V to point at memory (the H200 run failed
+  // with CUSOLVER_STATUS_EXECUTION_FAILED and an illegal address for null ones): the
+  // reduced m x k and n x k of a scratch buffer then, unread.
+  const int econ = !vectors || !(ub.n == b.m && vb.m == b.n) ? 1 : 0;
+  const int64_t vcols = vectors ? vb.m : k;  // V is n x vcols
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   on_real(a, [&](auto zero) {
     using T = decltype(zero);
     SolverHandle& sh = d.solver();
     Temp<T> v(d.index, b.count * b.n * vcols);
-    T* u0 = vectors ? data<T>(*u) : nullptr;
+    Temp<T> scratch_u(d.index, vectors ? 0 : b.m * k);
+    T* u0 = vectors ? data<T>(*u) : scratch_u.get();
     int lwork = 0;
     AOTRT_CUSOLVER_CHECK(AOTRT_SOLVER(T, gesvdj_bufferSize)(sh.handle, jobz, econ, m, n,
                                                             data<T>(a), m, data<T>(s), u0, m,
@@ -587,8 +591,8 @@ void svd(const TensorImpl& a, const TensorImpl& s, const TensorImpl* u, const Te
     for (int64_t i = 0; i < b.count; ++i) {
       AOTRT_CUSOLVER_CHECK(AOTRT_SOLVER(T, gesvdj)(
           sh.handle, jobz, econ, m, n, data<T>(a) + i * b.step(), m, data<T>(s) + i * k,
-          vectors ? u0 + i * ub.step() : nullptr, m, vectors ? v.get() + i * b.n * vcols : nullptr,
-          n, work.get(), lwork, data<int>(info) + i, sh.gesvdj));
+          vectors ? u0 + i * ub.step() : u0, m, v.get() + i * b.n * vcols, n, work.get(), lwork,
+          data<int>(info) + i, sh.gesvdj));
     }
     if (!vectors || vh->numel() == 0) return;
     // vh[i][j] = V[j][i]: V's column-major n x vcols read as row-major vcols x n.

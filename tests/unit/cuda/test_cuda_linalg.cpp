@@ -11,6 +11,8 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "aotrt/aotrt.h"
@@ -53,6 +55,22 @@ Values matrices(int32_t dtype, Dims sizes, bool symmetric) {
   return v;
 }
 
+// The steps of the held round that took more than a second: each waited for the device,
+// and names itself in the failure (step()).
+struct HeldSteps {
+  bool held = false;
+  std::vector<std::pair<std::string, double>> slow;
+};
+HeldSteps g_steps;
+
+template <class F>
+void step(const char* name, F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (g_steps.held && s > 1.0) g_steps.slow.emplace_back(name, s);
+}
+
 // Runs `round` once to warm the allocator and the handles, then again on a held stream:
 // it must return while the stream is still held, with no cudaMalloc.
 void expect_queued_without_waiting(const Round& round) {
@@ -73,12 +91,17 @@ void expect_queued_without_waiting(const Round& round) {
   cuda::test::StreamBlocker blocker;
   blocker.block(stream.get());
   const auto t0 = std::chrono::steady_clock::now();
+  g_steps = HeldSteps{true, {}};
   try {
     round(results);
   } catch (const ::aotrt::Error& e) {
     ADD_FAILURE() << "held round: " << e.what();
   }
+  g_steps.held = false;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string slow;
+  for (const auto& [name, secs] : g_steps.slow) slow += " " + name + " (" + std::to_string(secs) + " s)";
+  EXPECT_TRUE(g_steps.slow.empty()) << "these steps waited for the held stream:" << slow;
   EXPECT_EQ(cudaStreamQuery(stream.get()), cudaErrorNotReady)
       << "the stream finished while the ops were being called: one waited for the device";
   (void)cudaGetLastError();
@@ -116,42 +139,52 @@ void keep(std::vector<TensorPtr>& out, std::tuple<T...> r) {
 TEST_F(CudaLinalgContract, LuCholeskyQrAndTriangularOpsQueueWithoutWaiting) {
   const char* fn = "test_cuda_linalg";
   expect_queued_without_waiting([&](std::vector<TensorPtr>& out) {
-    auto [lu, piv, info] = ops::lu_factor_ex(t(sq_), true, true, fn);
-    out.push_back(ops::lu_solve(*lu, *piv, t(rhs_), true, false, fn));
-    keep(out, ops::lu_unpack(*lu, *piv, true, true, fn));
-    ops::check_errors(*info, "torch.linalg.lu_factor_ex", false, fn);
-    keep(out, ops::inv_ex(t(sq_), true, fn));
-    keep(out, ops::solve_ex(t(sq_), t(rhs_), true, true, fn));
-    keep(out, ops::det(t(sq_), fn));
-    keep(out, ops::slogdet(t(sq_), fn));
-    auto [l, cinfo] = ops::cholesky_ex(t(spd_), false, true, fn);
-    out.push_back(ops::cholesky_solve(t(rhs64_), *l, false, fn));
-    out.push_back(ops::cholesky_inverse(*l, false, fn));
-    out.push_back(ops::cholesky(t(spd_), true, fn));
-    keep(out, ops::triangular_solve(t(rhs_), t(sq_), true, false, false, fn));
-    out.push_back(ops::solve_triangular(t(sq_), t(rhs_), false, true, false, fn));
-    auto [g, tau] = ops::geqrf(t(tall_), fn);
-    out.push_back(ops::ormqr(*g, *tau, t(tall_), true, true, fn));
-    out.push_back(ops::householder_product(*g, *tau, fn));
-    keep(out, ops::qr(t(tall_), "complete", fn));
-    keep(out, ops::lu(t(tall_), true, fn));
-    auto [ld, lpiv, linfo] = ops::ldl_factor_ex(t(spd_), false, true, fn);
-    out.push_back(ops::ldl_solve(*ld, *lpiv, t(rhs64_), false, fn));
-    out.push_back(std::move(lu));
-    out.push_back(std::move(piv));
+    TensorPtr lu, piv, info, l, g, tau, ld, lpiv;
+    step("lu_factor_ex", [&] { std::tie(lu, piv, info) = ops::lu_factor_ex(t(sq_), true, true, fn); });
+    step("lu_solve", [&] { out.push_back(ops::lu_solve(*lu, *piv, t(rhs_), true, false, fn)); });
+    step("lu_unpack", [&] { keep(out, ops::lu_unpack(*lu, *piv, true, true, fn)); });
+    step("check_errors", [&] { ops::check_errors(*info, "torch.linalg.lu_factor_ex", false, fn); });
+    step("inv_ex", [&] { keep(out, ops::inv_ex(t(sq_), true, fn)); });
+    step("solve_ex", [&] { keep(out, ops::solve_ex(t(sq_), t(rhs_), true, true, fn)); });
+    step("det", [&] { keep(out, ops::det(t(sq_), fn)); });
+    step("slogdet", [&] { keep(out, ops::slogdet(t(sq_), fn)); });
+    step("cholesky_ex", [&] {
+      TensorPtr cinfo;
+      std::tie(l, cinfo) = ops::cholesky_ex(t(spd_), false, true, fn);
+      out.push_back(std::move(cinfo));
+    });
+    step("cholesky_solve", [&] { out.push_back(ops::cholesky_solve(t(rhs64_), *l, false, fn)); });
+    step("cholesky_inverse", [&] { out.push_back(ops::cholesky_inverse(*l, false, fn)); });
+    step("cholesky", [&] { out.push_back(ops::cholesky(t(spd_), true, fn)); });
+    step("triangular_solve",
+         [&] { keep(out, ops::triangular_solve(t(rhs_), t(sq_), true, false, false, fn)); });
+    step("solve_triangular",
+         [&] { out.push_back(ops::solve_triangular(t(sq_), t(rhs_), false, true, false, fn)); });
+    step("geqrf", [&] { std::tie(g, tau) = ops::geqrf(t(tall_), fn); });
+    step("ormqr", [&] { out.push_back(ops::ormqr(*g, *tau, t(tall_), true, true, fn)); });
+    step("householder_product", [&] { out.push_back(ops::householder_product(*g, *tau, fn)); });
+    step("qr", [&] { keep(out, ops::qr(t(tall_), "complete", fn)); });
+    step("lu", [&] { keep(out, ops::lu(t(tall_), true, fn)); });
+    step("ldl_factor_ex", [&] {
+      TensorPtr linfo;
+      std::tie(ld, lpiv, linfo) = ops::ldl_factor_ex(t(spd_), false, true, fn);
+      out.push_back(std::move(linfo));
+    });
+    step("ldl_solve", [&] { out.push_back(ops::ldl_solve(*ld, *lpiv, t(rhs64_), false, fn)); });
+    for (TensorPtr* p : {&lu, &piv, &info, &l, &g, &tau, &ld, &lpiv}) out.push_back(std::move(*p));
   });
 }
 
 TEST_F(CudaLinalgContract, SvdEighAndPinvQueueWithoutWaiting) {
   const char* fn = "test_cuda_linalg";
   expect_queued_without_waiting([&](std::vector<TensorPtr>& out) {
-    keep(out, ops::svd(t(tall_), false, true, false, fn));
-    keep(out, ops::svd(t(sq_), true, true, false, fn));
-    keep(out, ops::svd(t(sq_), false, false, false, fn));
-    keep(out, ops::eigh(t(sym_), "L", true, fn));
-    keep(out, ops::eigh(t(spd_), "U", false, fn));
-    out.push_back(ops::pinv(t(sq_), nullptr, nullptr, false, fn));
-    out.push_back(ops::pinv(t(sym_), nullptr, nullptr, true, fn));
+    step("svd tall", [&] { keep(out, ops::svd(t(tall_), false, true, false, fn)); });
+    step("svd full", [&] { keep(out, ops::svd(t(sq_), true, true, false, fn)); });
+    step("svd values", [&] { keep(out, ops::svd(t(sq_), false, false, false, fn)); });
+    step("eigh L", [&] { keep(out, ops::eigh(t(sym_), "L", true, fn)); });
+    step("eigh U values", [&] { keep(out, ops::eigh(t(spd_), "U", false, fn)); });
+    step("pinv", [&] { out.push_back(ops::pinv(t(sq_), nullptr, nullptr, false, fn)); });
+    step("pinv hermitian", [&] { out.push_back(ops::pinv(t(sym_), nullptr, nullptr, true, fn)); });
   });
 }
 
