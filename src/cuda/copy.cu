@@ -64,7 +64,10 @@ Nest make_nest(std::span<const int64_t> sizes, std::span<const int64_t> dst_stri
                std::span<const int64_t> src_strides, int64_t scale, bool unit_dim) {
   AOTRT_CHECK(sizes.size() <= kMaxViewDims, kUnsupported, "CUDA copy: ", sizes.size(),
               " dims; at most ", kMaxViewDims, " are served");
-  const bool fill = src_strides.empty();
+  // No source strides is a fill (src stride 0); a 0-d view has none either, and there the
+  // element's bytes must still be read in order (a misaligned 0-d copy went byte-wise and
+  // broadcast its first byte: the H200 run of CudaCopy.FillWritesTheValueThroughAnyView).
+  const bool fill = src_strides.empty() && !sizes.empty();
   std::array<Dim, kMaxViewDims + 1> in{};
   int n = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {

@@ -46,7 +46,10 @@
 // range check is the kernel's on CUDA: a matrix with a pivot outside [1, m]
 // gets a zero P (no permutation has one), its L and U as usual; on the CPU
 // it is refused. matrix_exp still reads its norms on the host (a sync on
-// CUDA, as ATen's CPU path reads them).
+// CUDA, as ATen's CPU path reads them), and cuSOLVER itself waits for the
+// stream in linalg_eig (Xgeev's host workspace), the LDL factorization
+// (sytrf) and the SVD of a tall float64 matrix (gesvdj), as measured on the
+// H200 (tests/unit/cuda/test_cuda_linalg.cpp).
 #pragma once
 
 #include <memory>

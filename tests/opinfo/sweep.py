@@ -284,6 +284,9 @@ def closer_to_float64(rec: dict[str, Any], actual: list, expected: list) -> str 
                 if isinstance(t, torch.Tensor)]
     except Exception:  # noqa: BLE001 - no float64 reference: the comparison with eager stands
         return None
+    # On CUDA the reference is computed on the device; aotrt's and eager's outputs are here.
+    ref = [t.cpu() for t in ref]
+    expected = [t.cpu() if isinstance(t, torch.Tensor) else t for t in expected]
     if len(ref) != len(expected):
         return None
     notes = []

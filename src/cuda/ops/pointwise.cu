@@ -155,7 +155,9 @@ __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, char* out,
       r = op == BinaryOp::kAdd ? (x || (y && alpha != 0)) : (x && y);
     } else if constexpr (std::is_integral_v<V>) {
       if (op == BinaryOp::kAdd) {
-        r = wrapping_add(x, wrapping_mul(static_cast<V>(alpha), y));
+        // alpha through int64: a negative double converts to an unsigned type as 0 on the
+        // device (subtract's alpha is -alpha), where ATen's integer alpha wraps.
+        r = wrapping_add(x, wrapping_mul(static_cast<V>(static_cast<int64_t>(alpha)), y));
       } else if (op == BinaryOp::kMul) {
         r = wrapping_mul(x, y);
       } else if (op == BinaryOp::kGcd) {

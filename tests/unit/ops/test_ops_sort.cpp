@@ -212,7 +212,19 @@ TEST_P(OpsSortProxy, MatchesTorch) {
   const char* names[] = {"values", "indices/inverse", "counts"};
   for (size_t k = 0; k < c.outputs.size(); ++k) {
     const std::string what = c.name + std::string(" ") + names[k];
-    if (k == 1 && std::string(c.name).find("_ties_") != std::string::npos) {
+    if (k == 1 && !b.is_cpu() && std::string(c.name).find("_all_nan_") != std::string::npos) {
+      // A line of NaNs only: every index selects a NaN. The CPU rows give libstdc++'s
+      // introselect index, as ATen's CPU kernel (0 0 0 2 2 3 5 for n = 1..7); the CUDA
+      // kernel takes the first of the stably sorted line (Note in src/cuda/ops/sort.cu),
+      // so here the index is only checked to be one of the line's.
+      const Meta m = meta(r.outputs[1].get());
+      EXPECT_EQ(m.sizes, c.outputs[1].sizes) << what;
+      EXPECT_EQ(m.strides, c.outputs[1].strides) << what;
+      const int64_t n = c.inputs[0].sizes.empty() ? 1 : c.inputs[0].sizes[c.ints[0]];
+      for (double i : values_of(r.outputs[1].get())) {
+        EXPECT_TRUE(i >= 0 && i < static_cast<double>(n)) << what << ": index " << i;
+      }
+    } else if (k == 1 && std::string(c.name).find("_ties_") != std::string::npos) {
       const Meta m = meta(r.outputs[1].get());
       EXPECT_EQ(m.dtype, kI64) << what;
       EXPECT_EQ(m.sizes, c.outputs[1].sizes) << what;
