@@ -400,13 +400,12 @@ def _conv_grouped_dilated():
 # Vectorized CPU kernels (Sleef)
 # --------------------------------------------------------------------------------------
 
-# Inductor's own default leaves vectorization to an ISA probe that fails without libtorch,
-# so these entries ask for it outright, and check that they got it. See Note [CPU
-# vectorization and Sleef] in export.py.
-_VECTORIZED = {"cpp.vec_isa_ok": True}
+# Inductor's own default leaves vectorization to an ISA probe that fails without libtorch;
+# aotrt's export options ask for it outright, and these entries check, with those options
+# alone, that they got it. See Note [CPU vectorization and Sleef] in export.py.
 _IS_VECTORIZED = (code_contains(r"at::vec::Vectorized<float>", "CPU kernels are vectorized (at::vec)", "cpu"),)
 
-register("pointwise_c2f_vec", devices=("cpu",), options=_VECTORIZED, checks=_IS_VECTORIZED,
+register("pointwise_c2f_vec", devices=("cpu",), checks=_IS_VECTORIZED,
          note="Vectorized CPU kernels: SiLU imports Sleef_expf16_u10 (AVX-512) / _expf8_u10 (AVX2).")(
     _pointwise_c2f)
 
@@ -422,7 +421,7 @@ class SleefPointwise(nn.Module):
         return a + b + c, d
 
 
-@register("sleef_pointwise", options=_VECTORIZED, checks=_IS_VECTORIZED)
+@register("sleef_pointwise", checks=_IS_VECTORIZED)
 def _sleef_pointwise():
     """exp tanh log sigmoid sin cos pow log1p atan2 log2 tan softmax (fp32) and exp log1p (fp64) on (8,64)."""
     return SleefPointwise(), (torch.randn(8, 64), torch.randn(8, 64))
