@@ -1,6 +1,8 @@
 // The CPU's integer matmul kernels (Note [Integer matmul semantics]): rows
 // in parallel, exact int32 accumulation for int8 x int8 (int32 and int64
-// operands wrap in their own width), float32 for the int8-weight product.
+// operands wrap in their own width), float32 for the int8-weight product
+// and the int4-weight one (Note [Int4 packed weights]).
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -62,7 +64,59 @@ void int8_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   }
 }
 
-constexpr IntMatmulKernels kIntMatmul{.int_mm = int_mm, .int8_weight_mm = int8_weight_mm};
+// The int4 weight's q[n, k] for column j of the block starting at column n0
+// (nb columns, split as the layout says), from the block's bytes.
+inline int int4_at(const uint8_t* block, int64_t k, int64_t j, int64_t nb, bool split) {
+  const uint8_t* row = block + k * (nb / 2);
+  if (split) return j < nb / 2 ? row[j] & 0xF : row[j - nb / 2] >> 4;
+  return (j & 1) == 0 ? row[j / 2] & 0xF : row[j / 2] >> 4;
+}
+
+// Per block of the packed layout's columns: its [K, nb] weights dequantized
+// once into float, then each row of A accumulated over k in order (as ATen).
+void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
+                    int64_t group, const TensorImpl& scale_zeros, ops::Int4PackLayout layout) {
+  const int64_t M = a.sizes()[0], K = a.sizes()[1], N = w.sizes()[0];
+  const auto* x = static_cast<const float*>(a.data_ptr());
+  const auto* packed = static_cast<const uint8_t*>(w.data_ptr());
+  const auto* sz = static_cast<const float*>(scale_zeros.data_ptr());
+  auto* o = static_cast<float*>(out.data_ptr());
+  const int64_t blocks = (N + layout.block_n - 1) / layout.block_n;
+#pragma omp parallel if (M * N * K > 65536)
+  {
+    std::vector<float> wt;
+    std::vector<float> acc;
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t n0 = b * layout.block_n, nb = std::min(layout.block_n, N - n0);
+      const bool split = layout.split && nb == layout.block_n;
+      const uint8_t* block = packed + n0 * (K / 2);
+      wt.resize(static_cast<size_t>(K * nb));
+      acc.resize(static_cast<size_t>(nb));
+      for (int64_t k = 0; k < K; ++k) {
+        const float* s = sz + (k / group) * N * 2;
+        for (int64_t j = 0; j < nb; ++j) {
+          const float q = static_cast<float>(int4_at(block, k, j, nb, split) - 8);
+          wt[k * nb + j] = q * s[(n0 + j) * 2] + s[(n0 + j) * 2 + 1];
+        }
+      }
+      for (int64_t i = 0; i < M; ++i) {
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        const float* xr = x + i * K;
+        for (int64_t k = 0; k < K; ++k) {
+          const float v = xr[k];
+          const float* wr = wt.data() + k * nb;
+          for (int64_t j = 0; j < nb; ++j) acc[j] += v * wr[j];
+        }
+        std::copy(acc.begin(), acc.end(), o + i * N + n0);
+      }
+    }
+  }
+}
+
+constexpr IntMatmulKernels kIntMatmul{.int_mm = int_mm,
+                                      .int8_weight_mm = int8_weight_mm,
+                                      .int4_weight_mm = int4_weight_mm};
 AOTRT_REGISTER_KERNELS(IntMatmulKernels, cpu, kIntMatmul);
 
 }  // namespace

@@ -16,3 +16,13 @@ AOTRT_OP_CPU(_weight_int8pack_mm,
              give(ret0, ops::weight_int8pack_mm(args.tensor(self, "self"),
                                                 args.tensor(mat2, "mat2"),
                                                 args.tensor(scales, "scales"), fn)))
+
+// Declared in torch's hand-written c/shim_cpu.h: qGroupSize comes as a 0-d
+// int64 constant tensor (Note [Int4 packed weights]).
+AOTRT_OP_CPU(_weight_int4pack_mm_cpu_tensor,
+             (AtenTensorHandle X, AtenTensorHandle w, AtenTensorHandle qGroupSize,
+              AtenTensorHandle qScaleAndZeros, AtenTensorHandle* ret0),
+             give(ret0, ops::weight_int4pack_mm(args.tensor(X, "X"), args.tensor(w, "w"),
+                                                args.tensor(qGroupSize, "qGroupSize"),
+                                                args.tensor(qScaleAndZeros, "qScaleAndZeros"),
+                                                fn)))
