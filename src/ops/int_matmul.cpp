@@ -134,6 +134,21 @@ std::unique_ptr<TensorImpl> weight_int8pack_mm(const TensorImpl& self, const Ten
   return out;
 }
 
+std::unique_ptr<TensorImpl> convert_weight_to_int4pack(const TensorImpl& self, const char* fn) {
+  AOTRT_CHECK(self.dim() == 2, kInvalidArgument, fn, ": expect weight to be 2D tensor, got ",
+              sizes_text(self.sizes()));
+  check_dtype(self, ScalarType::Int32, "weight", fn);
+  const int64_t N = self.sizes()[0], K = self.sizes()[1];
+  AOTRT_CHECK(N % 16 == 0, kInvalidArgument, fn, ": expect N to be dividable by 16, got ", N);
+  AOTRT_CHECK(K % 2 == 0, kInvalidArgument, fn, ": expect K to be dividable by 2, got ", K);
+  const int64_t sizes[] = {N, K / 2};
+  auto out = empty_strided(sizes, contiguous_strides(sizes), ScalarType::UInt8, self.device(), fn);
+  if (out->numel() == 0) return out;
+  kernel(&IntMatmulKernels::int4_pack, self.device(), fn)(
+      *out, *dense(self, ScalarType::Int32, fn), host_int4_pack_layout());
+  return out;
+}
+
 std::unique_ptr<TensorImpl> weight_int4pack_mm(const TensorImpl& self, const TensorImpl& mat2,
                                                const TensorImpl& group_size,
                                                const TensorImpl& scale_zeros, const char* fn) {

@@ -77,6 +77,9 @@ struct IntMatmulKernels {
   // `layout`; scale_zeros [K/group, N, 2] float32; all dense.
   void (*int4_weight_mm)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
                          int64_t group, const TensorImpl& scale_zeros, Int4PackLayout layout);
+  // out [N, K/2] uint8 <- q [N, K] int32 packed in `layout`, as ATen packs
+  // (byte = uint8(hi << 4) | uint8(lo), values outside 0..15 included).
+  void (*int4_pack)(const TensorImpl& out, const TensorImpl& q, Int4PackLayout layout);
 };
 
 void int_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
@@ -87,6 +90,9 @@ void int_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl&
 std::unique_ptr<TensorImpl> int_gemm(const TensorImpl& a, const TensorImpl& b, const char* fn);
 std::unique_ptr<TensorImpl> weight_int8pack_mm(const TensorImpl& self, const TensorImpl& mat2,
                                                const TensorImpl& scales, const char* fn);
+// _convert_weight_to_int4pack_for_cpu(self [N, K] int32, innerKTiles): a new
+// [N, K/2] uint8 packed in this host's layout (innerKTiles unused, as ATen).
+std::unique_ptr<TensorImpl> convert_weight_to_int4pack(const TensorImpl& self, const char* fn);
 // group_size: a one-element integer tensor on the CPU (the ABI's form).
 std::unique_ptr<TensorImpl> weight_int4pack_mm(const TensorImpl& self, const TensorImpl& mat2,
                                                const TensorImpl& group_size,

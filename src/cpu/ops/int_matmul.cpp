@@ -114,9 +114,29 @@ void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   }
 }
 
+// The inverse of int4_at: each output byte from its two columns.
+void int4_pack(const TensorImpl& out, const TensorImpl& q, ops::Int4PackLayout layout) {
+  const int64_t N = q.sizes()[0], K = q.sizes()[1];
+  const auto* src = static_cast<const int32_t*>(q.data_ptr());
+  auto* dst = static_cast<uint8_t*>(out.data_ptr());
+  for (int64_t n0 = 0; n0 < N; n0 += layout.block_n) {
+    const int64_t nb = std::min(layout.block_n, N - n0), half = nb / 2;
+    const bool split = layout.split && nb == layout.block_n;
+    uint8_t* block = dst + n0 * (K / 2);
+    for (int64_t k = 0; k < K; ++k) {
+      for (int64_t i = 0; i < half; ++i) {
+        const int64_t lo = n0 + (split ? i : 2 * i), hi = lo + (split ? half : 1);
+        block[k * half + i] = static_cast<uint8_t>(static_cast<uint8_t>(src[hi * K + k]) << 4) |
+                              static_cast<uint8_t>(src[lo * K + k]);
+      }
+    }
+  }
+}
+
 constexpr IntMatmulKernels kIntMatmul{.int_mm = int_mm,
                                       .int8_weight_mm = int8_weight_mm,
-                                      .int4_weight_mm = int4_weight_mm};
+                                      .int4_weight_mm = int4_weight_mm,
+                                      .int4_pack = int4_pack};
 AOTRT_REGISTER_KERNELS(IntMatmulKernels, cpu, kIntMatmul);
 
 }  // namespace

@@ -1761,6 +1761,20 @@ def intmatmul_cases():
     row("int4_f32_transposed_a_m4_n32_k64_g64_avx2", f32, 4, 32, 64, 64, 1,
         a_view=transposed(pattern(4 * 64, 5), f32, [4, 64], offset=2))
     row("int4_bf16_m0_n16_k32_g32_avx2", bf16, 0, 16, 32, 32, 1)
+
+    # _convert_weight_to_int4pack_for_cpu (no C shim: the proxy executor): input q [N, K]
+    # int32; ints: capability, innerKTiles; the output as eager packs it under that capability.
+    def pack_row(name, q, cap, inner=1):
+        out.append(case(name, "_convert_weight_to_int4pack_for_cpu", [q], [cap, inner],
+                        int4_pack(q.contiguous(), INT4_CAPS[cap])))
+
+    for cap in range(3):
+        c = INT4_CAPS[cap]
+        pack_row(f"int4pack_n48_k8_{c}", torch.randint(0, 16, (48, 8), dtype=torch.int32, generator=g), cap)
+        pack_row(f"int4pack_n80_k6_{c}", torch.randint(0, 16, (80, 6), dtype=torch.int32, generator=g), cap, 2)
+    pack_row("int4pack_out_of_range_n16_k4_avx2", view([17, -1, 255, 16] * 16, torch.int32, [16, 4]), 1)
+    pack_row("int4pack_transposed_n64_k4_avx512",
+             transposed([(i * 5) % 16 for i in range(256)], torch.int32, [64, 4], offset=1), 2)
     return out
 
 

@@ -2,8 +2,10 @@
 // Note [Int4 packed weights]): aoti_torch_cpu__weight_int4pack_mm_cpu_tensor on weights
 // packed by eager under each ATen CPU capability (default, avx2, avx512: one machine packs
 // all three, see gen_ops_reference.py), read in that layout through Int4PackLayoutOverride;
-// a larger random product against a double reference on every layout; the refusals.
-// A CPU op (torch has no CUDA shim of this name): its rows run on the CPU backend.
+// a larger random product against a double reference on every layout; the refusals; and
+// _convert_weight_to_int4pack_for_cpu (no C shim: through the proxy executor) against
+// eager's bytes under each capability. CPU ops (torch has no CUDA shim of these names):
+// their rows run on the CPU backend.
 #include <cmath>
 #include <random>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "ops/int_matmul.h"
 #include "ops_testing.h"
+#include "proxy_testing.h"
 
 namespace aotrt::test {
 namespace {
@@ -23,9 +26,14 @@ constexpr const char* kOp = "_weight_int4pack_mm_cpu_tensor";
 const ops::Int4PackLayout kLayouts[] = {ops::kInt4PackDefault, ops::kInt4PackAvx2,
                                         ops::kInt4PackAvx512};
 
-std::vector<BackendCase> cpu_cases() {
+constexpr const char* kPackOp = "_convert_weight_to_int4pack_for_cpu";
+
+std::vector<BackendCase> cpu_cases(bool proxy) {
   std::vector<BackendCase> out;
-  for (const OpCase& c : kIntmatmulCases) out.push_back({built_backends()[0], c});
+  const auto proxied = [](const OpCase& c) { return std::string(c.op) == kPackOp; };
+  for (const OpCase& c : cases_where(kIntmatmulCases, proxied, proxy)) {
+    out.push_back({built_backends()[0], c});
+  }
   return out;
 }
 
@@ -44,7 +52,25 @@ TEST_P(OpsIntMatmul, MatchesTorch) {
   expect_matches(out.get(), c.outputs[0], c.name);
 }
 
-INSTANTIATE_TEST_SUITE_P(Torch, OpsIntMatmul, ::testing::ValuesIn(cpu_cases()),
+INSTANTIATE_TEST_SUITE_P(Torch, OpsIntMatmul, ::testing::ValuesIn(cpu_cases(false)),
+                         backend_case_name);
+
+class OpsIntMatmulProxy : public ::testing::TestWithParam<BackendCase> {};
+
+// ints: capability, innerKTiles (a run-time int, as the wrapper passes it).
+TEST_P(OpsIntMatmulProxy, MatchesTorch) {
+  const OpCase& c = GetParam().c;
+  Tensor q = make_tensor(GetParam().backend, c.inputs[0]);
+  const ops::Int4PackLayoutOverride layout(kLayouts[c.ints[0]]);
+  const std::string inputs =
+      R"([{"name": "self", "arg": {"as_tensor": {"name": "q"}}, "kind": 1},)"
+      R"( {"name": "innerKTiles", "arg": {"as_int": 0}, "kind": 1}])";
+  ProxyResult r = run_proxy(std::string("aten::") + kPackOp, inputs, {c.ints[1]}, {q.get()}, 1);
+  ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  expect_matches(r.outputs[0].get(), c.outputs[0], c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsIntMatmulProxy, ::testing::ValuesIn(cpu_cases(true)),
                          backend_case_name);
 
 // q [N, K] packed as ATen packs it in `layout` (the layout's rule, Note [Int4 packed
@@ -148,6 +174,23 @@ TEST(OpsIntMatmulRefusals, NameTheFunctionAndArgument) {
   Tensor sz_few = t(kF32, {1, 16, 2});
   refused(a.get(), w.get(), g32.get(), sz_few.get(), "expect qScaleAndZeros to be [2, 16, 2]");
   refused(a.get(), nullptr, g32.get(), sz.get(), "argument 'w'");
+}
+
+TEST(OpsIntMatmulRefusals, PackNamesTheOpAndWhatIsWrong) {
+  const Backend b = built_backends()[0];
+  const std::string inputs =
+      R"([{"name": "self", "arg": {"as_tensor": {"name": "q"}}, "kind": 1},)"
+      R"( {"name": "innerKTiles", "arg": {"as_int": 0}, "kind": 1}])";
+  auto refused = [&](int32_t dtype, Dims sizes, const char* what) {
+    Tensor q = make_tensor(b, Values{dtype, sizes, row_major(sizes), 0,
+                                     std::vector<double>(static_cast<size_t>(numel_of(sizes)), 1.0)});
+    ProxyResult r = run_proxy(std::string("aten::") + kPackOp, inputs, {1}, {q.get()}, 1);
+    expect_refused(r.rc, kPackOp, what);
+  };
+  refused(kI64, {16, 4}, "'weight' to be int32");
+  refused(kI32, {8, 4}, "expect N to be dividable by 16, got 8");
+  refused(kI32, {16, 3}, "expect K to be dividable by 2, got 3");
+  refused(kI32, {1, 16, 4}, "expect weight to be 2D");
 }
 
 }  // namespace
