@@ -74,9 +74,10 @@ struct IntMatmulKernels {
   void (*int8_weight_mm)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
                          const TensorImpl& scales);
   // out [M, N] float32 dense; a [M, K] float32; w [N, K/2] uint8 packed in
-  // `layout`; scale_zeros [K/group, N, 2] float32; all dense.
+  // `layout`; scale_zeros [K/group, N, 2] float32; all dense. fn names a failure.
   void (*int4_weight_mm)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
-                         int64_t group, const TensorImpl& scale_zeros, Int4PackLayout layout);
+                         int64_t group, const TensorImpl& scale_zeros, Int4PackLayout layout,
+                         const char* fn);
   // out [N, K/2] uint8 <- q [N, K] int32 packed in `layout`, as ATen packs
   // (byte = uint8(hi << 4) | uint8(lo), values outside 0..15 included).
   void (*int4_pack)(const TensorImpl& out, const TensorImpl& q, Int4PackLayout layout);

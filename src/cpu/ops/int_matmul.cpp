@@ -1,13 +1,16 @@
 // The CPU's integer matmul kernels (Note [Integer matmul semantics]): rows
 // in parallel, exact int32 accumulation for int8 x int8 (int32 and int64
 // operands wrap in their own width), float32 for the int8-weight product
-// and the int4-weight one (Note [Int4 packed weights]).
+// and the int4-weight one (Note [Int4 packed weights]; its product through
+// the float32 gemm of cpu/cpu.h).
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <type_traits>
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/cpu.h"
 
 #include "ops/dispatch.h"
 #include "ops/int_matmul.h"
@@ -64,57 +67,68 @@ void int8_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   }
 }
 
-// The int4 weight's q[n, k] for column j of the block starting at column n0
-// (nb columns, split as the layout says), from the block's bytes.
-inline int int4_at(const uint8_t* block, int64_t k, int64_t j, int64_t nb, bool split) {
-  const uint8_t* row = block + k * (nb / 2);
-  if (split) return j < nb / 2 ? row[j] & 0xF : row[j - nb / 2] >> 4;
-  return (j & 1) == 0 ? row[j / 2] & 0xF : row[j / 2] >> 4;
+// Row k of one packed block (nb columns) dequantized into row[0, nb): byte i
+// holds columns i and i + nb/2 when split, else 2i and 2i + 1 (low nibble
+// first); s: the block's first column's (scale, zero) pairs of k's group.
+inline void dequantize_row(const uint8_t* bytes, int64_t nb, bool split, const float* s,
+                           float* row) {
+  const int64_t half = nb / 2;
+  auto put = [&](int64_t j, int q) { row[j] = static_cast<float>(q - 8) * s[j * 2] + s[j * 2 + 1]; };
+  if (split) {
+    for (int64_t i = 0; i < half; ++i) {
+      put(i, bytes[i] & 0xF);
+      put(i + half, bytes[i] >> 4);
+    }
+  } else {
+    for (int64_t i = 0; i < half; ++i) {
+      put(2 * i, bytes[i] & 0xF);
+      put(2 * i + 1, bytes[i] >> 4);
+    }
+  }
 }
 
-// Per block of the packed layout's columns: its [K, nb] weights dequantized
-// once into float, then each row of A accumulated over k in order (as ATen).
+// Columns in chunks of whole layout blocks (about 128): each chunk's [K, cn]
+// weights dequantized once into float, then A [M, K] times them by the float32
+// gemm (float32 accumulation, as ATen's; in the gemm's order over k).
 void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
-                    int64_t group, const TensorImpl& scale_zeros, ops::Int4PackLayout layout) {
+                    int64_t group, const TensorImpl& scale_zeros, ops::Int4PackLayout layout,
+                    const char* fn) {
   const int64_t M = a.sizes()[0], K = a.sizes()[1], N = w.sizes()[0];
   const auto* x = static_cast<const float*>(a.data_ptr());
   const auto* packed = static_cast<const uint8_t*>(w.data_ptr());
   const auto* sz = static_cast<const float*>(scale_zeros.data_ptr());
   auto* o = static_cast<float*>(out.data_ptr());
-  const int64_t blocks = (N + layout.block_n - 1) / layout.block_n;
-#pragma omp parallel if (M * N * K > 65536)
+  const int64_t chunk = std::max<int64_t>(1, 128 / layout.block_n) * layout.block_n;
+  const int64_t chunks = (N + chunk - 1) / chunk;
+  std::exception_ptr failure;
+#pragma omp parallel if (chunks > 1 && M * N * K > 65536)
   {
     std::vector<float> wt;
-    std::vector<float> acc;
 #pragma omp for schedule(static)
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t n0 = b * layout.block_n, nb = std::min(layout.block_n, N - n0);
-      const bool split = layout.split && nb == layout.block_n;
-      const uint8_t* block = packed + n0 * (K / 2);
-      wt.resize(static_cast<size_t>(K * nb));
-      acc.resize(static_cast<size_t>(nb));
-      for (int64_t k = 0; k < K; ++k) {
-        const float* s = sz + (k / group) * N * 2;
-        for (int64_t j = 0; j < nb; ++j) {
-          const float q = static_cast<float>(int4_at(block, k, j, nb, split) - 8);
-          wt[k * nb + j] = q * s[(n0 + j) * 2] + s[(n0 + j) * 2 + 1];
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t c0 = c * chunk, cn = std::min(chunk, N - c0);
+      wt.resize(static_cast<size_t>(K * cn));
+      for (int64_t n0 = c0; n0 < c0 + cn; n0 += layout.block_n) {
+        const int64_t nb = std::min(layout.block_n, N - n0);
+        const bool split = layout.split && nb == layout.block_n;
+        const uint8_t* block = packed + n0 * (K / 2);
+        for (int64_t k = 0; k < K; ++k) {
+          dequantize_row(block + k * (nb / 2), nb, split, sz + ((k / group) * N + n0) * 2,
+                         wt.data() + k * cn + (n0 - c0));
         }
       }
-      for (int64_t i = 0; i < M; ++i) {
-        std::fill(acc.begin(), acc.end(), 0.0f);
-        const float* xr = x + i * K;
-        for (int64_t k = 0; k < K; ++k) {
-          const float v = xr[k];
-          const float* wr = wt.data() + k * nb;
-          for (int64_t j = 0; j < nb; ++j) acc[j] += v * wr[j];
-        }
-        std::copy(acc.begin(), acc.end(), o + i * N + n0);
+      try {
+        sgemm_row_major(false, false, M, cn, K, 1.0f, x, K, wt.data(), cn, 0.0f, o + c0, N, fn);
+      } catch (...) {
+#pragma omp critical(aotrt_int4_weight_mm)
+        if (!failure) failure = std::current_exception();
       }
     }
   }
+  if (failure) std::rethrow_exception(failure);
 }
 
-// The inverse of int4_at: each output byte from its two columns.
+// The inverse of dequantize_row's reading: each output byte from its two columns.
 void int4_pack(const TensorImpl& out, const TensorImpl& q, ops::Int4PackLayout layout) {
   const int64_t N = q.sizes()[0], K = q.sizes()[1];
   const auto* src = static_cast<const int32_t*>(q.data_ptr());
