@@ -17,9 +17,10 @@ checked to import:
   (a full 32/64-column block and a tail).
 
 Tolerances, relative to the largest magnitude of eager's output (1 when that is smaller):
-float32 1e-5 (the int4 product accumulates over k in float32 in ATen's order, but ATen's AVX2
-kernel dequantizes as q * scale + (zero - 8 * scale) in one fma, aotrt as (q - 8) * scale +
-zero; the measured max abs diffs are 1e-7 to 3e-7 of the output's largest value).
+float32 1e-5 (both accumulate the int4 product in float32, aotrt in its gemm's order over k;
+ATen's AVX2 kernel dequantizes as q * scale + (zero - 8 * scale) in one fma, aotrt as
+(q - 8) * scale + zero; the measured max abs diffs are 1e-7 to 4e-7 of the output's largest
+value).
 bfloat16 2**-7 (two bfloat16 roundings at the output's scale): eager's tensor subclass rounds
 the product, the bias add and the GELU each to bfloat16, inductor's generated code fuses bias
 and GELU in float32 after the int4 product; the measured max abs diff is one bfloat16 ulp.
