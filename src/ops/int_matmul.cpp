@@ -1,7 +1,6 @@
 // The integer matmul family's semantics: see Note [Integer matmul semantics].
 #include "ops/int_matmul.h"
 
-#include <cctype>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -36,8 +35,7 @@ bool is_float_dtype(ScalarType t) {
 Int4PackLayout detect_int4_pack_layout() {
 #if defined(__x86_64__)
   if (const char* env = std::getenv("ATEN_CPU_CAPABILITY"); env != nullptr) {
-    std::string v(env);
-    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string v(env);  // ATen compares case-sensitively and ignores other values
     if (v == "default") return kInt4PackDefault;
     if (v == "avx2") return kInt4PackAvx2;
     if (v == "avx512") return kInt4PackAvx512;

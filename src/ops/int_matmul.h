@@ -34,7 +34,6 @@
 
 namespace aotrt::ops {
 
-// See Note [Op dispatch] in ops/dispatch.h. Operands dense (contiguous).
 // How a packed int4 weight's columns lie (Note [Int4 packed weights]): in
 // blocks of block_n columns; split: a full block's byte j holds columns j
 // (low nibble) and j + block_n/2, else columns 2i and 2i + 1 share byte i.
@@ -66,6 +65,7 @@ class Int4PackLayoutOverride {
   Int4PackLayout layout_;
 };
 
+// See Note [Op dispatch] in ops/dispatch.h. Operands dense (contiguous).
 struct IntMatmulKernels {
   // out [m, n] <- a [m, k] @ b [k, n]: int8 operands into int32, int32 into
   // int32 and int64 into int64, wrapping modulo 2^bits.
