@@ -693,9 +693,11 @@ std::tuple<TensorPtr, TensorPtr, TensorPtr> svd(const TensorImpl& a, bool full_m
   TensorPtr u = compute_uv ? new_column_major(with_matrix(batch_of(a), m, full ? m : k),
                                               a.dtype(), a.device(), fn)
                            : empty_result(a.dtype(), a.device(), fn);
-  TensorPtr vh = compute_uv ? new_column_major(with_matrix(batch_of(a), full ? n : k, n),
-                                               a.dtype(), a.device(), fn)
-                            : empty_result(a.dtype(), a.device(), fn);
+  // Note [Vh's layout]: column-major on the CPU, row-major on CUDA, as ATen's meta function.
+  const Sizes vh_sizes = with_matrix(batch_of(a), full ? n : k, n);
+  TensorPtr vh = !compute_uv ? empty_result(a.dtype(), a.device(), fn)
+                 : a.device().is_cpu() ? new_column_major(vh_sizes, a.dtype(), a.device(), fn)
+                                       : new_dense(vh_sizes, a.dtype(), a.device(), fn);
   TensorPtr info = new_dense(batch_of(a), ScalarType::Int32, a.device(), fn);
   if (work->numel() > 0) {
     linalg_kernel(&LinalgKernels::svd, a, fn)(*work, *s, compute_uv ? u.get() : nullptr,

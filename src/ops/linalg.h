@@ -30,6 +30,14 @@
 // eigenvectors are unique only up to sign (a phase for eig): aotrt's
 // OpenBLAS and torch's MKL may pick different ones.
 //
+// Note [Vh's layout]
+// _linalg_svd's Vh is a batch of column-major matrices on the CPU (LAPACK
+// writes Vh) and of row-major ones on CUDA: cuSOLVER computes V, not Vh,
+// and ATen's meta function gives Vh C-contiguous strides whenever the SVD
+// runs on cuSOLVER. Generated code trusts those strides (svd_lowrank reads
+// V = Vh.mH through a reinterpretation of them), so aotrt allocates Vh as
+// ATen's meta says, per device; the CUDA kernel then writes V in place.
+//
 // Note [Linalg errors on CUDA]
 // ATen raises a factorization's failure (a nonzero info: singular,
 // not positive-definite, no convergence) by reading info on the host, a
@@ -48,8 +56,13 @@
 // it is refused. matrix_exp still reads its norms on the host (a sync on
 // CUDA, as ATen's CPU path reads them), and cuSOLVER itself waits for the
 // stream in linalg_eig (Xgeev's host workspace), the LDL factorization
-// (sytrf) and the SVD of a tall float64 matrix (gesvdj), as measured on the
-// H200 (tests/unit/cuda/test_cuda_linalg.cpp).
+// (sytrf), every SVD (gesvdj: full, reduced, values only, float32 and
+// float64) and every symmetric eigendecomposition (syevd), so in pinv too,
+// as measured on the H200 with cuSOLVER 12 (2026-12-01: each held its call
+// until the stream it waited on was released, tests/unit/cuda/
+// test_cuda_linalg.cpp). ATen's documentation says the same of
+// torch.linalg.svd and eigh on CUDA ("synchronizes that device with the
+// CPU"). A model that calls these on CUDA waits there once per call.
 #pragma once
 
 #include <memory>

@@ -810,6 +810,11 @@ class Sweep:
             self.finish(rec, outcome, msg, **extra(k))
             if outcome == "wrong":
                 wrong.append(k)
+                dump = os.environ.get("AOTRT_SWEEP_DUMP")
+                if dump:  # a wrong case's outputs, to look at where it ran (the H200)
+                    Path(dump).mkdir(parents=True, exist_ok=True)
+                    torch.save(dict(rec=rec, actual=actual, expected=expected),
+                               Path(dump) / f"{rec['key']}.pt")
         oracle = None
         if wrong and self.args.oracle:
             oracle = dict(key=info["key"], package=pkg, cases=group, device=self.device,

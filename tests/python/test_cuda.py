@@ -1,7 +1,8 @@
 """The Python API on CUDA (the H200: scripts/python_gpu.sh runs these with AOTRT_TEST_CUDA=1).
 
 Packages are exported for cuda here (two zoo models and a view-returning one); eager
-references are computed on the GPU with TF32 off (zoo.exact_fp32), tolerances the zoo's.
+references are computed on the GPU with TF32 off (zoo.exact_fp32), tolerances the zoo's, and
+aotrt runs with AOTRT_CUDNN_ALLOW_TF32=0 to match (the fixture checks it).
 Inputs are torch.cuda tensors given zero-copy through DLPack, outputs go back to torch
 zero-copy; aotrt runs on the calling thread's current stream (the legacy default stream
 unless set), which is torch's default stream too.
@@ -30,6 +31,11 @@ def cuda_models(tmp_path_factory):
     from aotrt_tools import export, zoo
 
     assert torch.cuda.is_available(), "AOTRT_TEST_CUDA=1 but torch sees no CUDA device"
+    # Exact fp32 on both sides: eager with TF32 off (zoo.exact_fp32), aotrt's cuDNN convolutions
+    # too, which only the environment of the process decides (Note [TF32] in src/cuda/handles.h).
+    assert os.environ.get("AOTRT_CUDNN_ALLOW_TF32") == "0", (
+        "run the CUDA tests with AOTRT_CUDNN_ALLOW_TF32=0 (scripts/python_gpu.sh sets it): the references "
+        "are exact fp32, and aotrt's fp32 convolutions use TF32 by default")
     out = tmp_path_factory.mktemp("cuda")
     models = {}
     for name in ("linear_bias", "pointwise_c2f"):

@@ -560,7 +560,9 @@ void triu(const TensorImpl& a) {
 }
 
 // gesvdj (Jacobi, as ATen's default CUDA driver): singular values descending;
-// it returns V, written transposed into vh (Vh = V^T) through a temporary.
+// it returns V (column-major n x k), which is Vh row-major: written in place
+// into vh, whose layout is ATen's cuSOLVER one (Note [Vh's layout]); any
+// other vh would get it through a temporary.
 void svd(const TensorImpl& a, const TensorImpl& s, const TensorImpl* u, const TensorImpl* vh,
          const TensorImpl& info) {
   const OnDevice d(a);
@@ -577,28 +579,31 @@ void svd(const TensorImpl& a, const TensorImpl& s, const TensorImpl* u, const Te
   const int econ = !vectors || !(ub.n == b.m && vb.m == b.n) ? 1 : 0;
   const int64_t vcols = vectors ? vb.m : k;  // V is n x vcols
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  const bool in_place = vectors && vh->numel() > 0 && vh->is_contiguous();
   on_real(a, [&](auto zero) {
     using T = decltype(zero);
     SolverHandle& sh = d.solver();
-    Temp<T> v(d.index, b.count * b.n * vcols);
+    Temp<T> v(d.index, in_place ? 0 : b.count * b.n * vcols);
+    T* v0 = in_place ? data<T>(*vh) : v.get();
     Temp<T> scratch_u(d.index, vectors ? 0 : b.m * k);
     T* u0 = vectors ? data<T>(*u) : scratch_u.get();
     int lwork = 0;
     AOTRT_CUSOLVER_CHECK(AOTRT_SOLVER(T, gesvdj_bufferSize)(sh.handle, jobz, econ, m, n,
                                                             data<T>(a), m, data<T>(s), u0, m,
-                                                            v.get(), n, &lwork, sh.gesvdj));
+                                                            v0, n, &lwork, sh.gesvdj));
     Temp<T> work(d.index, lwork);
     for (int64_t i = 0; i < b.count; ++i) {
       AOTRT_CUSOLVER_CHECK(AOTRT_SOLVER(T, gesvdj)(
           sh.handle, jobz, econ, m, n, data<T>(a) + i * b.step(), m, data<T>(s) + i * k,
-          vectors ? u0 + i * ub.step() : u0, m, v.get() + i * b.n * vcols, n, work.get(), lwork,
+          vectors ? u0 + i * ub.step() : u0, m, v0 + i * b.n * vcols, n, work.get(), lwork,
           data<int>(info) + i, sh.gesvdj));
     }
-    if (!vectors || vh->numel() == 0) return;
+    if (!vectors || vh->numel() == 0 || in_place) return;
     // vh[i][j] = V[j][i]: V's column-major n x vcols read as row-major vcols x n.
     const int64_t src_strides[] = {b.n * vcols, b.n, 1};
     const int64_t sizes[] = {b.count, vcols, b.n};
-    const int64_t dst_strides[] = {vb.step(), 1, vb.m};
+    const int64_t dst_strides[] = {vb.step(), vh->strides()[vh->dim() - 2],
+                                   vh->strides()[vh->dim() - 1]};
     copy_device(StridedView{data<char>(*vh), sizes, dst_strides, vh->dtype(), vh->device()},
                 StridedView{reinterpret_cast<char*>(v.get()), sizes, src_strides, vh->dtype(),
                             vh->device()},

@@ -25,3 +25,13 @@ AOTRT_OP(baddbmm_out,
          ops::baddbmm_out(args.tensor(out, "out"), args.tensor(self, "self"),
                           args.tensor(batch1, "batch1"), args.tensor(batch2, "batch2"), beta,
                           alpha, fn))
+
+// _grouped_mm (Note [Grouped matmul]): the CPU's. torch 2.11 generates no CUDA entry, and
+// ATen's CUDA kernel (CUTLASS grouped GEMM) reads its offsets on the device.
+AOTRT_OP_CPU(_grouped_mm,
+             (AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle* offs,
+              AtenTensorHandle* bias, int32_t* out_dtype, AtenTensorHandle* ret0),
+             give(ret0, ops::grouped_mm(args.tensor(self, "self"), args.tensor(mat2, "mat2"),
+                                        args.optional_tensor(offs, "offs"),
+                                        args.optional_tensor(bias, "bias"),
+                                        args.optional_dtype(out_dtype, "out_dtype"), fn)))

@@ -1372,6 +1372,29 @@ def matmul_cases():
     mm("baddbmm_int32_wraps", "baddbmm", view([0] * 2, i32, [1, 1, 2]),
        [view([2**31 - 1, -2**31], i32, [1, 1, 2]), view([2**16], i32, [1, 1, 1]), view([2**15, 2**16], i32, [1, 1, 2])],
        1, 1)
+
+    # _grouped_mm (Note [Grouped matmul]): inputs mat_a, mat_b and offs when there is one;
+    # ints: whether offs is given. Every row and column is covered by a group (ATen leaves
+    # the others uninitialized), empty groups among them.
+    bf = torch.bfloat16
+
+    def gmm(name, a, b, offs=None):
+        r = torch._grouped_mm(a, b, offs=offs)
+        out.append(case(name, "_grouped_mm", [a, b] + ([offs] if offs is not None else []),
+                        [int(offs is not None)], r))
+
+    gmm("grouped_mm_2d_3d_bf16", view(pattern(10 * 16, 1, 0.25), bf, [10, 16]),
+        view(pattern(4 * 16 * 8, 3, 0.125), bf, [4, 16, 8]), view([2, 5, 5, 10], i32, [4]))
+    gmm("grouped_mm_2d_3d_f32_transposed_experts", view(pattern(6 * 8, 2, 0.5), torch.float32, [6, 8]),
+        view(pattern(3 * 8 * 4, 1, 0.25), torch.float32, [3, 8, 4], [32, 1, 8]), view([0, 4, 6], i32, [3]))
+    gmm("grouped_mm_2d_3d_bf16_out_padded", view(pattern(5 * 8, 4, 0.5), bf, [5, 8]),
+        view(pattern(2 * 8 * 12, 2, 0.125), bf, [2, 8, 12], [128, 16, 1]), view([3, 5], i32, [2]))
+    gmm("grouped_mm_3d_2d_f32", view(pattern(2 * 3 * 8, 1, 0.5), torch.float32, [2, 3, 8]),
+        view(pattern(8 * 8, 5, 0.25), torch.float32, [8, 8]), view([4, 8], i32, [2]))
+    gmm("grouped_mm_2d_2d_k_split_f16", view(pattern(4 * 16, 2, 0.25), torch.float16, [4, 16]),
+        view(pattern(16 * 8, 1, 0.125), torch.float16, [16, 8]), view([8, 8, 16], i32, [3]))
+    gmm("grouped_mm_3d_3d_bf16", view(pattern(2 * 3 * 8, 3, 0.5), bf, [2, 3, 8]),
+        view(pattern(2 * 8 * 8, 1, 0.25), bf, [2, 8, 8], [64, 1, 8]))
     return out
 
 

@@ -1,8 +1,10 @@
 // The integer products of the matmul family (mm, addmm, bmm, baddbmm .out; Note
-// [Integer matmul on the CPU]) through the C ABI, against torch eager's values
-// (reference_matmul.inc, from gen_ops_reference.py): operands and out through
-// strided views, wrap-around on overflow, beta and alpha cast to the integer type.
-// ATen's CUDA matmul has no integer product, so the rows are CPU-only.
+// [Integer matmul on the CPU]) and _grouped_mm (Note [Grouped matmul]) through the C ABI,
+// against torch eager's values (reference_matmul.inc, from gen_ops_reference.py): operands
+// and out through strided views, wrap-around on overflow, beta and alpha cast to the
+// integer type; the grouped products' group layouts and padded output strides. ATen's CUDA
+// matmul has no integer product and aotrt serves _grouped_mm on the CPU only, so the rows
+// are CPU-only.
 #include <string>
 #include <vector>
 
@@ -16,6 +18,8 @@ namespace {
 using Product = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle);
 using AddProduct = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
                                       AtenTensorHandle, double, double);
+using GroupedMm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*,
+                                     AtenTensorHandle*, int32_t*, AtenTensorHandle*);
 
 std::vector<std::string> all_names() {
   std::vector<std::string> names;
@@ -28,9 +32,20 @@ class OpsMatmul : public ::testing::TestWithParam<BackendCase> {};
 TEST_P(OpsMatmul, MatchesTorch) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
-  const std::string op = std::string(c.op) + "_out";
   std::vector<Tensor> in;
   for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  if (std::string(c.op) == "_grouped_mm") {
+    AOTRT_FIND_OP(f, GroupedMm, b, "_grouped_mm");
+    AtenTensorHandle offs = c.ints[0] != 0 ? in[2].get() : nullptr;
+    Tensor out;
+    ASSERT_EQ(f(in[0].get(), in[1].get(), c.ints[0] != 0 ? &offs : nullptr, nullptr, nullptr,
+                out.out()),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    expect_matches(out.get(), c.outputs[0], c.name);
+    return;
+  }
+  const std::string op = std::string(c.op) + "_out";
   AOTITorchError rc;
   if (c.floats.empty()) {
     AOTRT_FIND_OP(f, Product, b, op);
@@ -85,6 +100,78 @@ TEST(OpsMatmulRefusals, BoolIsRefusedLikeATen) {
   const std::string msg = aotrt_last_error();
   EXPECT_NE(msg.find("aoti_torch_cpu_mm_out"), std::string::npos) << msg;
   EXPECT_NE(msg.find("bool"), std::string::npos) << msg;
+}
+
+// What ATen's _grouped_mm refuses, aotrt refuses with its words.
+TEST(OpsMatmulRefusals, GroupedMmRefusesWhatATenRefuses) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(f, GroupedMm, b, "_grouped_mm");
+  auto zeros = [&](int32_t dtype, Dims sizes, Dims strides = {}) {
+    if (strides.empty()) strides = row_major(sizes);
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    return make_tensor(b, Values{dtype, sizes, strides, 0, std::vector<double>(n, 0)});
+  };
+  Tensor a = zeros(kF32, {6, 8}), w = zeros(kF32, {2, 8, 4}), a3 = zeros(kF32, {2, 6, 8});
+  Tensor offs_t = zeros(kI32, {2}), offs64_t = zeros(kI64, {2}), bias_t = zeros(kF32, {2, 4});
+  AtenTensorHandle offs = offs_t.get(), offs64 = offs64_t.get(), bias = bias_t.get();
+  const std::string fn = "aoti_torch_cpu__grouped_mm";
+  Tensor out;
+  expect_refused(f(a.get(), w.get(), nullptr, nullptr, nullptr, out.out()), fn,
+                 "Have to provide offsets if there is a 2d matrix");
+  expect_refused(f(a3.get(), w.get(), &offs, nullptr, nullptr, out.out()), fn,
+                 "no offset if both matrices are 3d");
+  expect_refused(f(a.get(), w.get(), &offs64, nullptr, nullptr, out.out()), fn,
+                 "Offsets have to be int32");
+  expect_refused(f(a.get(), w.get(), &offs, &bias, nullptr, out.out()), fn, "Bias not supported");
+  int32_t f64 = 7;  // torch.float64's code
+  expect_refused(f(a.get(), w.get(), &offs, nullptr, &f64, out.out()), fn,
+                 "output dtype must match `mat_a` dtype");
+  Tensor d = zeros(kF64, {6, 8});
+  expect_refused(f(d.get(), w.get(), &offs, nullptr, nullptr, out.out()), fn,
+                 "Expected mat_a to be Float32, BFloat16 or Float16 matrix, got float64");
+  Tensor h = zeros(kBF16, {2, 8, 8});
+  expect_refused(f(a.get(), h.get(), &offs, nullptr, nullptr, out.out()), fn, "same dtype");
+  Tensor k = zeros(kF32, {2, 6, 4});
+  expect_refused(f(a.get(), k.get(), &offs, nullptr, nullptr, out.out()), fn,
+                 "contraction dimension of mat_a and mat_b must match");
+  Tensor three = zeros(kF32, {3, 8, 4});
+  expect_refused(f(a.get(), three.get(), &offs, nullptr, nullptr, out.out()), fn,
+                 "matrix batch sizes have to match");
+  Tensor odd = zeros(kF32, {6, 6}, {6, 1});  // rows of 24 bytes
+  Tensor w6 = zeros(kF32, {2, 6, 4});
+  expect_refused(f(odd.get(), w6.get(), &offs, nullptr, nullptr, out.out()), fn,
+                 "strides should be multiple of 16 bytes");
+  Tensor gapped = zeros(kF32, {6, 8}, {16, 2});  // no unit stride
+  expect_refused(f(gapped.get(), w.get(), &offs, nullptr, nullptr, out.out()), fn,
+                 "Invalid strides/sizes");
+  EXPECT_EQ(out.get(), nullptr);
+}
+
+// Ranges are sliced as aten.slice slices them; what no range covers stays zero (ATen leaves
+// it uninitialized, so no eager reference exists for those rows).
+TEST(OpsMatmulGrouped, UncoveredRowsAreZeroAndRangesClamp) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(f, GroupedMm, b, "_grouped_mm");
+  Tensor a = make_tensor(b, Values{kF32, {4, 4}, {4, 1}, 0, std::vector<double>(16, 1)});
+  Tensor w = make_tensor(b, Values{kF32, {2, 4, 4}, {16, 4, 1}, 0, std::vector<double>(32, 2)});
+  // Group 0 takes rows [0, 1), group 1 would end at 9 and is clamped to the 4 rows.
+  Tensor offs_owner = make_tensor(b, Values{kI32, {2}, {1}, 0, {1, 9}});
+  AtenTensorHandle offs = offs_owner.get();
+  Tensor out;
+  ASSERT_EQ(f(a.get(), w.get(), &offs, nullptr, nullptr, out.out()), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  expect_matches(out.get(), Values{kF32, {4, 4}, {4, 1}, 0, std::vector<double>(16, 8)},
+                 "clamped end");
+  // Only row 0 is covered: rows 1..3 stay zero.
+  Tensor short_offs = make_tensor(b, Values{kI32, {2}, {1}, 0, {1, 1}});
+  AtenTensorHandle so = short_offs.get();
+  Tensor out2;
+  ASSERT_EQ(f(a.get(), w.get(), &so, nullptr, nullptr, out2.out()), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  std::vector<double> want(16, 0);
+  for (int j = 0; j < 4; ++j) want[j] = 8;
+  expect_matches(out2.get(), Values{kF32, {4, 4}, {4, 1}, 0, want}, "uncovered rows");
 }
 
 }  // namespace
