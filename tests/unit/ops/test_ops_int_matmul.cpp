@@ -92,9 +92,10 @@ std::vector<double> pack(const std::vector<int>& q, int64_t N, int64_t K,
   return bytes;
 }
 
-// [37, 512] float32 x [208, 512] int4 (groups of 128): the parallel path, three full
-// AVX512 blocks and a tail, random values; against a double sum, 1e-5 relative to the
-// largest output (float32 accumulation over 512 terms).
+// [37, 512] float32 x [208, 512] int4 (groups of 128), and its first 3 rows (the
+// few-rows path): the parallel paths, three full AVX512 blocks and a tail, random values;
+// against a double sum, 1e-5 relative to the largest output (float32 accumulation over
+// 512 terms).
 TEST(OpsIntMatmulLarge, EveryLayoutMatchesADoubleReference) {
   const Backend b = built_backends()[0];
   AOTRT_FIND_OP(f, Int4Mm, b, kOp);
@@ -122,17 +123,23 @@ TEST(OpsIntMatmulLarge, EveryLayoutMatchesADoubleReference) {
       largest = std::max(largest, std::abs(s));
     }
   }
-  Tensor ta = make_tensor(b, Values{kF32, {M, K}, {K, 1}, 0, a});
   Tensor tsz = make_tensor(b, Values{kF32, {K / G, N, 2}, {N * 2, 2, 1}, 0, sz});
   Tensor tg = make_tensor(b, Values{kI64, {}, {}, 0, {static_cast<double>(G)}});
   for (const ops::Int4PackLayout& layout : kLayouts) {
-    SCOPED_TRACE(layout.block_n * 2 + (layout.split ? 1 : 0));
     Tensor tw = make_tensor(b, Values{kU8, {N, K / 2}, {K / 2, 1}, 0, pack(q, N, K, layout)});
     const ops::Int4PackLayoutOverride use(layout);
-    Tensor out;
-    ASSERT_EQ(f(ta.get(), tw.get(), tg.get(), tsz.get(), out.out()), AOTI_TORCH_SUCCESS)
-        << aotrt_last_error();
-    EXPECT_TRUE(close_values(values_of(out.get()), want, 0, 1e-5 * largest));
+    for (const int64_t rows : {M, int64_t{3}}) {  // the gemm path and the few-rows one
+      SCOPED_TRACE(std::to_string(layout.block_n) + (layout.split ? " split, " : " pairs, ") +
+                   std::to_string(rows) + " rows");
+      Tensor ta = make_tensor(b, Values{kF32, {rows, K}, {K, 1}, 0,
+                                        std::vector<double>(a.begin(), a.begin() + rows * K)});
+      Tensor out;
+      ASSERT_EQ(f(ta.get(), tw.get(), tg.get(), tsz.get(), out.out()), AOTI_TORCH_SUCCESS)
+          << aotrt_last_error();
+      EXPECT_TRUE(close_values(values_of(out.get()),
+                               std::vector<double>(want.begin(), want.begin() + rows * N), 0,
+                               1e-5 * largest));
+    }
   }
 }
 
