@@ -2,9 +2,12 @@
 // borrowed; _int_mm_out writes into out, ret0 gets a new owning handle. See
 // Note [Op rows].
 #include "ops/int_matmul.h"
+#include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
 
 using namespace aotrt;
+using runtime::kProxyCpu;
+using runtime::ProxyCall;
 
 AOTRT_OP_CPU(_int_mm_out, (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2),
              ops::int_mm_out(args.tensor(out, "out"), args.tensor(self, "self"),
@@ -16,3 +19,20 @@ AOTRT_OP_CPU(_weight_int8pack_mm,
              give(ret0, ops::weight_int8pack_mm(args.tensor(self, "self"),
                                                 args.tensor(mat2, "mat2"),
                                                 args.tensor(scales, "scales"), fn)))
+
+// Declared in torch's hand-written c/shim_cpu.h: qGroupSize comes as a 0-d
+// int64 constant tensor (Note [Int4 packed weights]).
+AOTRT_OP_CPU(_weight_int4pack_mm_cpu_tensor,
+             (AtenTensorHandle X, AtenTensorHandle w, AtenTensorHandle qGroupSize,
+              AtenTensorHandle qScaleAndZeros, AtenTensorHandle* ret0),
+             give(ret0, ops::weight_int4pack_mm(args.tensor(X, "X"), args.tensor(w, "w"),
+                                                args.tensor(qGroupSize, "qGroupSize"),
+                                                args.tensor(qScaleAndZeros, "qScaleAndZeros"),
+                                                fn)))
+
+// No C shim in torch: a package that packs its int4 weight in forward calls it
+// through the proxy executor. Argument names from ATen's schema.
+AOTRT_PROXY_OP("aten::_convert_weight_to_int4pack_for_cpu", {"self", "innerKTiles"}, kProxyCpu,
+               [](ProxyCall& c) {
+                 c.set_output(0, ops::convert_weight_to_int4pack(c.tensor("self"), c.what()));
+               });

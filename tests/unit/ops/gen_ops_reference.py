@@ -1734,13 +1734,80 @@ def reduce_cases():
     return amax_cases() + hash_cases()
 
 
+# --- intmatmul ------------------------------------------------------------------------
+# _weight_int4pack_mm_cpu_tensor (Note [Int4 packed weights]): inputs A, B (packed by
+# eager under the ATen capability named by ints[0]: 0 default, 1 avx2, 2 avx512), the
+# 0-d int64 group size, qScaleAndZeros. A of small integers, scales powers of two and
+# zeros quarters, so that every product and sum is exact in float32: the output is
+# eager's to the last bit (bfloat16 included). The packing runs in a child process
+# (a process's capability is fixed once ATen reads it).
+INT4_CAPS = ("default", "avx2", "avx512")
+
+
+def int4_pack(q, cap):
+    import os
+    import subprocess
+    import tempfile
+    code = ("import sys, torch; q = torch.load(sys.argv[1]); "
+            "torch.save(torch.ops.aten._convert_weight_to_int4pack_for_cpu(q, 1), sys.argv[1])")
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, "q.pt")
+        torch.save(q, f)
+        subprocess.run([sys.executable, "-c", code, f], check=True,
+                       env={**os.environ, "ATEN_CPU_CAPABILITY": cap})
+        return torch.load(f)
+
+
+def intmatmul_cases():
+    out = []
+    g = torch.Generator().manual_seed(4)
+
+    def row(name, dtype, M, N, K, gs, cap, a_view=None):
+        q = torch.randint(0, 16, (N, K), dtype=torch.int32, generator=g)
+        scale = 2.0 ** torch.randint(-2, 2, (K // gs, N), generator=g).to(torch.float64)
+        zero = torch.randint(-4, 5, (K // gs, N), generator=g).to(torch.float64) / 4
+        sz = torch.stack([scale, zero], dim=-1).to(dtype)
+        a = a_view if a_view is not None else view(pattern(M * K), dtype, [M, K])
+        b = int4_pack(q, INT4_CAPS[cap])
+        own = torch.ops.aten._convert_weight_to_int4pack_for_cpu(q, 1)  # this process's layout
+        r = torch.ops.aten._weight_int4pack_mm_for_cpu(a.contiguous(), own, gs, sz)
+        gt = torch.tensor(gs, dtype=torch.int64)
+        out.append(case(name, "_weight_int4pack_mm_cpu_tensor", [a, b, gt, sz], [cap], r))
+
+    f32, bf16, f16 = torch.float32, torch.bfloat16, torch.float16
+    for cap in range(3):
+        row(f"int4_f32_m3_n48_k64_g32_{INT4_CAPS[cap]}", f32, 3, 48, 64, 32, cap)
+        row(f"int4_bf16_m5_n80_k128_g64_{INT4_CAPS[cap]}", bf16, 5, 80, 128, 64, cap)
+    row("int4_f16_m2_n32_k256_g256_avx2", f16, 2, 32, 256, 256, 1)
+    row("int4_bf16_m1_n64_k64_g32_avx512", bf16, 1, 64, 64, 32, 2)
+    row("int4_f32_m6_n16_k128_g128_default", f32, 6, 16, 128, 128, 0)
+    row("int4_f32_transposed_a_m4_n32_k64_g64_avx2", f32, 4, 32, 64, 64, 1,
+        a_view=transposed(pattern(4 * 64, 5), f32, [4, 64], offset=2))
+    row("int4_bf16_m0_n16_k32_g32_avx2", bf16, 0, 16, 32, 32, 1)
+
+    # _convert_weight_to_int4pack_for_cpu (no C shim: the proxy executor): input q [N, K]
+    # int32; ints: capability, innerKTiles; the output as eager packs it under that capability.
+    def pack_row(name, q, cap, inner=1):
+        out.append(case(name, "_convert_weight_to_int4pack_for_cpu", [q], [cap, inner],
+                        int4_pack(q.contiguous(), INT4_CAPS[cap])))
+
+    for cap in range(3):
+        c = INT4_CAPS[cap]
+        pack_row(f"int4pack_n48_k8_{c}", torch.randint(0, 16, (48, 8), dtype=torch.int32, generator=g), cap)
+        pack_row(f"int4pack_n80_k6_{c}", torch.randint(0, 16, (80, 6), dtype=torch.int32, generator=g), cap, 2)
+    pack_row("int4pack_out_of_range_n16_k4_avx2", view([17, -1, 255, 16] * 16, torch.int32, [16, 4]), 1)
+    pack_row("int4pack_transposed_n64_k4_avx512",
+             transposed([(i * 5) % 16 for i in range(256)], torch.int32, [64, 4], offset=1), 2)
+    return out
+
+
 FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
             "distance": distance_cases,
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
-            "special": special_cases}
+            "special": special_cases, "intmatmul": intmatmul_cases}
 
 
 def main(names):

@@ -1,0 +1,204 @@
+// The int4 weight matmul through the C ABI against torch eager (reference_intmatmul.inc;
+// Note [Int4 packed weights]): aoti_torch_cpu__weight_int4pack_mm_cpu_tensor on weights
+// packed by eager under each ATen CPU capability (default, avx2, avx512: one machine packs
+// all three, see gen_ops_reference.py), read in that layout through Int4PackLayoutOverride;
+// a larger random product against a double reference on every layout; the refusals; and
+// _convert_weight_to_int4pack_for_cpu (no C shim: through the proxy executor) against
+// eager's bytes under each capability. CPU ops (torch has no CUDA shim of these names):
+// their rows run on the CPU backend.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/int_matmul.h"
+#include "ops_testing.h"
+#include "proxy_testing.h"
+
+namespace aotrt::test {
+namespace {
+
+#include "reference_intmatmul.inc"
+
+using Int4Mm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
+                                  AtenTensorHandle, AtenTensorHandle*);
+constexpr const char* kOp = "_weight_int4pack_mm_cpu_tensor";
+const ops::Int4PackLayout kLayouts[] = {ops::kInt4PackDefault, ops::kInt4PackAvx2,
+                                        ops::kInt4PackAvx512};
+
+constexpr const char* kPackOp = "_convert_weight_to_int4pack_for_cpu";
+
+std::vector<BackendCase> cpu_cases(bool proxy) {
+  std::vector<BackendCase> out;
+  const auto proxied = [](const OpCase& c) { return std::string(c.op) == kPackOp; };
+  for (const OpCase& c : cases_where(kIntmatmulCases, proxied, proxy)) {
+    out.push_back({built_backends()[0], c});
+  }
+  return out;
+}
+
+class OpsIntMatmul : public ::testing::TestWithParam<BackendCase> {};
+
+TEST_P(OpsIntMatmul, MatchesTorch) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  std::vector<Tensor> in;
+  for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  AOTRT_FIND_OP(f, Int4Mm, b, c.op);
+  const ops::Int4PackLayoutOverride layout(kLayouts[c.ints[0]]);
+  Tensor out;
+  ASSERT_EQ(f(in[0].get(), in[1].get(), in[2].get(), in[3].get(), out.out()), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  expect_matches(out.get(), c.outputs[0], c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsIntMatmul, ::testing::ValuesIn(cpu_cases(false)),
+                         backend_case_name);
+
+class OpsIntMatmulProxy : public ::testing::TestWithParam<BackendCase> {};
+
+// ints: capability, innerKTiles (a run-time int, as the wrapper passes it).
+TEST_P(OpsIntMatmulProxy, MatchesTorch) {
+  const OpCase& c = GetParam().c;
+  Tensor q = make_tensor(GetParam().backend, c.inputs[0]);
+  const ops::Int4PackLayoutOverride layout(kLayouts[c.ints[0]]);
+  const std::string inputs =
+      R"([{"name": "self", "arg": {"as_tensor": {"name": "q"}}, "kind": 1},)"
+      R"( {"name": "innerKTiles", "arg": {"as_int": 0}, "kind": 1}])";
+  ProxyResult r = run_proxy(std::string("aten::") + kPackOp, inputs, {c.ints[1]}, {q.get()}, 1);
+  ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  expect_matches(r.outputs[0].get(), c.outputs[0], c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsIntMatmulProxy, ::testing::ValuesIn(cpu_cases(true)),
+                         backend_case_name);
+
+// q [N, K] packed as ATen packs it in `layout` (the layout's rule, Note [Int4 packed
+// weights]; the torch rows above pin the kernel's reading of each layout to eager's bytes).
+std::vector<double> pack(const std::vector<int>& q, int64_t N, int64_t K,
+                         ops::Int4PackLayout layout) {
+  std::vector<double> bytes(static_cast<size_t>(N * K / 2), 0.0);
+  for (int64_t n0 = 0; n0 < N; n0 += layout.block_n) {
+    const int64_t nb = std::min(layout.block_n, N - n0);
+    const bool split = layout.split && nb == layout.block_n;
+    for (int64_t k = 0; k < K; ++k) {
+      for (int64_t j = 0; j < nb; ++j) {
+        const int64_t byte = n0 * K / 2 + k * nb / 2 + (split ? j % (nb / 2) : j / 2);
+        const bool high = split ? j >= nb / 2 : (j & 1) == 1;
+        bytes[static_cast<size_t>(byte)] += q[static_cast<size_t>((n0 + j) * K + k)] * (high ? 16 : 1);
+      }
+    }
+  }
+  return bytes;
+}
+
+// [37, 512] float32 x [208, 512] int4 (groups of 128), and its first 3 rows (the
+// few-rows path): the parallel paths, three full AVX512 blocks and a tail, random values;
+// against a double sum, 1e-5 relative to the largest output (float32 accumulation over
+// 512 terms).
+TEST(OpsIntMatmulLarge, EveryLayoutMatchesADoubleReference) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(f, Int4Mm, b, kOp);
+  const int64_t M = 37, N = 208, K = 512, G = 128;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> nibble(0, 15);
+  std::vector<double> a(static_cast<size_t>(M * K)), sz(static_cast<size_t>(K / G * N * 2));
+  std::vector<int> q(static_cast<size_t>(N * K));
+  for (double& v : a) v = normal(rng);
+  for (size_t i = 0; i < sz.size(); ++i) sz[i] = i % 2 == 0 ? 0.01 + std::abs(normal(rng)) * 0.1 : normal(rng) * 0.1;
+  for (int& v : q) v = nibble(rng);
+  std::vector<double> want(static_cast<size_t>(M * N), 0.0);
+  double largest = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t n = 0; n < N; ++n) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const size_t g = static_cast<size_t>(((k / G) * N + n) * 2);
+        const double w = (q[static_cast<size_t>(n * K + k)] - 8) * static_cast<double>(static_cast<float>(sz[g])) +
+                         static_cast<double>(static_cast<float>(sz[g + 1]));
+        s += static_cast<double>(static_cast<float>(a[static_cast<size_t>(i * K + k)])) * w;
+      }
+      want[static_cast<size_t>(i * N + n)] = s;
+      largest = std::max(largest, std::abs(s));
+    }
+  }
+  Tensor tsz = make_tensor(b, Values{kF32, {K / G, N, 2}, {N * 2, 2, 1}, 0, sz});
+  Tensor tg = make_tensor(b, Values{kI64, {}, {}, 0, {static_cast<double>(G)}});
+  for (const ops::Int4PackLayout& layout : kLayouts) {
+    Tensor tw = make_tensor(b, Values{kU8, {N, K / 2}, {K / 2, 1}, 0, pack(q, N, K, layout)});
+    const ops::Int4PackLayoutOverride use(layout);
+    for (const int64_t rows : {M, int64_t{3}}) {  // the gemm path and the few-rows one
+      SCOPED_TRACE(std::to_string(layout.block_n) + (layout.split ? " split, " : " pairs, ") +
+                   std::to_string(rows) + " rows");
+      Tensor ta = make_tensor(b, Values{kF32, {rows, K}, {K, 1}, 0,
+                                        std::vector<double>(a.begin(), a.begin() + rows * K)});
+      Tensor out;
+      ASSERT_EQ(f(ta.get(), tw.get(), tg.get(), tsz.get(), out.out()), AOTI_TORCH_SUCCESS)
+          << aotrt_last_error();
+      EXPECT_TRUE(close_values(values_of(out.get()),
+                               std::vector<double>(want.begin(), want.begin() + rows * N), 0,
+                               1e-5 * largest));
+    }
+  }
+}
+
+TEST(OpsIntMatmulRefusals, NameTheFunctionAndArgument) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(f, Int4Mm, b, kOp);
+  const std::string fn = std::string("aoti_torch_cpu_") + kOp;
+  auto t = [&](int32_t dtype, Dims sizes) {
+    return make_tensor(b, Values{dtype, sizes, row_major(sizes), 0,
+                                 std::vector<double>(static_cast<size_t>(numel_of(sizes)), 1.0)});
+  };
+  Tensor a = t(kF32, {2, 64}), w = t(kU8, {16, 32}), sz = t(kF32, {2, 16, 2});
+  Tensor g32 = make_tensor(b, Values{kI64, {}, {}, 0, {32}});
+  Tensor out;
+  auto refused = [&](AtenTensorHandle x, AtenTensorHandle wt, AtenTensorHandle g,
+                     AtenTensorHandle s, const char* what) {
+    expect_refused(f(x, wt, g, s, out.out()), fn, what);
+    EXPECT_EQ(out.get(), nullptr);  // nothing handed out on failure
+  };
+  Tensor g16 = make_tensor(b, Values{kI64, {}, {}, 0, {16}});
+  refused(a.get(), w.get(), g16.get(), sz.get(), "expect qGroupSize to be 32, 64, 128 or 256, got 16");
+  Tensor gf = make_tensor(b, Values{kF32, {}, {}, 0, {32}});
+  refused(a.get(), w.get(), gf.get(), sz.get(), "expect qGroupSize to be one int64");
+  Tensor g64 = make_tensor(b, Values{kI64, {}, {}, 0, {64}});
+  Tensor a96 = t(kF32, {2, 96}), w48 = t(kU8, {16, 48}), sz96 = t(kF32, {1, 16, 2});
+  refused(a96.get(), w48.get(), g64.get(), sz96.get(), "expect K to be divisible by qGroupSize");
+  Tensor ai = t(kI32, {2, 64});
+  refused(ai.get(), w.get(), g32.get(), sz.get(), "expect A to be either 32-bit or 16-bit float");
+  Tensor a3 = t(kF32, {1, 2, 64});
+  refused(a3.get(), w.get(), g32.get(), sz.get(), "expect A to be 2D");
+  Tensor wi8 = t(kI8, {16, 32});
+  refused(a.get(), wi8.get(), g32.get(), sz.get(), "'B' to be uint8");
+  Tensor w_short = t(kU8, {16, 31});
+  refused(a.get(), w_short.get(), g32.get(), sz.get(), "expect B.size(1) to be K/2");
+  Tensor w8 = t(kU8, {8, 32}), sz8 = t(kF32, {2, 8, 2});
+  refused(a.get(), w8.get(), g32.get(), sz8.get(), "multiple of 16");
+  Tensor sz_bf16 = t(kBF16, {2, 16, 2});
+  refused(a.get(), w.get(), g32.get(), sz_bf16.get(), "'qScaleAndZeros' to be float32");
+  Tensor sz_few = t(kF32, {1, 16, 2});
+  refused(a.get(), w.get(), g32.get(), sz_few.get(), "expect qScaleAndZeros to be [2, 16, 2]");
+  refused(a.get(), nullptr, g32.get(), sz.get(), "argument 'w'");
+}
+
+TEST(OpsIntMatmulRefusals, PackNamesTheOpAndWhatIsWrong) {
+  const Backend b = built_backends()[0];
+  const std::string inputs =
+      R"([{"name": "self", "arg": {"as_tensor": {"name": "q"}}, "kind": 1},)"
+      R"( {"name": "innerKTiles", "arg": {"as_int": 0}, "kind": 1}])";
+  auto refused = [&](int32_t dtype, Dims sizes, const char* what) {
+    Tensor q = make_tensor(b, Values{dtype, sizes, row_major(sizes), 0,
+                                     std::vector<double>(static_cast<size_t>(numel_of(sizes)), 1.0)});
+    ProxyResult r = run_proxy(std::string("aten::") + kPackOp, inputs, {1}, {q.get()}, 1);
+    expect_refused(r.rc, kPackOp, what);
+  };
+  refused(kI64, {16, 4}, "'weight' to be int32");
+  refused(kI32, {8, 4}, "expect N to be dividable by 16, got 8");
+  refused(kI32, {16, 3}, "expect K to be dividable by 2, got 3");
+  refused(kI32, {1, 16, 4}, "expect weight to be 2D");
+}
+
+}  // namespace
+}  // namespace aotrt::test
