@@ -16,6 +16,16 @@ compiled for):
   libtorch-aoti     torch._inductor.aoti_load_package in a fresh Python subprocess, on the same
                     model exported with libtorch linked in (cpu only: on the H200 libtorch's
                     loader segfaults, see shared/reference/measured-on-h200.md)
+  ort               ONNX Runtime's CPU execution provider on the same model exported to ONNX by
+                    torch.onnx.export(dynamo=True), SessionOptions() as they come (cpu only)
+  ort-tuned         the same with the session tuned after ORT's performance guide: every graph
+                    optimization, intra-op threads = the cores (or --threads), one inter-op thread,
+                    sequential execution, spinning workers, inputs and outputs bound once
+                    (IOBinding); see child_ort. Both in a fresh Python process that imports
+                    onnxruntime and numpy, not torch; onnx's protobuf lives in build-bench/onnx-site
+                    (Note [Bench site folders])
+Outputs of aotrt and ORT are compared with eager on the same inputs (max abs diff in the table);
+where aotrt's per-run time is above ORT's, `aotrt bench --profile` of that model goes in the table.
 Contenders alternate over R rounds (the order rotates each round); each round runs N timed
 iterations after a warm-up; a round's number is its p50 and the table shows the median of the
 rounds. Per-run latency is wall time around one call plus, on cuda, a stream synchronisation

@@ -524,7 +524,7 @@ def _c2f_block_80():
     return model, (x,)
 
 
-@register("transformer_encoder_d512", devices=("cuda",))
+@register("transformer_encoder_d512", devices=("cpu", "cuda"), atol=GPU_ATOL, rtol=GPU_RTOL, reason=GPU_REASON)
 def _transformer_encoder_d512():
     """nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, batch_first) on (8,128,512)."""
     layer = nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, batch_first=True)
