@@ -434,21 +434,30 @@ def child_libtorch(arg: str) -> None:
     with torch.no_grad():
         run(inputs)
         t_first = time.monotonic_ns()
-        for _ in range(a["warmup"]):
-            run(inputs)
-        samples = []
-        for _ in range(a["iters"]):
-            t0 = time.perf_counter_ns()
-            run(inputs)
-            samples.append((time.perf_counter_ns() - t0) / 1e3)
-    hwm = -1
+        timed = _timed_runs(lambda: run(inputs), a["warmup"], a["iters"])
+    print(json.dumps({**timed, "startup_s": (t_first - t_start) / 1e9, "import_s": (t_import - t_start) / 1e9,
+                      "load_s": (t_loaded - t_import) / 1e9, "peak_host_bytes": _vm_hwm()}))
+
+
+def _timed_runs(run, warmup: int, iters: int) -> dict[str, float]:
+    """`warmup` untimed calls of run(), then p50/p90/p99 (us) of `iters` timed ones."""
+    for _ in range(warmup):
+        run()
+    samples = []
+    for _ in range(iters):
+        t0 = time.perf_counter_ns()
+        run()
+        samples.append((time.perf_counter_ns() - t0) / 1e3)
+    return {"p50_us": _p(samples, 0.5), "p90_us": _p(samples, 0.9), "p99_us": _p(samples, 0.99)}
+
+
+def _vm_hwm() -> int:
+    """This process's peak resident memory (VmHWM), bytes."""
     with open("/proc/self/status") as f:
         for line in f:
             if line.startswith("VmHWM:"):
-                hwm = int(line.split()[1]) * 1024
-    print(json.dumps({"p50_us": _p(samples, 0.5), "p90_us": _p(samples, 0.9), "p99_us": _p(samples, 0.99),
-                      "startup_s": (t_first - t_start) / 1e9, "import_s": (t_import - t_start) / 1e9,
-                      "load_s": (t_loaded - t_import) / 1e9, "peak_host_bytes": hwm}))
+                return int(line.split()[1]) * 1024
+    return -1
 
 
 def _ort_threads(requested: int | None) -> int:
@@ -528,25 +537,10 @@ def child_ort(arg: str) -> None:
     if a["check_dir"]:
         for k, y in enumerate(outputs()):
             np.save(Path(a["check_dir"]) / f"output_{k}.npy", y)
-    for _ in range(a["warmup"]):
-        run()
-    samples = []
-    for _ in range(a["iters"]):
-        t0 = time.perf_counter_ns()
-        run()
-        samples.append((time.perf_counter_ns() - t0) / 1e3)
-    print(json.dumps({"p50_us": _p(samples, 0.5), "p90_us": _p(samples, 0.9), "p99_us": _p(samples, 0.99),
-                      "startup_s": (t_first - t_start) / 1e9, "import_s": (t_import - t_start) / 1e9,
+    timed = _timed_runs(run, a["warmup"], a["iters"])
+    print(json.dumps({**timed, "startup_s": (t_first - t_start) / 1e9, "import_s": (t_import - t_start) / 1e9,
                       "load_s": (t_loaded - t_import) / 1e9, "first_run_s": (t_first - t_loaded) / 1e9,
                       "peak_host_bytes": _vm_hwm(), "ort_options": options}))
-
-
-def _vm_hwm() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return -1
 
 
 def aotrt_outputs(aotrt: Path, info: dict[str, Any], out_dir: Path) -> None:
