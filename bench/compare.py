@@ -901,9 +901,13 @@ def render_ort(data: dict[str, Any]) -> list[str]:
         if o:
             lines.append(f"- `{c}`: " + ", ".join(f"{k}={v}" for k, v in o.items()))
     lines.append("")
-    lines.append(f"| model | per-run µs {names} | aotrt / best ORT | startup s {names} | "
-                 f"peak RSS MiB {names} | max abs diff vs eager {names} | target aotrt <= ORT |")
-    lines.append("|---|---|---|---|---|---|---|")
+    lines.append("Per-run is the median over rounds of each round's p50; on a loaded machine a round "
+                 "that shared its cores is slower for everyone, so the fastest round's p50 (the least "
+                 "disturbed one) is shown too, with its own ratio. The target is judged on the medians.")
+    lines.append("")
+    lines.append(f"| model | per-run µs {names} | aotrt / best ORT | fastest round µs {names} | ratio | "
+                 f"startup s {names} | peak RSS MiB {names} | max abs diff vs eager {names} | target aotrt <= ORT |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     for name, res in data["models"].items():
         cs = res["contenders"]
         best = min((cs[c] for c in ort_cs if c in cs), key=lambda x: x["p50_us"], default=None)
@@ -914,6 +918,10 @@ def render_ort(data: dict[str, Any]) -> list[str]:
             x = cs.get(c, {}).get(key)
             return fmt(x) if x is not None else "-"
         per_run = " / ".join(cell(c, "p50_us", lambda x: f"{x:.1f}") for c in side)
+        fastest = {c: min(cs[c]["p50_us_per_round"]) for c in side if c in cs and cs[c].get("p50_us_per_round")}
+        fast = " / ".join(f"{fastest[c]:.1f}" if c in fastest else "-" for c in side)
+        best_fast = min((fastest[c] for c in ort_cs if c in fastest), default=None)
+        fast_ratio = _fmt_ratio(fastest["aotrt"] / best_fast if "aotrt" in fastest and best_fast else None)
         startup = " / ".join(cell(c, "startup_s", lambda x: f"{x:.3f}") for c in side)
         rss = " / ".join(cell(c, "peak_host_bytes", _mib) for c in side)
         diffs = " / ".join(_diff(res.get("max_abs_diff", {}).get(c)) for c in side)
@@ -924,7 +932,8 @@ def render_ort(data: dict[str, Any]) -> list[str]:
             rm = _ratio(cs.get("aotrt"), best, "peak_host_bytes")
             missed = [k for k, x in (("per-run", r), ("startup", rs), ("RSS", rm)) if x is not None and x > 1.0]
             verdict = "met" if not missed else "MISSED: " + ", ".join(missed)
-        lines.append(f"| {name} | {per_run} | {_fmt_ratio(r)} | {startup} | {rss} | {diffs} | {verdict} |")
+        lines.append(f"| {name} | {per_run} | {_fmt_ratio(r)} | {fast} | {fast_ratio} | {startup} | {rss} | "
+                     f"{diffs} | {verdict} |")
     lines.append("")
     lines.append("ORT startup splits into the interpreter with `import onnxruntime`, the session and the first run: " + "; ".join(
         f"{n} {c} {x.get('import_s', 0):.2f} + {x.get('load_s', 0):.3f} + {x.get('first_run_s', 0):.3f} s"
