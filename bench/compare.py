@@ -84,9 +84,12 @@ CHILD_TIMEOUT_S = 600
 # ONNX Runtime's side: `import onnx` (torch.onnx's dynamo exporter needs it) wants protobuf >=
 # 6.31.1, while the Triton tests' tritonclient[grpc] keeps the environment's protobuf below 6.
 # The ONNX export and ORT run in child processes with this folder first on their PYTHONPATH,
-# made here when missing (Note [Bench site folders]).
+# made here when missing (Note [Bench site folders]). It holds the whole ONNX stack, so a
+# fresh machine (scripts/install_deps.sh installs none of it: the bench is not part of CI)
+# gets the versions measured here; numpy, packaging, sympy and typing_extensions come with torch.
 ONNX_SITE = REPO / "build-bench" / "onnx-site"
-ONNX_SITE_PACKAGES = ["protobuf==6.33.6"]
+ONNX_SITE_PACKAGES = ["protobuf==6.33.6", "onnx==1.23.2", "onnx-ir==1.1.0", "onnxscript==0.7.2",
+                      "ml_dtypes==0.7.0", "onnxruntime==1.32.0", "flatbuffers==25.12.19"]
 # torchvision for the CPU zoo's torchvision entries, beside the environment's torch, never
 # installed into it: transformers imports torchvision wherever it finds it, and the CUDA build
 # PyPI serves cannot load its ops beside a CPU torch (zoo._make_torchvision_importable).
@@ -223,16 +226,13 @@ def export_onnx(name: str, info: dict[str, Any], export_dir: Path, fingerprint: 
         t0 = time.perf_counter()
         onnx_path.unlink(missing_ok=True)
         args = {"name": name, "files": info["input_files"], "out": str(onnx_path)}
-        env = dict(os.environ, PYTHONPATH=child_pythonpath(onnx=True))
-        res = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child-onnx-export",
-                              json.dumps(args)], capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S)
         meta = dict(want)
-        if res.returncode != 0 or not onnx_path.exists():
-            meta["error"] = _last_error(res.stderr) or f"exit status {res.returncode}"
-            log(f"  FAILED: {meta['error']}")
-        else:
-            meta.update(json.loads(res.stdout.strip().splitlines()[-1]))
+        try:
+            meta.update(_run_child("--child-onnx-export", args, {"PYTHONPATH": child_pythonpath(onnx=True)}))
             log(f"  done in {time.perf_counter() - t0:.0f} s")
+        except (RuntimeError, ValueError, IndexError) as err:
+            meta["error"] = str(err)
+            log(f"  FAILED: {meta['error']}")
         onnx_meta.write_text(json.dumps(meta, default=str))
     if meta.get("error"):
         return {"onnx_error": meta["error"]}
@@ -406,11 +406,17 @@ def run_libtorch(info: dict[str, Any], warmup: int, iters: int) -> dict[str, Any
             "warmup": warmup, "iters": iters}
     # The model's own input checks, which aotrt turns on by default (LoadOptions::check_inputs):
     # the same generated code path on both sides.
-    env = dict(os.environ, AOTRT_BENCH_T0_NS=str(time.monotonic_ns()), AOTI_RUNTIME_CHECK_INPUTS="1")
-    res = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child-libtorch", json.dumps(args)],
+    return _run_child("--child-libtorch", args, {"AOTI_RUNTIME_CHECK_INPUTS": "1"})
+
+
+def _run_child(flag: str, args: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """This script in a fresh process (`flag` picks the child), timed from just before it starts
+    (AOTRT_BENCH_T0_NS); returns the JSON object its last stdout line holds."""
+    env = dict(os.environ, **env, AOTRT_BENCH_T0_NS=str(time.monotonic_ns()))
+    res = subprocess.run([sys.executable, str(Path(__file__).resolve()), flag, json.dumps(args)],
                          capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S)
     if res.returncode != 0:
-        raise RuntimeError(f"libtorch child failed ({res.returncode}): {res.stderr.strip()[-2000:]}")
+        raise RuntimeError(f"{flag[2:]} failed ({res.returncode}): {_last_error(res.stderr)}")
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -470,12 +476,7 @@ def run_ort(info: dict[str, Any], warmup: int, iters: int, tuned: bool, threads:
         raise RuntimeError(f"ONNX export failed: {info['onnx_error']}")
     args = {"model": info["onnx"], "files": info["input_files"], "warmup": warmup, "iters": iters,
             "tuned": tuned, "threads": _ort_threads(threads), "check_dir": str(check_dir) if check_dir else None}
-    env = dict(os.environ, PYTHONPATH=child_pythonpath(onnx=True), AOTRT_BENCH_T0_NS=str(time.monotonic_ns()))
-    res = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child-ort", json.dumps(args)],
-                         capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S)
-    if res.returncode != 0:
-        raise RuntimeError(f"ORT child failed ({res.returncode}): {_last_error(res.stderr)}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    return _run_child("--child-ort", args, {"PYTHONPATH": child_pythonpath(onnx=True)})
 
 
 def child_ort(arg: str) -> None:

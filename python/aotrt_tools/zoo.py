@@ -515,7 +515,8 @@ def _mobilenet_v3_small():
 
 
 # The benchmark's set (bench/compare.py, shared/reference/measured-on-h200.md's anchor table):
-# the C2f block at the size the anchors were measured at, and a transformer layer at d512.
+# the C2f block at the size the anchors were measured at, and a transformer layer at d512 (a CPU
+# entry too: bench/compare.py measures it against ONNX Runtime, which the issue did at this size).
 @register("c2f_block_80", devices=("cuda",))
 def _c2f_block_80():
     """C2f block, 1x1 convs, 64ch 80x80 b1, model and input channels-last (the anchor table's)."""
