@@ -16,6 +16,16 @@ compiled for):
   libtorch-aoti     torch._inductor.aoti_load_package in a fresh Python subprocess, on the same
                     model exported with libtorch linked in (cpu only: on the H200 libtorch's
                     loader segfaults, see shared/reference/measured-on-h200.md)
+  ort               ONNX Runtime's CPU execution provider on the same model exported to ONNX by
+                    torch.onnx.export(dynamo=True), SessionOptions() as they come (cpu only)
+  ort-tuned         the same with the session tuned after ORT's performance guide: every graph
+                    optimization, intra-op threads = the cores (or --threads), one inter-op thread,
+                    sequential execution, spinning workers, inputs and outputs bound once
+                    (IOBinding); see child_ort. Both in a fresh Python process that imports
+                    onnxruntime and numpy, not torch; onnx's protobuf lives in build-bench/onnx-site
+                    (Note [Bench site folders])
+Outputs of aotrt and ORT are compared with eager on the same inputs (max abs diff in the table);
+where aotrt's per-run time is above ORT's, `aotrt bench --profile` of that model goes in the table.
 Contenders alternate over R rounds (the order rotates each round); each round runs N timed
 iterations after a warm-up; a round's number is its p50 and the table shows the median of the
 rounds. Per-run latency is wall time around one call plus, on cuda, a stream synchronisation
@@ -61,8 +71,9 @@ DEFAULT_MODELS = {
 }
 CONTENDERS = {
     "cuda": ["eager", "compile", "reduce-overhead", "aotrt", "aotrt-graph"],
-    "cpu": ["eager", "compile", "aotrt", "libtorch-aoti"],
+    "cpu": ["eager", "compile", "aotrt", "libtorch-aoti", "ort", "ort-tuned"],
 }
+ORT_CONTENDERS = ("ort", "ort-tuned")
 # The issue's CPU targets, aotrt / libtorch's loader.
 CPU_TARGETS = {"per_run": 1.0, "startup": 0.2, "peak_rss": 0.25}
 # Same kernels on both sides: without it a link_libtorch=False export probes the vector ISA
@@ -70,6 +81,67 @@ CPU_TARGETS = {"per_run": 1.0, "startup": 0.2, "peak_rss": 0.25}
 # Sleef] in python/aotrt_tools/export.py), while the libtorch-linked export vectorizes.
 CPU_EXPORT_OPTIONS = {"cpp.vec_isa_ok": True}
 CHILD_TIMEOUT_S = 600
+# ONNX Runtime's side: `import onnx` (torch.onnx's dynamo exporter needs it) wants protobuf >=
+# 6.31.1, while the Triton tests' tritonclient[grpc] keeps the environment's protobuf below 6.
+# The ONNX export and ORT run in child processes with this folder first on their PYTHONPATH,
+# made here when missing (Note [Bench site folders]). It holds the whole ONNX stack, so a
+# fresh machine (scripts/install_deps.sh installs none of it: the bench is not part of CI)
+# gets the versions measured here; numpy, packaging, sympy and typing_extensions come with torch.
+ONNX_SITE = REPO / "build-bench" / "onnx-site"
+ONNX_SITE_PACKAGES = ["protobuf==6.33.6", "onnx==1.23.2", "onnx-ir==1.1.0", "onnxscript==0.7.2",
+                      "ml_dtypes==0.7.0", "onnxruntime==1.32.0", "flatbuffers==25.12.19"]
+# torchvision for the CPU zoo's torchvision entries, beside the environment's torch, never
+# installed into it: transformers imports torchvision wherever it finds it, and the CUDA build
+# PyPI serves cannot load its ops beside a CPU torch (zoo._make_torchvision_importable).
+TORCHVISION_SITE = REPO / "build-bench" / "torchvision-site"
+TORCHVISION_FOR_TORCH = {"2.13": ["torchvision==0.28.0", "pillow==13.0.0"]}
+TORCHVISION_MODELS = {"resnet18", "resnet50", "resnet50_b1", "mobilenet_v3_small"}
+
+# Note [Bench site folders]
+# Packages the bench needs and the environment must not get go into folders of their own,
+# installed with `pip install --no-deps --target` at pinned versions (so pip never resolves,
+# let alone replaces, torch), and are put on the path of the processes that need them only.
+# A folder is complete when its marker names the same packages.
+
+
+def ensure_site(folder: Path, packages: list[str], why: str) -> Path:
+    marker = folder / ".aotrt-bench-packages"
+    if marker.exists() and marker.read_text().split() == packages:
+        return folder
+    log(f"installing {' '.join(packages)} into {folder} ({why}; pip install --no-deps --target)")
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--upgrade", "--target",
+                          str(folder), *packages], capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    if res.returncode != 0:
+        raise RuntimeError(f"pip install {' '.join(packages)} failed: {res.stderr.strip()[-1500:]}")
+    marker.write_text(" ".join(packages) + "\n")
+    return folder
+
+
+def ensure_torchvision(models: list[str]) -> None:
+    """Puts torchvision on this process's path when a model needs it and it is not importable."""
+    import importlib.util
+
+    if not TORCHVISION_MODELS.intersection(models) or importlib.util.find_spec("torchvision"):
+        return
+    from importlib.metadata import version
+
+    torch_minor = ".".join(version("torch").split(".")[:2])
+    if torch_minor not in TORCHVISION_FOR_TORCH:
+        log(f"no torchvision pinned for torch {torch_minor}: the torchvision models will be unknown")
+        return
+    ensure_site(TORCHVISION_SITE, TORCHVISION_FOR_TORCH[torch_minor], "torchvision models")
+    sys.path.insert(0, str(TORCHVISION_SITE))
+
+
+def child_pythonpath(onnx: bool) -> str:
+    """PYTHONPATH for a child: the ONNX folder first where it is ONNX's, then torchvision's, the repo's."""
+    parts = [str(ONNX_SITE)] if onnx else []
+    if str(TORCHVISION_SITE) in sys.path:
+        parts.append(str(TORCHVISION_SITE))
+    parts.append(str(REPO / "python"))
+    if os.environ.get("PYTHONPATH"):
+        parts.append(os.environ["PYTHONPATH"])
+    return os.pathsep.join(parts)
 
 
 def log(msg: str) -> None:
@@ -89,8 +161,12 @@ def _fresh(meta_path: Path, want: dict[str, Any]) -> bool:
     return all(meta.get(k) == v for k, v in want.items()) and Path(meta["package"]).exists()
 
 
-def export_models(names: list[str], device: str, export_dir: Path) -> dict[str, dict[str, Any]]:
-    """Exports what is missing or stale; returns per model its export json (package, inputs)."""
+def export_models(names: list[str], device: str, export_dir: Path,
+                  contenders: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Exports what is missing or stale; returns per model its export json (package, inputs).
+
+    The libtorch-linked package and the ONNX file are made only for the contenders that run them."""
+    contenders = CONTENDERS[device] if contenders is None else contenders
     from aotrt_tools import export, zoo
 
     export_dir.mkdir(parents=True, exist_ok=True)
@@ -108,7 +184,7 @@ def export_models(names: list[str], device: str, export_dir: Path) -> dict[str, 
             bench_meta.write_text(json.dumps({"options": options}))
             log(f"  done in {time.perf_counter() - t0:.0f} s")
         info = json.loads(meta.read_text())
-        if device == "cpu":
+        if device == "cpu" and "libtorch-aoti" in contenders:
             lt = export_dir / f"{name}.libtorch.pt2"
             lt_meta = export_dir / f"{name}.libtorch.json"
             if not _fresh(lt_meta, want):
@@ -127,8 +203,71 @@ def export_models(names: list[str], device: str, export_dir: Path) -> dict[str, 
                 log(f"  done in {time.perf_counter() - t0:.0f} s")
             info["libtorch_package"] = json.loads(lt_meta.read_text())["package"]
         info["input_files"] = [str(export_dir / f"{name}.input_{k}.npy") for k in range(len(info["inputs"]))]
+        if device == "cpu" and any(c in contenders for c in ORT_CONTENDERS):
+            info.update(export_onnx(name, info, export_dir, fingerprint))
         infos[name] = info
     return infos
+
+
+def export_onnx(name: str, info: dict[str, Any], export_dir: Path, fingerprint: str) -> dict[str, Any]:
+    """NAME.onnx by torch.onnx.export (dynamo) in a child process: {"onnx": path} or {"onnx_error": why}."""
+    import torch
+
+    onnx_path = export_dir / f"{name}.onnx"
+    onnx_meta = export_dir / f"{name}.onnx.json"
+    want = {"fingerprint": fingerprint, "torch": torch.__version__, "site": ONNX_SITE_PACKAGES}
+    try:
+        meta = json.loads(onnx_meta.read_text())
+    except (OSError, ValueError):
+        meta = {}
+    if not all(meta.get(k) == v for k, v in want.items()) or not (onnx_path.exists() or meta.get("error")):
+        ensure_site(ONNX_SITE, ONNX_SITE_PACKAGES, "onnx needs protobuf >= 6.31.1")
+        log(f"export {name} to ONNX (torch.onnx.export, dynamo) ...")
+        t0 = time.perf_counter()
+        onnx_path.unlink(missing_ok=True)
+        args = {"name": name, "files": info["input_files"], "out": str(onnx_path)}
+        meta = dict(want)
+        try:
+            meta.update(_run_child("--child-onnx-export", args, {"PYTHONPATH": child_pythonpath(onnx=True)}))
+            log(f"  done in {time.perf_counter() - t0:.0f} s")
+        except (RuntimeError, ValueError, IndexError) as err:
+            meta["error"] = str(err)
+            log(f"  FAILED: {meta['error']}")
+        onnx_meta.write_text(json.dumps(meta, default=str))
+    if meta.get("error"):
+        return {"onnx_error": meta["error"]}
+    return {"onnx": str(onnx_path), "onnx_versions": meta.get("versions")}
+
+
+def _last_error(stderr: str) -> str:
+    """The exception line of a child's traceback (the last line that names an error), else its tail."""
+    lines = [l.strip() for l in stderr.strip().splitlines() if l.strip()]
+    for line in reversed(lines):
+        if "Error" in line.split(":", 1)[0] or "Exception" in line.split(":", 1)[0]:
+            return line[:600]
+    return " / ".join(lines[-3:])[:600]
+
+
+def child_onnx_export(arg: str) -> None:
+    """In a fresh process with the ONNX folder on the path: the zoo model to ONNX."""
+    a = json.loads(arg)
+    import numpy as np
+    import onnx
+    import onnxruntime
+    import onnxscript
+    import torch
+    from aotrt_tools import zoo
+
+    module, _, _ = zoo.get(a["name"])
+    inputs = tuple(torch.from_numpy(np.load(f)) for f in a["files"])
+    with torch.no_grad():
+        program = torch.onnx.export(module, inputs, dynamo=True, external_data=False)
+    program.save(a["out"])
+    model = onnx.load(a["out"])
+    print(json.dumps({"versions": {"onnx": onnx.__version__, "onnxscript": onnxscript.__version__,
+                                   "onnxruntime": onnxruntime.__version__},
+                      "opset": [(o.domain or "ai.onnx", o.version) for o in model.opset_import],
+                      "nodes": len(model.graph.node), "bytes": os.path.getsize(a["out"])}))
 
 
 def _blob_bytes(package: str) -> int:
@@ -267,11 +406,17 @@ def run_libtorch(info: dict[str, Any], warmup: int, iters: int) -> dict[str, Any
             "warmup": warmup, "iters": iters}
     # The model's own input checks, which aotrt turns on by default (LoadOptions::check_inputs):
     # the same generated code path on both sides.
-    env = dict(os.environ, AOTRT_BENCH_T0_NS=str(time.monotonic_ns()), AOTI_RUNTIME_CHECK_INPUTS="1")
-    res = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child-libtorch", json.dumps(args)],
+    return _run_child("--child-libtorch", args, {"AOTI_RUNTIME_CHECK_INPUTS": "1"})
+
+
+def _run_child(flag: str, args: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """This script in a fresh process (`flag` picks the child), timed from just before it starts
+    (AOTRT_BENCH_T0_NS); returns the JSON object its last stdout line holds."""
+    env = dict(os.environ, **env, AOTRT_BENCH_T0_NS=str(time.monotonic_ns()))
+    res = subprocess.run([sys.executable, str(Path(__file__).resolve()), flag, json.dumps(args)],
                          capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S)
     if res.returncode != 0:
-        raise RuntimeError(f"libtorch child failed ({res.returncode}): {res.stderr.strip()[-2000:]}")
+        raise RuntimeError(f"{flag[2:]} failed ({res.returncode}): {_last_error(res.stderr)}")
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -295,21 +440,144 @@ def child_libtorch(arg: str) -> None:
     with torch.no_grad():
         run(inputs)
         t_first = time.monotonic_ns()
-        for _ in range(a["warmup"]):
-            run(inputs)
-        samples = []
-        for _ in range(a["iters"]):
-            t0 = time.perf_counter_ns()
-            run(inputs)
-            samples.append((time.perf_counter_ns() - t0) / 1e3)
-    hwm = -1
+        timed = _timed_runs(lambda: run(inputs), a["warmup"], a["iters"])
+    print(json.dumps({**timed, "startup_s": (t_first - t_start) / 1e9, "import_s": (t_import - t_start) / 1e9,
+                      "load_s": (t_loaded - t_import) / 1e9, "peak_host_bytes": _vm_hwm()}))
+
+
+def _timed_runs(run, warmup: int, iters: int) -> dict[str, float]:
+    """`warmup` untimed calls of run(), then p50/p90/p99 (us) of `iters` timed ones."""
+    for _ in range(warmup):
+        run()
+    samples = []
+    for _ in range(iters):
+        t0 = time.perf_counter_ns()
+        run()
+        samples.append((time.perf_counter_ns() - t0) / 1e3)
+    return {"p50_us": _p(samples, 0.5), "p90_us": _p(samples, 0.9), "p99_us": _p(samples, 0.99)}
+
+
+def _vm_hwm() -> int:
+    """This process's peak resident memory (VmHWM), bytes."""
     with open("/proc/self/status") as f:
         for line in f:
             if line.startswith("VmHWM:"):
-                hwm = int(line.split()[1]) * 1024
-    print(json.dumps({"p50_us": _p(samples, 0.5), "p90_us": _p(samples, 0.9), "p99_us": _p(samples, 0.99),
-                      "startup_s": (t_first - t_start) / 1e9, "import_s": (t_import - t_start) / 1e9,
-                      "load_s": (t_loaded - t_import) / 1e9, "peak_host_bytes": hwm}))
+                return int(line.split()[1]) * 1024
+    return -1
+
+
+def _ort_threads(requested: int | None) -> int:
+    return requested or os.cpu_count() or 1
+
+
+def run_ort(info: dict[str, Any], warmup: int, iters: int, tuned: bool, threads: int | None,
+            check_dir: Path | None) -> dict[str, Any]:
+    if "onnx_error" in info:
+        raise RuntimeError(f"ONNX export failed: {info['onnx_error']}")
+    args = {"model": info["onnx"], "files": info["input_files"], "warmup": warmup, "iters": iters,
+            "tuned": tuned, "threads": _ort_threads(threads), "check_dir": str(check_dir) if check_dir else None}
+    return _run_child("--child-ort", args, {"PYTHONPATH": child_pythonpath(onnx=True)})
+
+
+def child_ort(arg: str) -> None:
+    """In a fresh process: ONNX Runtime's CPU execution provider, timed as `aotrt bench` times aotrt.
+
+    Default: `SessionOptions()` as it comes and `session.run`. Tuned, after ORT's performance
+    guide (docs/performance/tune-performance): every graph optimization, intra-op threads = the
+    cores, one inter-op thread, sequential execution, spinning workers, the memory arena and
+    memory patterns, and the inputs bound once through an IOBinding (outputs bound to the CPU),
+    so a timed run is `run_with_iobinding` with no numpy conversion around it.
+    """
+    t_start = int(os.environ.get("AOTRT_BENCH_T0_NS", time.monotonic_ns()))
+    a = json.loads(arg)
+    import numpy as np
+    import onnxruntime as ort
+
+    t_import = time.monotonic_ns()
+    so = ort.SessionOptions()
+    if a["tuned"]:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.intra_op_num_threads = a["threads"]
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.enable_cpu_mem_arena = True
+        so.enable_mem_pattern = True
+        so.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    options = {"graph_optimization_level": str(so.graph_optimization_level), "intra_op_num_threads":
+               so.intra_op_num_threads, "inter_op_num_threads": so.inter_op_num_threads,
+               "execution_mode": str(so.execution_mode), "enable_cpu_mem_arena": so.enable_cpu_mem_arena,
+               "enable_mem_pattern": so.enable_mem_pattern, "iobinding": a["tuned"]}
+    sess = ort.InferenceSession(a["model"], so, providers=["CPUExecutionProvider"])
+    t_loaded = time.monotonic_ns()
+    graph_inputs = sess.get_inputs()
+    if len(graph_inputs) != len(a["files"]):
+        raise RuntimeError(f"the ONNX graph takes {len(graph_inputs)} inputs, the export has {len(a['files'])}")
+    feeds = {i.name: np.ascontiguousarray(np.load(f)) for i, f in zip(graph_inputs, a["files"])}
+    if a["tuned"]:
+        binding = sess.io_binding()
+        for name, x in feeds.items():
+            binding.bind_cpu_input(name, x)
+        for o in sess.get_outputs():
+            binding.bind_output(o.name, "cpu")
+
+        def run():
+            sess.run_with_iobinding(binding)
+
+        def outputs():
+            return binding.copy_outputs_to_cpu()
+    else:
+        last: list[Any] = []
+
+        def run():
+            last[:] = sess.run(None, feeds)
+
+        def outputs():
+            return last
+    run()
+    t_first = time.monotonic_ns()
+    if a["check_dir"]:
+        for k, y in enumerate(outputs()):
+            np.save(Path(a["check_dir"]) / f"output_{k}.npy", y)
+    timed = _timed_runs(run, a["warmup"], a["iters"])
+    print(json.dumps({**timed, "startup_s": (t_first - t_start) / 1e9, "import_s": (t_import - t_start) / 1e9,
+                      "load_s": (t_loaded - t_import) / 1e9, "first_run_s": (t_first - t_loaded) / 1e9,
+                      "peak_host_bytes": _vm_hwm(), "ort_options": options}))
+
+
+def aotrt_outputs(aotrt: Path, info: dict[str, Any], out_dir: Path) -> None:
+    """`aotrt run` once on the export's inputs, its outputs as out_dir/output_K.npy."""
+    cmd = [str(aotrt), "run", info["package"], "--output-dir", str(out_dir)]
+    for f in info["input_files"]:
+        cmd += ["--input", f]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    if res.returncode != 0:
+        raise RuntimeError(f"aotrt run failed ({res.returncode}): {res.stderr.strip()[-600:]}")
+
+
+def max_abs_diff(reference: list[Any], out_dir: Path) -> float:
+    """Largest |output - eager| over the outputs written to out_dir (output_K.npy)."""
+    import numpy as np
+
+    worst = 0.0
+    for k, ref in enumerate(reference):
+        path = out_dir / f"output_{k}.npy"
+        if not path.exists():
+            raise RuntimeError(f"output {k} missing (eager has {len(reference)})")
+        got = np.load(path)
+        if got.shape != ref.shape:
+            raise RuntimeError(f"output {k} has shape {got.shape}, eager {ref.shape}")
+        if got.size:
+            worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64)))))
+    return worst
+
+
+def _eager_outputs(module, inputs) -> list[Any]:
+    import torch
+
+    with torch.no_grad():
+        out = module(*inputs)
+    flat = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [t.detach().float().cpu().numpy() if t.is_floating_point() else t.cpu().numpy() for t in flat]
 
 
 # --------------------------------------------------------------------------------------
@@ -318,7 +586,7 @@ def child_libtorch(arg: str) -> None:
 
 
 def compare_model(name: str, info: dict[str, Any], device: str, contenders: list[str], aotrt: Path,
-                  rounds: int, warmup: int, iters: int) -> dict[str, Any]:
+                  rounds: int, warmup: int, iters: int, threads: int | None = None) -> dict[str, Any]:
     import torch
     from aotrt_tools import zoo
 
@@ -340,6 +608,20 @@ def compare_model(name: str, info: dict[str, Any], device: str, contenders: list
             except Exception as err:  # noqa: BLE001 - one contender failing is a table cell
                 result["errors"][c] = f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"
                 log(f"{name}: {c} FAILED: {result['errors'][c]}")
+    # Outputs against eager, on the same inputs: aotrt's from one `aotrt run`, ORT's from the
+    # first output of its first round.
+    import tempfile
+
+    check_root = Path(tempfile.mkdtemp(prefix=f"compare-{name}-"))
+    reference = _eager_outputs(module, inputs) if any(c == "aotrt" or c in ORT_CONTENDERS for c in contenders) else []
+    result["max_abs_diff"] = {}
+    if "aotrt" in contenders and device == "cpu":
+        try:
+            (check_root / "aotrt").mkdir()
+            aotrt_outputs(aotrt, info, check_root / "aotrt")
+            result["max_abs_diff"]["aotrt"] = max_abs_diff(reference, check_root / "aotrt")
+        except Exception as err:  # noqa: BLE001
+            result["max_abs_diff"]["aotrt"] = f"{type(err).__name__}: {str(err)[:300]}"
     rows: dict[str, list[dict[str, Any]]] = {c: [] for c in contenders}
     for r in range(rounds):
         order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
@@ -351,6 +633,18 @@ def compare_model(name: str, info: dict[str, Any], device: str, contenders: list
                     row = torch_objs[c].measure(warmup, iters)
                 elif c in ("aotrt", "aotrt-graph"):
                     row = run_aotrt(aotrt, {**info, "device": device}, warmup, iters, graph=c == "aotrt-graph")
+                elif c in ORT_CONTENDERS:
+                    check_dir = check_root / c if r == 0 else None
+                    if check_dir:
+                        check_dir.mkdir()
+                    row = run_ort(info, warmup, iters, tuned=c == "ort-tuned", threads=threads, check_dir=check_dir)
+                    if check_dir:
+                        try:
+                            result["max_abs_diff"][c] = max_abs_diff(reference, check_dir)
+                        except Exception as err:  # noqa: BLE001
+                            result["max_abs_diff"][c] = f"{type(err).__name__}: {str(err)[:300]}"
+                        result.setdefault("ort_options", {})[c] = row.pop("ort_options", None)
+                    row.pop("ort_options", None)
                 else:
                     row = run_libtorch(info, warmup, iters)
                 rows[c].append(row)
@@ -373,6 +667,9 @@ def compare_model(name: str, info: dict[str, Any], device: str, contenders: list
         summary["p50_us_per_round"] = [x["p50_us"] for x in rs]
         result["contenders"][c] = summary
     del torch_objs
+    import shutil
+
+    shutil.rmtree(check_root, ignore_errors=True)
     result["loadavg_after"] = os.getloadavg()[0]
     if device == "cuda":
         torch.cuda.empty_cache()
@@ -476,7 +773,7 @@ def render_markdown(data: dict[str, Any]) -> str:
     lines.append("")
     lines.append("| machine | |")
     lines.append("|---|---|")
-    for k in ("host", "cpu", "cpu_count", "gpu", "driver", "cuda", "torch", "python", "aotrt_commit"):
+    for k in ("host", "cpu", "cpu_count", "gpu", "driver", "cuda", "torch", "onnx", "python", "aotrt_commit"):
         if k in m:
             lines.append(f"| {k} | {m[k]} |")
     lines.append("")
@@ -488,7 +785,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         ratios = [("aotrt", "compile"), ("aotrt", "reduce-overhead"),
                   ("aotrt-graph", "compile"), ("aotrt-graph", "reduce-overhead")]
     else:
-        ratios.append(("aotrt", "libtorch-aoti"))
+        ratios += [("aotrt", "libtorch-aoti"), ("aotrt", "ort"), ("aotrt", "ort-tuned")]
+    ratios = [(a, b) for a, b in ratios if a in contenders and b in contenders]
     head += [f"{a} / {b}" for a, b in ratios]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
@@ -523,7 +821,9 @@ def render_markdown(data: dict[str, Any]) -> str:
                                  f"{x.get('pipelined_runs_per_s', 0):.0f} | {x.get('steady_state_cuda_mallocs', '-')} | "
                                  f"{x.get('startup_s', 0):.3f} |")
         lines.append("")
-    else:
+    if device == "cpu" and any(c in contenders for c in ORT_CONTENDERS):
+        lines += render_ort(data)
+    if device == "cpu" and "libtorch-aoti" in contenders:
         lines.append("## aotrt against libtorch's own loader (torch._inductor.aoti_load_package)")
         lines.append("")
         lines.append("The same model exported twice with the same options (`cpp.vec_isa_ok=True`: the same "
@@ -573,6 +873,105 @@ def render_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _diff(x: Any) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.1e}" if isinstance(x, float) else f"error: {x}"
+
+
+def render_ort(data: dict[str, Any]) -> list[str]:
+    """The ONNX Runtime section: aotrt against ORT's default and tuned sessions."""
+    ort_cs = [c for c in ORT_CONTENDERS if c in data["contenders"]]
+    side = ["aotrt"] + ort_cs
+    names = " / ".join(side)
+    opts = next((r.get("ort_options") for r in data["models"].values() if r.get("ort_options")), {}) or {}
+    lines = ["## aotrt against ONNX Runtime (CPU execution provider)", ""]
+    lines.append(
+        "The same zoo model exported twice by torch from the same weights: to a `.pt2` by AOTInductor "
+        "(`link_libtorch=False`, `cpp.vec_isa_ok=True`) for aotrt, and to ONNX by `torch.onnx.export(..., "
+        "dynamo=True)` for ONNX Runtime"
+        + (f" (onnx {data['machine']['onnx']['onnx']}, onnxscript {data['machine']['onnx']['onnxscript']}, "
+           f"onnxruntime {data['machine']['onnx']['onnxruntime']})" if data["machine"].get("onnx") else "")
+        + ". Same input files. Each measured in a fresh process: aotrt as `aotrt bench`, ORT as a Python "
+        "process that imports numpy and onnxruntime (not torch), makes an InferenceSession and runs it. "
+        "Startup = process start to first output (ORT's: interpreter, `import onnxruntime`, session, first run); "
+        "peak RSS = VmHWM. Max abs diff: the first output of each against eager PyTorch on the same inputs.")
+    lines.append("")
+    for c in ort_cs:
+        o = opts.get(c) if isinstance(opts, dict) else None
+        if o:
+            lines.append(f"- `{c}`: " + ", ".join(f"{k}={v}" for k, v in o.items()))
+    lines.append("")
+    lines.append("Per-run is the median over rounds of each round's p50; on a loaded machine a round "
+                 "that shared its cores is slower for everyone, so the fastest round's p50 (the least "
+                 "disturbed one) is shown too, with its own ratio. The target is judged on the medians.")
+    lines.append("")
+    lines.append(f"| model | per-run µs {names} | aotrt / best ORT | fastest round µs {names} | ratio | "
+                 f"startup s {names} | peak RSS MiB {names} | max abs diff vs eager {names} | target aotrt <= ORT |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
+    for name, res in data["models"].items():
+        cs = res["contenders"]
+        best = min((cs[c] for c in ort_cs if c in cs), key=lambda x: x["p50_us"], default=None)
+        r = _ratio(cs.get("aotrt"), best)
+        def cell(c: str, key: str, fmt) -> str:
+            if c in res["errors"]:
+                return "failed"
+            x = cs.get(c, {}).get(key)
+            return fmt(x) if x is not None else "-"
+        per_run = " / ".join(cell(c, "p50_us", lambda x: f"{x:.1f}") for c in side)
+        fastest = {c: min(cs[c]["p50_us_per_round"]) for c in side if c in cs and cs[c].get("p50_us_per_round")}
+        fast = " / ".join(f"{fastest[c]:.1f}" if c in fastest else "-" for c in side)
+        best_fast = min((fastest[c] for c in ort_cs if c in fastest), default=None)
+        fast_ratio = _fmt_ratio(fastest["aotrt"] / best_fast if "aotrt" in fastest and best_fast else None)
+        startup = " / ".join(cell(c, "startup_s", lambda x: f"{x:.3f}") for c in side)
+        rss = " / ".join(cell(c, "peak_host_bytes", _mib) for c in side)
+        diffs = " / ".join(_diff(res.get("max_abs_diff", {}).get(c)) for c in side)
+        if r is None:
+            verdict = "not measured"
+        else:
+            rs = _ratio(cs.get("aotrt"), best, "startup_s")
+            rm = _ratio(cs.get("aotrt"), best, "peak_host_bytes")
+            missed = [k for k, x in (("per-run", r), ("startup", rs), ("RSS", rm)) if x is not None and x > 1.0]
+            verdict = "met" if not missed else "MISSED: " + ", ".join(missed)
+        lines.append(f"| {name} | {per_run} | {_fmt_ratio(r)} | {fast} | {fast_ratio} | {startup} | {rss} | "
+                     f"{diffs} | {verdict} |")
+    lines.append("")
+    lines.append("ORT startup splits into the interpreter with `import onnxruntime`, the session and the first run: " + "; ".join(
+        f"{n} {c} {x.get('import_s', 0):.2f} + {x.get('load_s', 0):.3f} + {x.get('first_run_s', 0):.3f} s"
+        for n, r in data["models"].items() for c, x in r["contenders"].items() if c in ORT_CONTENDERS) + ".")
+    lines.append("")
+    profiles = data.get("profiles", {})
+    if profiles:
+        lines.append("### Where aotrt is slower than ORT: `aotrt bench PKG --profile`")
+        lines.append("")
+        for name, text in profiles.items():
+            lines.append(f"**{name}**" + (f": {data.get('profile_notes', {}).get(name)}"
+                                          if data.get("profile_notes", {}).get(name) else ""))
+            lines.append("")
+            lines.append("```")
+            lines += text.rstrip().splitlines()
+            lines.append("```")
+            lines.append("")
+    return lines
+
+
+def profile_slower(aotrt: Path, data: dict[str, Any], infos: dict[str, dict[str, Any]], iters: int) -> None:
+    """`aotrt bench --profile` on every model where aotrt's per-run time is above ORT's best."""
+    for name, res in data["models"].items():
+        cs = res["contenders"]
+        best = min((cs[c]["p50_us"] for c in ORT_CONTENDERS if c in cs), default=None)
+        if best is None or "aotrt" not in cs or cs["aotrt"]["p50_us"] <= best:
+            continue
+        info = infos[name]
+        cmd = [str(aotrt), "bench", info["package"], "--profile", "--iters", str(iters)]
+        for f in info["input_files"]:
+            cmd += ["--input", f]
+        log(f"{name}: aotrt is slower than ORT: profiling")
+        res_p = subprocess.run(cmd, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+        text = res_p.stdout if res_p.returncode == 0 else f"aotrt bench --profile failed: {res_p.stderr[-600:]}"
+        data.setdefault("profiles", {})[name] = text.replace(str(REPO) + "/", "")
+
+
 def render_chart(data: dict[str, Any], path: Path) -> str | None:
     try:
         import matplotlib
@@ -613,6 +1012,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--child-libtorch"]:
         child_libtorch(argv[1])
         return 0
+    if argv[:1] == ["--child-ort"]:
+        child_ort(argv[1])
+        return 0
+    if argv[:1] == ["--child-onnx-export"]:
+        child_onnx_export(argv[1])
+        return 0
     if argv[:1] == ["--render"]:  # re-draw the .md and .png of a results .json
         path = Path(argv[1])
         data = json.loads(path.read_text())
@@ -645,6 +1050,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (5 if device == "cpu" else 3)
     iters = args.iters or (200 if device == "cpu" else 100)
     aotrt = Path(args.aotrt)
+    ensure_torchvision(models)
     if args.warm_only:
         for name in models:
             warm_caches(name, device)
@@ -664,7 +1070,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     export_dir = Path(args.export_dir) if args.export_dir else REPO / "build-bench" / device
     t0 = time.perf_counter()
-    infos = export_models(models, device, export_dir)
+    infos = export_models(models, device, export_dir, contenders)
     data: dict[str, Any] = {
         "device": device, "date": datetime.date.today().isoformat(), "rounds": rounds, "iters": iters,
         "warmup": args.warmup, "contenders": contenders, "machine": machine_info(device, aotrt),
@@ -674,7 +1080,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     for name in models:
         data["models"][name] = compare_model(name, infos[name], device, contenders, aotrt, rounds,
-                                             args.warmup, iters)
+                                             args.warmup, iters, args.threads)
+        if "onnx_versions" in infos[name]:
+            data["machine"]["onnx"] = infos[name]["onnx_versions"]
+    if device == "cpu" and "aotrt" in contenders and any(c in contenders for c in ORT_CONTENDERS):
+        profile_slower(aotrt, data, infos, iters)
     data["total_s"] = round(time.perf_counter() - t0, 1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
