@@ -76,9 +76,10 @@ CONTENDERS = {
 ORT_CONTENDERS = ("ort", "ort-tuned")
 # The CPU targets, aotrt / libtorch's loader.
 CPU_TARGETS = {"per_run": 1.0, "startup": 0.2, "peak_rss": 0.25}
-# Same kernels on both sides: without it a link_libtorch=False export probes the vector ISA
-# through a .so that cannot load and falls back to scalar code (Note [CPU vectorization and
-# Sleef] in python/aotrt_tools/export.py), while the libtorch-linked export vectorizes.
+# Same kernels on both sides: aotrt's export options set it already (a link_libtorch=False
+# export would otherwise probe the vector ISA through a .so that cannot load and fall back to
+# scalar code: Note [CPU vectorization and Sleef] in python/aotrt_tools/export.py); named here
+# so that the libtorch-linked export gets the same.
 CPU_EXPORT_OPTIONS = {"cpp.vec_isa_ok": True}
 CHILD_TIMEOUT_S = 600
 # ONNX Runtime's side: `import onnx` (torch.onnx's dynamo exporter needs it) wants protobuf >=
