@@ -49,7 +49,7 @@ t=$(date +%s); scripts/sanitize.sh; step asan+ubsan "$t"
 echo "== thread sanitizer (concurrency tests)"
 t=$(date +%s); AOTRT_TSAN_DIR=build-tsan scripts/tsan.sh; step tsan "$t"
 
-echo "== fuzzing (short: corpus replay, then 60 s per target)"
+echo "== fuzzing (short: corpus replay, then a fixed count of runs per target from seed 1)"
 t=$(date +%s); AOTRT_FUZZ_DIR=build-fuzz scripts/fuzz.sh --short; step fuzz "$t"
 
 echo "== end-to-end tests on the CPU"

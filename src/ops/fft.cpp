@@ -227,6 +227,10 @@ TensorPtr fft_r2c(const TensorImpl& self, std::span<const int64_t> dim, int64_t 
   AOTRT_CHECK(!dims.empty(), kInvalidArgument, fn, ": 'dim' must name at least one dim");
   const int64_t last = dims.back();
   const Dims in_sizes = sizes_of(self);
+  // A one-sided transform of zero points would still have one bin; ATen
+  // refuses it (torch.fft.rfft: "Invalid number of data points (0)").
+  AOTRT_CHECK(in_sizes[last] >= 1, kInvalidArgument, fn,
+              ": Invalid number of data points (0) specified along dim ", last);
   Dims out_sizes = in_sizes;
   if (onesided) out_sizes[last] = in_sizes[last] / 2 + 1;
   check_half_sizes(self, in_sizes, dims, fn);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/wraparound.h"
 #include "cpu/elements.h"
 #include "ops/dispatch.h"
 #include "ops/indexing.h"
@@ -98,8 +99,8 @@ void indexed_typed(IndexMode mode, const IndexedArgs& a, const char* fn) {
     } else {
       switch (mode) {
         case IndexMode::kSum:
-        case IndexMode::kMean: r = static_cast<V>(x + y); break;
-        case IndexMode::kProd: r = static_cast<V>(x * y); break;
+        case IndexMode::kMean: r = static_cast<V>(wrapping_add(x, y)); break;
+        case IndexMode::kProd: r = static_cast<V>(wrapping_mul(x, y)); break;
         case IndexMode::kMax: r = (is_nan(x) || is_nan(y)) ? (is_nan(x) ? x : y) : std::max(x, y); break;
         case IndexMode::kMin: r = (is_nan(x) || is_nan(y)) ? (is_nan(x) ? x : y) : std::min(x, y); break;
         default: break;

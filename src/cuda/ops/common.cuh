@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "core/wraparound.h"
 #include "cuda/int_divider.h"
 #include "cuda/runtime.h"
 

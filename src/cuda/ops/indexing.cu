@@ -60,17 +60,9 @@ __device__ __forceinline__ T combine(IndexMode mode, T x, T y) {
     switch (mode) {
       case IndexMode::kSum:
       case IndexMode::kMean:
-        if constexpr (std::is_integral_v<A>) {
-          return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-        } else {
-          return from_acc<T>(a + b);
-        }
+        return from_acc<T>(wrapping_add(a, b));
       case IndexMode::kProd:
-        if constexpr (std::is_integral_v<A>) {
-          return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-        } else {
-          return from_acc<T>(a * b);
-        }
+        return from_acc<T>(wrapping_mul(a, b));
       case IndexMode::kMax:
         if (a != a) return x;
         if (b != b) return y;

@@ -209,13 +209,7 @@ __global__ void sum_of_products_kernel(const T* a, const T* b, const T* c, T* ou
       const A x = static_cast<A>(to_acc(a[k[0] + o[0]]));
       const A y = static_cast<A>(to_acc(b[k[1] + o[1]]));
       const A z = static_cast<A>(to_acc(c[k[2] + o[2]]));
-      if constexpr (std::is_integral_v<A>) {  // two's complement wrap
-        const uint64_t u = static_cast<uint64_t>(x) * static_cast<uint64_t>(y) *
-                           static_cast<uint64_t>(z);
-        acc = static_cast<A>(static_cast<uint64_t>(acc) + u);
-      } else {
-        acc += x * y * z;
-      }
+      acc = wrapping_add(acc, wrapping_mul(wrapping_mul(x, y), z));  // Note [Integer wraparound]
     }
     out[k[3]] = from_acc<T>(acc);
   }

@@ -360,6 +360,10 @@ def indexing_cases():
     out.append(case("index_put_accumulate_duplicates", "index_put", [t, view([1.5], f32, []), idx([1, 1, 1], [3]),
                                                                       idx([0, 0, 3], [3])], [1, 2, 3],
                     torch.index_put(t, (idx([1, 1, 1], [3]), idx([0, 0, 3], [3])), view([1.5], f32, []), True)))
+    big = view([2.0 ** 62, 1], torch.int64, [2])  # 3 * 2^62 wraps to -2^62, as ATen's two's complement
+    out.append(case("index_put_accumulate_int64_wraps", "index_put",
+                    [big, view([2.0 ** 62], torch.int64, []), idx([0, 0], [2])], [1, 2],
+                    torch.index_put(big, (idx([0, 0], [2]),), view([2.0 ** 62], torch.int64, []), True)))
     out.append(case("index_put_duplicates_last_wins", "index_put", [t, view([7, 8], f32, [2]), idx([0, 0], [2]),
                                                                      idx([1, 1], [2])], [0, 2, 3],
                     torch.index_put(t, (idx([0, 0], [2]), idx([1, 1], [2])), view([7, 8], f32, [2]))))

@@ -200,6 +200,11 @@ TEST(OpsFftRefusals, NameTheShimAndWhatIsWrong) {
                    "normalization 3");
     expect_refused(c2c(real.get(), d1, 1, 0, 1, out.out()), pre + "_fft_c2c",
                    "expected complex64 or complex128");
+    // Zero points along the one-sided dim would still make one bin (found by
+    // the op_shims fuzzer: the kernel read past an empty plan).
+    Tensor no_points = make_tensor(b, Values{kF32, {3, 0}, {1, 1}, 0, {}});
+    expect_refused(r2c(no_points.get(), d1, 1, 0, 1, out.out()), pre + "_fft_r2c",
+                   "Invalid number of data points (0)");
   }
 }
 
