@@ -188,7 +188,7 @@ Conv resolve(const TensorImpl& input, const TensorImpl& weight, const TensorImpl
                 " expects ", w[0], " input channels; 'input' ", dims_str(in), " has ", c.c_in);
     AOTRT_CHECK(c.c_in % c.groups == 0, kInvalidArgument, kFn, ": ", c.c_in,
                 " input channels are not a multiple of groups ", c.groups);
-    c.c_out = w[1] * c.groups;
+    c.c_out = checked_mul(w[1], c.groups, kFn);
   }
   AOTRT_CHECK(c.c_in > 0 && c.c_out > 0, kUnsupported, kFn, ": 'input' ", dims_str(in),
               " and 'weight' ", dims_str(w), ": convolutions with no channels are not served");
@@ -205,15 +205,19 @@ Conv resolve(const TensorImpl& input, const TensorImpl& weight, const TensorImpl
     const int64_t size = in[i + 2];
     AOTRT_CHECK(size > 0, kUnsupported, kFn, ": 'input' ", dims_str(in),
                 " has an empty spatial dim; only the batch may be empty");
-    const int64_t extent = c.dilation[i] * (c.kernel[i] - 1) + 1;
+    // Checked: sizes past int64 are no convolution (the op_shims fuzzer gave a padding
+    // of INT64_MAX).
+    const int64_t extent = checked_add(checked_mul(c.dilation[i], c.kernel[i] - 1, kFn), 1, kFn);
+    const int64_t pad2 = checked_mul(2, c.padding[i], kFn);
     int64_t out;
     if (!p.transposed) {
-      AOTRT_CHECK(size + 2 * c.padding[i] >= extent, kInvalidArgument, kFn,
-                  ": padded input size ", size + 2 * c.padding[i], " at spatial dim ", i,
-                  " is smaller than the dilated kernel (", extent, ")");
-      out = (size + 2 * c.padding[i] - extent) / c.stride[i] + 1;
+      const int64_t padded = checked_add(size, pad2, kFn);
+      AOTRT_CHECK(padded >= extent, kInvalidArgument, kFn, ": padded input size ", padded,
+                  " at spatial dim ", i, " is smaller than the dilated kernel (", extent, ")");
+      out = (padded - extent) / c.stride[i] + 1;
     } else {
-      out = (size - 1) * c.stride[i] - 2 * c.padding[i] + extent + c.output_padding[i];
+      out = checked_add(checked_add(checked_mul(size - 1, c.stride[i], kFn), -pad2, kFn),
+                        checked_add(extent, c.output_padding[i], kFn), kFn);
       // An empty output dim is served (an empty result), as ATen serves it with an empty
       // batch, or with output padding (its slow transposed kernel); below 0 is an error.
       AOTRT_CHECK(out >= 0, kInvalidArgument, kFn, ": transposed output size ", out,

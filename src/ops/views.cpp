@@ -174,9 +174,11 @@ std::unique_ptr<TensorImpl> view_dtype(const TensorImpl& self, ScalarType dtype,
   int64_t offset = self.storage_offset();
   if (from > to) {
     const int64_t r = from / to;
-    for (int64_t i = 0; i < last; ++i) strides[i] *= r;
-    sizes[last] *= r;
-    offset *= r;
+    // In elements of the narrower dtype: a stride, size or offset past int64
+    // is no view (found by the op_shims fuzzer: a stride of INT64_MAX).
+    for (int64_t i = 0; i < last; ++i) strides[i] = checked_mul(strides[i], r, fn);
+    sizes[last] = checked_mul(sizes[last], r, fn);
+    offset = checked_mul(offset, r, fn);
   } else {
     const int64_t r = to / from;
     AOTRT_CHECK(sizes[last] % r == 0, kInvalidArgument, fn, ": self.size(-1) must be divisible by ", r,
