@@ -174,9 +174,20 @@ std::unique_ptr<TensorImpl> view_dtype(const TensorImpl& self, ScalarType dtype,
   int64_t offset = self.storage_offset();
   if (from > to) {
     const int64_t r = from / to;
-    for (int64_t i = 0; i < last; ++i) strides[i] *= r;
-    sizes[last] *= r;
-    offset *= r;
+    for (int64_t i = 0; i < last; ++i) {
+      // A dim of one element addresses nothing with its stride, which may be
+      // any value (slice leaves a huge step's): kept when stride * r does not fit.
+      int64_t scaled;
+      if (!__builtin_mul_overflow(strides[i], r, &scaled)) {
+        strides[i] = scaled;
+      } else {
+        AOTRT_CHECK(sizes[i] <= 1, kOutOfBounds, fn, ": self.stride(", i, ") is ", strides[i],
+                    ", which times ", r, " overflows int64 viewing ", dtype_name(self.dtype()),
+                    " as ", dtype_name(dtype));
+      }
+    }
+    sizes[last] = checked_mul(sizes[last], r, fn);
+    offset = checked_mul(offset, r, fn);
   } else {
     const int64_t r = to / from;
     AOTRT_CHECK(sizes[last] % r == 0, kInvalidArgument, fn, ": self.size(-1) must be divisible by ", r,
