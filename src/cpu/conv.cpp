@@ -205,15 +205,31 @@ Conv resolve(const TensorImpl& input, const TensorImpl& weight, const TensorImpl
     const int64_t size = in[i + 2];
     AOTRT_CHECK(size > 0, kUnsupported, kFn, ": 'input' ", dims_str(in),
                 " has an empty spatial dim; only the batch may be empty");
-    const int64_t extent = c.dilation[i] * (c.kernel[i] - 1) + 1;
+    AOTRT_CHECK(c.kernel[i] > 0, kInvalidArgument, kFn,
+                ": kernel size should be greater than zero, but got 'weight' ", dims_str(w));
+    // Sizes from huge parameters are refused, not overflowed (fuzz_op_shims).
+    const std::string dilated = std::string(kFn) + ": dilation " + dims_str(c.dilation) +
+                                " times the kernel " + dims_str(c.kernel);
+    const int64_t extent =
+        checked_add(checked_mul(c.dilation[i], c.kernel[i] - 1, dilated.c_str()), 1, dilated.c_str());
     int64_t out;
     if (!p.transposed) {
-      AOTRT_CHECK(size + 2 * c.padding[i] >= extent, kInvalidArgument, kFn,
-                  ": padded input size ", size + 2 * c.padding[i], " at spatial dim ", i,
-                  " is smaller than the dilated kernel (", extent, ")");
-      out = (size + 2 * c.padding[i] - extent) / c.stride[i] + 1;
+      const std::string padded = std::string(kFn) + ": padding " + dims_str(c.padding);
+      const int64_t padded_size =
+          checked_add(size, checked_mul(2, c.padding[i], padded.c_str()), padded.c_str());
+      AOTRT_CHECK(padded_size >= extent, kInvalidArgument, kFn, ": padded input size ",
+                  padded_size, " at spatial dim ", i, " is smaller than the dilated kernel (",
+                  extent, ")");
+      out = (padded_size - extent) / c.stride[i] + 1;
     } else {
-      out = (size - 1) * c.stride[i] - 2 * c.padding[i] + extent + c.output_padding[i];
+      const std::string what = std::string(kFn) + ": the transposed output size at spatial dim " +
+                               std::to_string(i) + " (stride " + dims_str(c.stride) +
+                               ", padding " + dims_str(c.padding) + ")";
+      // (size - 1) * stride - 2 * padding: both terms >= 0, so only the products
+      // and the sums after can overflow.
+      out = checked_mul(size - 1, c.stride[i], what.c_str()) -
+            checked_mul(2, c.padding[i], what.c_str());
+      out = checked_add(checked_add(out, extent, what.c_str()), c.output_padding[i], what.c_str());
       // An empty output dim is served (an empty result), as ATen serves it with an empty
       // batch, or with output padding (its slow transposed kernel); below 0 is an error.
       AOTRT_CHECK(out >= 0, kInvalidArgument, kFn, ": transposed output size ", out,
