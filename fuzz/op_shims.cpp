@@ -37,7 +37,6 @@
 #include <deque>
 #include <limits>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "aotrt/shim.h"
@@ -381,32 +380,15 @@ void call_op(FuzzedDataProvider& in, Pool& pool) {
   }
 }
 
-// AOTRT_FUZZ_OPS=a,b,...: fuzz only the served ops whose names contain one of
-// the words (a long run aimed at one family); unset, every served op.
-bool wanted(const char* name) {
-  const char* only = std::getenv("AOTRT_FUZZ_OPS");
-  if (only == nullptr || *only == '\0') return true;
-  const std::string_view list(only), op(name);
-  for (size_t at = 0; at <= list.size();) {
-    const size_t end = std::min(list.find(',', at), list.size());
-    if (end > at && op.find(list.substr(at, end - at)) != std::string_view::npos) return true;
-    at = end + 1;
-  }
-  return false;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   aotrt::allocator_for(aotrt::cpu_device()).set_limit(int64_t{64} << 20);
   for (const OpRow& row : kOps) {
-    void* fn = ::dlsym(RTLD_DEFAULT, row.name);
-    if (fn != nullptr && wanted(row.name)) served().push_back({row.name, fn, row.call});
+    if (void* fn = ::dlsym(RTLD_DEFAULT, row.name)) served().push_back({row.name, fn, row.call});
   }
-  const char* only = std::getenv("AOTRT_FUZZ_OPS");
-  std::fprintf(stderr, "fuzz_op_shims: %zu of the %zu ops in torch's C shim headers are served%s%s%s:",
-               served().size(), std::size(kOps), only != nullptr && *only ? " (AOTRT_FUZZ_OPS=" : "",
-               only != nullptr && *only ? only : "", only != nullptr && *only ? ")" : "");
+  std::fprintf(stderr, "fuzz_op_shims: %zu of the %zu ops in torch's C shim headers are served:",
+               served().size(), std::size(kOps));
   for (const ServedOp& op : served()) std::fprintf(stderr, " %s", op.name);
   std::fprintf(stderr, "\n");
   return 0;

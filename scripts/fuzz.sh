@@ -21,9 +21,7 @@
 #   scripts/fuzz.sh --target view_arithmetic --time 30
 #
 # Env: AOTRT_FUZZ_DIR (build folder, default build-fuzz), AOTRT_CLANG (clang++),
-# AOTRT_JOBS (build jobs, and how many targets fuzz at once; default: the cores),
-# AOTRT_FUZZ_OPS (op_shims only: comma-separated words; only the served ops whose
-# names contain one are fuzzed, e.g. AOTRT_FUZZ_OPS=mkldnn,_linear_pointwise).
+# AOTRT_JOBS (build jobs, and how many targets fuzz at once; default: the cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -46,7 +44,7 @@ while [ $# -gt 0 ]; do
     --time) SECONDS_PER_TARGET=${2:?--time needs seconds}; shift 2 ;;
     --merge) MERGE=1; shift ;;
     --target) TARGETS=("${2:?--target needs a name}"); shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
