@@ -7,8 +7,9 @@
 # short fuzzing run (replaying fuzz/corpus/), the end-to-end tests (export
 # with torch 2.13, run with build/aotrt, compare with eager; the robustness
 # cases on real packages), the OpInfo CPU slice (tests/opinfo: ops of
-# PyTorch's op_db, checked against the committed docs/opinfo/ table), the
-# Python package (pip install ., then tests/python; `import aotrt` in a venv
+# PyTorch's op_db, checked against the committed docs/opinfo/ table), a slice of
+# real Hugging Face architectures (tests/hf: transformers' models, torch's own
+# export flow, against eager), the Python package (pip install ., then tests/python; `import aotrt` in a venv
 # without torch), and the Triton Inference Server backend in a real
 # tritonserver (tests/triton). The robustness cases are recorded as they run
 # and rendered into build/robustness.md and compared with docs/robustness.md
@@ -65,6 +66,11 @@ echo "== OpInfo CPU slice (tests/opinfo: op_db ops through aotrt, vs docs/opinfo
 t=$(date +%s)
 AOTRT_OPINFO_CACHE="${AOTRT_OPINFO_CACHE:-$CACHE_ROOT/opinfo}" python3 -m pytest tests/opinfo -v -rA
 step opinfo "$t"
+
+echo "== Hugging Face architectures (tests/hf: the CI slice of transformers models, torch's own flow)"
+t=$(date +%s)
+AOTRT_HF_CACHE="${AOTRT_HF_CACHE:-$CACHE_ROOT/hf}" python3 -m pytest tests/hf -v -rA
+step hf "$t"
 
 echo "== Python package (pip install ., tests/python)"
 t=$(date +%s)

@@ -188,7 +188,7 @@ Conv resolve(const TensorImpl& input, const TensorImpl& weight, const TensorImpl
                 " expects ", w[0], " input channels; 'input' ", dims_str(in), " has ", c.c_in);
     AOTRT_CHECK(c.c_in % c.groups == 0, kInvalidArgument, kFn, ": ", c.c_in,
                 " input channels are not a multiple of groups ", c.groups);
-    c.c_out = w[1] * c.groups;
+    c.c_out = checked_mul(w[1], c.groups, kFn);
   }
   AOTRT_CHECK(c.c_in > 0 && c.c_out > 0, kUnsupported, kFn, ": 'input' ", dims_str(in),
               " and 'weight' ", dims_str(w), ": convolutions with no channels are not served");
@@ -207,29 +207,19 @@ Conv resolve(const TensorImpl& input, const TensorImpl& weight, const TensorImpl
                 " has an empty spatial dim; only the batch may be empty");
     AOTRT_CHECK(c.kernel[i] > 0, kInvalidArgument, kFn,
                 ": kernel size should be greater than zero, but got 'weight' ", dims_str(w));
-    // Sizes from huge parameters are refused, not overflowed (fuzz_op_shims).
-    const std::string dilated = std::string(kFn) + ": dilation " + dims_str(c.dilation) +
-                                " times the kernel " + dims_str(c.kernel);
-    const int64_t extent =
-        checked_add(checked_mul(c.dilation[i], c.kernel[i] - 1, dilated.c_str()), 1, dilated.c_str());
+    // Checked: sizes past int64 are no convolution (the op_shims fuzzer gave a padding
+    // of INT64_MAX).
+    const int64_t extent = checked_add(checked_mul(c.dilation[i], c.kernel[i] - 1, kFn), 1, kFn);
+    const int64_t pad2 = checked_mul(2, c.padding[i], kFn);
     int64_t out;
     if (!p.transposed) {
-      const std::string padded = std::string(kFn) + ": padding " + dims_str(c.padding);
-      const int64_t padded_size =
-          checked_add(size, checked_mul(2, c.padding[i], padded.c_str()), padded.c_str());
-      AOTRT_CHECK(padded_size >= extent, kInvalidArgument, kFn, ": padded input size ",
-                  padded_size, " at spatial dim ", i, " is smaller than the dilated kernel (",
-                  extent, ")");
-      out = (padded_size - extent) / c.stride[i] + 1;
+      const int64_t padded = checked_add(size, pad2, kFn);
+      AOTRT_CHECK(padded >= extent, kInvalidArgument, kFn, ": padded input size ", padded,
+                  " at spatial dim ", i, " is smaller than the dilated kernel (", extent, ")");
+      out = (padded - extent) / c.stride[i] + 1;
     } else {
-      const std::string what = std::string(kFn) + ": the transposed output size at spatial dim " +
-                               std::to_string(i) + " (stride " + dims_str(c.stride) +
-                               ", padding " + dims_str(c.padding) + ")";
-      // (size - 1) * stride - 2 * padding: both terms >= 0, so only the products
-      // and the sums after can overflow.
-      out = checked_mul(size - 1, c.stride[i], what.c_str()) -
-            checked_mul(2, c.padding[i], what.c_str());
-      out = checked_add(checked_add(out, extent, what.c_str()), c.output_padding[i], what.c_str());
+      out = checked_add(checked_add(checked_mul(size - 1, c.stride[i], kFn), -pad2, kFn),
+                        checked_add(extent, c.output_padding[i], kFn), kFn);
       // An empty output dim is served (an empty result), as ATen serves it with an empty
       // batch, or with output padding (its slow transposed kernel); below 0 is an error.
       AOTRT_CHECK(out >= 0, kInvalidArgument, kFn, ": transposed output size ", out,

@@ -14,8 +14,13 @@
 namespace aotrt::ops {
 namespace {
 
+// t as a contiguous tensor of dtype: t itself (a new handle on its memory)
+// when it already is one, else a packed copy. The kernels only read it.
 std::unique_ptr<TensorImpl> dense(const TensorImpl& t, ScalarType dtype, const char* fn) {
   const std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+  if (t.dtype() == dtype && t.is_contiguous()) {
+    return make_tensor(t.storage(), sizes, t.strides(), t.storage_offset(), dtype, fn);
+  }
   auto out = empty_strided(sizes, contiguous_strides(sizes), dtype, t.device(), fn);
   copy_tensor(*out, t, fn);
   return out;

@@ -92,7 +92,7 @@ std::vector<double> pack(const std::vector<int>& q, int64_t N, int64_t K,
   return bytes;
 }
 
-// [37, 512] float32 x [208, 512] int4 (groups of 128), and its first 3 rows (the
+// [37, 512] float32 x [208, 512] int4 (groups of 128), and its first 1 to 4 rows (the
 // few-rows path): the parallel paths, three full AVX512 blocks and a tail, random values;
 // against a double sum, 1e-5 relative to the largest output (float32 accumulation over
 // 512 terms).
@@ -128,7 +128,9 @@ TEST(OpsIntMatmulLarge, EveryLayoutMatchesADoubleReference) {
   for (const ops::Int4PackLayout& layout : kLayouts) {
     Tensor tw = make_tensor(b, Values{kU8, {N, K / 2}, {K / 2, 1}, 0, pack(q, N, K, layout)});
     const ops::Int4PackLayoutOverride use(layout);
-    for (const int64_t rows : {M, int64_t{3}}) {  // the gemm path and the few-rows one
+    // The gemm path, and each row count of the few-rows kernels (on an AVX2 host the
+    // full split blocks take the AVX2 kernel, the 16-column tail the portable one).
+    for (const int64_t rows : {M, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}}) {
       SCOPED_TRACE(std::to_string(layout.block_n) + (layout.split ? " split, " : " pairs, ") +
                    std::to_string(rows) + " rows");
       Tensor ta = make_tensor(b, Values{kF32, {rows, K}, {K, 1}, 0,

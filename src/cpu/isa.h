@@ -1,0 +1,19 @@
+// Note [Kernels cloned per ISA]
+// libaotrt.so is compiled for baseline x86-64 (SSE2), so that it loads on any
+// x86-64 host. A few hot leaf loops whose speed depends on vector width get a
+// second copy compiled for x86-64-v3 (AVX2, FMA, F16C), chosen once when the
+// library loads (GCC's target_clones: an ifunc the dynamic linker resolves
+// from the CPU's features), as ATen's DispatchStub chooses its AVX2 kernels.
+// Only leaves: a clone is called through the ifunc and never inlined, so it
+// must not hold an OpenMP region or sit in a loop that runs per element.
+// With FMA the clone rounds a*b+c once where the baseline rounds twice; the
+// kernels that use it state their tolerance against ATen (which fuses too).
+// Elsewhere (clang's sanitizer and fuzz builds, other architectures) the
+// attribute is empty and the baseline code is all there is.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define AOTRT_CLONE_FOR_AVX2 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define AOTRT_CLONE_FOR_AVX2
+#endif
