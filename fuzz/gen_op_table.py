@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the op table of fuzz/op_shims.cpp from torch's generated C shim headers.
+"""Writes the op table of fuzz/op_shims.cpp from torch's C shim headers (the generated
+c_shim_*.h and the hand-written c/shim_cpu.h).
 
 Every `aoti_torch_<device>_<op>` declaration of the headers given (parsed by
 python/aotrt_tools/c_shims.py) becomes one row: the op's name and a thunk that draws each

@@ -1,5 +1,7 @@
 // libFuzzer target: every op shim aotrt serves, through the C ABI. The ops
-// come from a table generated from torch's own C shim headers
+// come from a table generated from torch's own C shim headers, the generated
+// c_shim_cpu.h and c_shim_aten.h and the hand-written c/shim_cpu.h (the fused
+// oneDNN convolutions and linears, _mkl_linear, int4 matmul)
 // (fuzz/gen_op_table.py: one row per `aoti_torch_cpu_<op>` / `aoti_torch_aten_<op>`
 // declaration, with a thunk that calls the op through its exact C type); at
 // start each name is resolved in libaotrt.so, and the ones it exports are
@@ -9,7 +11,11 @@
 // deletions that keep the stale value in the pool, and op calls whose
 // arguments are drawn by kind: tensors (live, deleted or null), optional
 // tensors, lists, scalars (small, or the extremes of their type), optional
-// scalars, strings.
+// scalars, lists of optional scalars, strings. The fused oneDNN ops get plain
+// tensors like every other op: a package's oneDNN-blocked (_mkldnn) weights
+// reach them as plain copies made at load (Note [Opaque constants] in
+// shim/tensor_shims.cpp; fuzz_onednn_md fuzzes that decoder), channels-last
+// for a convolution's, which the pool's either-order dense strides include.
 //
 // Invariants checked after every op call, beyond "no crash, no sanitizer
 // report, no leak":
@@ -46,6 +52,8 @@ namespace {
                aotrt::last_error().c_str());
   std::abort();
 }
+
+constexpr int64_t kPoolElements = 1024;
 
 // A value that no handle has: what a result pointer holds before the call.
 AtenTensorHandle sentinel() { return reinterpret_cast<AtenTensorHandle>(uintptr_t{0x5e5e5e0}); }
@@ -143,6 +151,15 @@ class Draw {
     if (in_.ConsumeBool()) return {nullptr, 0};
     return {&int_ptrs_.emplace_back(l.p), l.n};
   }
+  // Scalar?[] (the hand-written shim_cpu.h's fused ops): each entry a pointer
+  // to a value, or null for None.
+  ListOf<const double*> opt_scalar_list() {
+    std::vector<const double*>& v = scalar_lists_.emplace_back();
+    for (size_t i = 0, n = in_.ConsumeIntegralInRange<size_t>(0, 3); i < n; ++i) {
+      v.push_back(in_.ConsumeBool() ? nullptr : &reals_.emplace_back(draw_real()));
+    }
+    return {v.data(), v.size()};
+  }
   OptionalListOf<double> opt_real_list() {
     const ListOf<double> l = real_list();
     if (in_.ConsumeBool()) return {nullptr, 0};
@@ -194,7 +211,13 @@ class Draw {
     }
   }
   const char* draw_string() {
-    static const char* kStrings[] = {"none", "tanh", "mean", "sum", "floor", "trunc", "", "bogus", "reflect"};
+    // Reductions, rounding and padding modes of the generated ops; the fused
+    // oneDNN ops' unary and binary post-op names.
+    static const char* kStrings[] = {"none",      "tanh",     "mean",       "sum",         "floor",
+                                     "trunc",     "",         "bogus",      "reflect",     "relu",
+                                     "gelu",      "sigmoid",  "hardswish",  "hardsigmoid", "swish",
+                                     "silu",      "leaky_relu", "hardtanh", "add",         "sub",
+                                     "mul",       "div"};
     return kStrings[in_.ConsumeIntegralInRange<size_t>(0, std::size(kStrings) - 1)];
   }
   template <typename T>
@@ -217,6 +240,7 @@ class Draw {
   std::deque<std::vector<double>> real_lists_;
   std::deque<std::vector<AtenTensorHandle>> tensor_lists_;
   std::deque<std::vector<const AtenTensorHandle*>> opt_tensor_lists_;
+  std::deque<std::vector<const double*>> scalar_lists_;
 };
 
 struct OpRow {
@@ -349,8 +373,13 @@ void call_op(FuzzedDataProvider& in, Pool& pool) {
     if (r == sentinel()) violated(op.name, "succeeded without writing a result");
     if (r == nullptr) continue;  // an undefined optional result
     if (!aotrt::handle_is_live(r)) violated(op.name, "returned a handle that is not live");
-    touch(aotrt::handle_get(r, op.name));
-    if (pool.live.size() < 12 && in.ConsumeBool()) {
+    const aotrt::TensorImpl& t = aotrt::handle_get(r, op.name);
+    touch(t);
+    // Only a result of at most kPoolElements elements is kept for later calls
+    // (as large as make_tensor's): the memory limit bounds what a program
+    // allocates, this bounds its work (index_put of a 32768-element randint
+    // result into another walked 8^9 positions, 90 s under ASan).
+    if (pool.live.size() < 12 && in.ConsumeBool() && t.numel() <= kPoolElements) {
       pool.live.push_back(r);
     } else if (aoti_torch_delete_tensor_object(r) != AOTI_TORCH_SUCCESS) {
       violated(op.name, "its result could not be deleted");

@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
     --time) SECONDS_PER_TARGET=${2:?--time needs seconds}; shift 2 ;;
     --merge) MERGE=1; shift ;;
     --target) TARGETS=("${2:?--target needs a name}"); shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done

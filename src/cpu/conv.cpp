@@ -205,6 +205,8 @@ Conv resolve(const TensorImpl& input, const TensorImpl& weight, const TensorImpl
     const int64_t size = in[i + 2];
     AOTRT_CHECK(size > 0, kUnsupported, kFn, ": 'input' ", dims_str(in),
                 " has an empty spatial dim; only the batch may be empty");
+    AOTRT_CHECK(c.kernel[i] > 0, kInvalidArgument, kFn,
+                ": kernel size should be greater than zero, but got 'weight' ", dims_str(w));
     // Checked: sizes past int64 are no convolution (the op_shims fuzzer gave a padding
     // of INT64_MAX).
     const int64_t extent = checked_add(checked_mul(c.dilation[i], c.kernel[i] - 1, kFn), 1, kFn);

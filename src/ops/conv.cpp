@@ -1,6 +1,7 @@
 #include "ops/conv.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "core/copy.h"
@@ -39,6 +40,10 @@ std::unique_ptr<TensorImpl> convolution_pointwise(const TensorImpl& input,
                 " group(s)");
     const auto ws = weight.sizes(), wt = weight.strides();
     const int64_t og = ws[0] / g, ig = ws[1];
+    // An empty W divides by any groups; the input's channels, groups * I/g,
+    // must still be a number.
+    AOTRT_CHECK(ig == 0 || g <= std::numeric_limits<int64_t>::max() / ig, kInvalidArgument, fn,
+                ": groups ", g, " times W's dim 1 (", ig, ") overflows int64");
     // [g, O/g, I/g, k...] -> [g, I/g, O/g, k...]
     std::vector<int64_t> sizes{g, ig, og}, strides{og * wt[0], wt[1], wt[0]};
     for (int64_t d = 2; d < weight.dim(); ++d) {

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #include "core/copy.h"
@@ -159,8 +161,11 @@ std::unique_ptr<TensorImpl> linear_pointwise(const TensorImpl& x, const TensorIm
   std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
   out_sizes.back() = n;
   auto out = empty_contiguous(out_sizes, x.dtype(), x.device(), fn);
-  const int64_t m = x.numel() / std::max<int64_t>(k, 1);
   if (out->numel() > 0) {
+    // M from X's leading dims, not numel / K: with K = 0 the result still has
+    // M * N elements (the bias, or zeros); out's M * N > 0 bounds it.
+    const int64_t m = std::accumulate(x.sizes().begin(), x.sizes().end() - 1, int64_t{1},
+                                      std::multiplies<>());
     // X as [M, K]: a view when its layout allows, else a packed copy.
     std::unique_ptr<TensorImpl> packed;
     const TensorImpl* rows = &x;

@@ -174,9 +174,18 @@ std::unique_ptr<TensorImpl> view_dtype(const TensorImpl& self, ScalarType dtype,
   int64_t offset = self.storage_offset();
   if (from > to) {
     const int64_t r = from / to;
-    // In elements of the narrower dtype: a stride, size or offset past int64
-    // is no view (found by the op_shims fuzzer: a stride of INT64_MAX).
-    for (int64_t i = 0; i < last; ++i) strides[i] = checked_mul(strides[i], r, fn);
+    for (int64_t i = 0; i < last; ++i) {
+      // A dim of one element addresses nothing with its stride, which may be
+      // any value (slice leaves a huge step's): kept when stride * r does not fit.
+      int64_t scaled;
+      if (!__builtin_mul_overflow(strides[i], r, &scaled)) {
+        strides[i] = scaled;
+      } else {
+        AOTRT_CHECK(sizes[i] <= 1, kOutOfBounds, fn, ": self.stride(", i, ") is ", strides[i],
+                    ", which times ", r, " overflows int64 viewing ", dtype_name(self.dtype()),
+                    " as ", dtype_name(dtype));
+      }
+    }
     sizes[last] = checked_mul(sizes[last], r, fn);
     offset = checked_mul(offset, r, fn);
   } else {

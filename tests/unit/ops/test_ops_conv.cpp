@@ -3,6 +3,7 @@
 // gen_ops_reference.py): 1-, 2- and 3-d, plain and transposed, groups, stride,
 // padding, dilation, output_padding, bias, strided and expanded operands, and
 // integer wrap-around. CPU rows: the CUDA convolution is cuDNN's.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,38 @@ TEST(OpsConvRefusals, Int32TransposedIsRefusedLikeATen) {
   EXPECT_NE(msg.find("aoti_torch_cpu_convolution"), std::string::npos) << msg;
   EXPECT_NE(msg.find("int32"), std::string::npos) << msg;
   EXPECT_EQ(out.get(), nullptr);
+}
+
+// corpus: conv-huge-dilation-overflow. The dilated kernel, the padded input and
+// the transposed output size from huge parameters are refused, not overflowed;
+// a kernel of size 0 is refused as ATen refuses it.
+TEST(OpsConvRefusals, HugeParametersAndEmptyKernelsAreRefused) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(f, Convolution, b, "convolution");
+  constexpr int64_t kHuge = std::numeric_limits<int64_t>::max();
+  const Values x{kF32, {1, 1, 4}, {4, 4, 1}, 0, {1, 2, 3, 4}};
+  const Values w3{kF32, {1, 1, 3}, {3, 3, 1}, 0, {1, 1, 1}};
+  struct Row {
+    const char* what;
+    Values w;
+    std::vector<int64_t> ints;  // transposed, groups, stride, padding, dilation, output_padding
+    const char* says;
+  };
+  const Row rows[] = {
+      {"dilation", w3, {0, 1, 1, 0, kHuge, 0}, "overflows int64"},
+      {"padding", w3, {0, 1, 1, kHuge, 1, 0}, "overflows int64"},
+      {"transposed stride", w3, {1, 1, kHuge, 0, 1, 0}, "overflows int64"},
+      {"empty kernel", Values{kF32, {1, 1, 0}, {1, 1, 1}, 0, {}}, {0, 1, 1, 0, 1, 0},
+       "kernel size should be greater than zero"},
+  };
+  for (const Row& r : rows) {
+    OpCase c{r.what, "convolution", {x, r.w}, r.ints, {}, {}};
+    std::vector<Tensor> in;
+    for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+    Tensor out;
+    expect_refused(call(f, c, in, out), "aoti_torch_cpu_convolution", r.says);
+    EXPECT_EQ(out.get(), nullptr) << r.what;
+  }
 }
 
 }  // namespace

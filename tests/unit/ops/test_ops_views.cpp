@@ -4,6 +4,7 @@
 // memory: the same storage offset torch gives in the input's buffer, at the address that
 // offset names, and holding a count on the storage after the input handle is gone.
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,28 @@ TEST(OpsViewsRefusals, NameTheFunctionAndArgument) {
   EXPECT_EQ(view_dtype(x.get(), kI16, out.out()), AOTI_TORCH_FAILURE);  // stride(-1) is 2
   EXPECT_NE(std::string(aotrt_last_error()).find("stride(-1) must be 1"), std::string::npos);
   EXPECT_EQ(out.get(), nullptr);
+}
+
+// corpus: view-dtype-huge-stride-overflow. A dim of one element may have any
+// stride (slice of a huge step leaves one); viewing float32 as uint8 scales the
+// others by 4, and one that cannot be scaled is refused, not overflowed.
+TEST(OpsViewsRefusals, ViewDtypeKeepsAnUnusedHugeStrideAndRefusesAnOverflow) {
+  constexpr int64_t kHuge = std::numeric_limits<int64_t>::max();
+  for (const Backend& b : built_backends()) {
+    AOTRT_FIND_OP(view_dtype, Dtype, b, "view_dtype");
+    Tensor parent = empty(b, {4}, kF32);
+    Tensor row = reinterpret(parent.get(), {1, 4}, {kHuge, 1}, 0);
+    Tensor bytes;
+    ASSERT_EQ(view_dtype(row.get(), kU8, bytes.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    EXPECT_EQ(meta(bytes.get()).sizes, (Dims{1, 16})) << b.name;
+    EXPECT_EQ(meta(bytes.get()).strides, (Dims{kHuge, 1})) << b.name;
+    EXPECT_EQ(data_of(bytes.get()), data_of(parent.get())) << b.name;
+    Tensor empty_rows = reinterpret(parent.get(), {2, 0}, {kHuge, 1}, 0);
+    Tensor out;
+    expect_refused(view_dtype(empty_rows.get(), kU8, out.out()),
+                   std::string(b.op_prefix) + "view_dtype", "self.stride(0) is 9223372036854775807");
+    EXPECT_EQ(out.get(), nullptr);
+  }
 }
 
 }  // namespace
