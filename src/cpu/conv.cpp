@@ -48,6 +48,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -518,6 +519,8 @@ std::unique_ptr<TensorImpl> scratch_buffer(size_t bytes) {
 // the activations as they are (dense NHWC); else mode 3 (NCHW: the blocked
 // kernel wins by 4-95% once its weight is free). A weight not known to be
 // constant keeps the choice of Note [oneDNN layouts].
+std::atomic<int64_t> weights_cached{0};  // ConvCacheStats::weights_cached
+
 struct CachedWeight {
   dnnl::memory::desc md;
   std::unique_ptr<TensorImpl> bytes;
@@ -591,6 +594,7 @@ const void* constant_weight(const ConvPrimitive& p, Key key, const TensorImpl& w
   p.wei_reorder->prim.execute(s, args);
   s.wait();
   auto kept = std::static_pointer_cast<const CachedWeight>(derived.insert(std::move(key), made));
+  if (kept == made) weights_cached.fetch_add(1, std::memory_order_relaxed);
   return kept->bytes->data_ptr();
 }
 
@@ -830,7 +834,11 @@ void convolve_direct(const Conv& c, const TensorImpl& input, const TensorImpl& w
 
 }  // namespace
 
-ConvCacheStats conv_cache_stats() { return cache().stats(); }
+ConvCacheStats conv_cache_stats() {
+  ConvCacheStats s = cache().stats();
+  s.weights_cached = weights_cached.load(std::memory_order_relaxed);
+  return s;
+}
 
 std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImpl& weight,
                                         const TensorImpl* bias, const ConvParams& params) {
