@@ -41,8 +41,9 @@
 // runs the same kernel as mode 3 in the same time with no activation copies.
 // For NCHW, mode 1 copies nothing and wins where weights are large (26%);
 // mode 3's blocked layout wins by 30% on large images, but paying its weight
-// reorder on every call (aotrt cannot know a weight is constant) makes it the
-// worse default. Primitives are cached (see PrimitiveCache) keyed on every
+// reorder on every call makes it the worse default for a weight that may
+// change; a weight known to be constant is reordered once and chooses its
+// mode by other measurements (Note [Constant weights]). Primitives are cached (see PrimitiveCache) keyed on every
 // dim, stride and parameter, so only the first call of a shape pays for
 // creation; through the shim a call costs what the bare primitive costs.
 #include <oneapi/dnnl/dnnl.hpp>
@@ -518,7 +519,13 @@ std::unique_ptr<TensorImpl> scratch_buffer(size_t bytes) {
 // kernel that gemm reads as it is; else mode 2 where a direct kernel reads
 // the activations as they are (dense NHWC); else mode 3 (NCHW: the blocked
 // kernel wins by 4-95% once its weight is free). A weight not known to be
-// constant keeps the choice of Note [oneDNN layouts].
+// constant keeps the choice of Note [oneDNN layouts]. Where it pays: inductor's
+// CPU layout optimisation (on by default) copies every conv weight into a
+// channels-last temporary in generated code on each run, so those convolutions
+// never see the constant; packages exported with layout_optimization=False
+// do (resnet18, 1 thread: 70 ms vs 88 ms uncached; bench/results/
+// cpu-ort-2026-12-02.md), and freezing=True packages keep their folded
+// weights as Buffer-typed constants, which are not marked.
 std::atomic<int64_t> weights_cached{0};  // ConvCacheStats::weights_cached
 
 struct CachedWeight {
