@@ -208,8 +208,16 @@ class Model::Impl {
   // ExtractConstantsMapEntries (torch older than 2.13) gets no marks: the
   // convolution then reorders per call, as before. Called after load and
   // after every swap (the new set's storages are new objects, unmarked; the
-  // old ones keep their marks and caches until they die).
-  void mark_constants() {
+  // old ones keep their marks and caches until they die). Best effort: a
+  // constant it cannot read stays unmarked (slower, never wrong), and a load
+  // or swap never fails here.
+  void mark_constants() noexcept {
+    try {
+      mark_constants_or_throw();
+    } catch (...) {
+    }
+  }
+  void mark_constants_or_throw() {
     if (!info.device.is_cpu() || !has_weights || api.get_constant_type == nullptr ||
         api.extract_constants_map_entries == nullptr) {
       return;
