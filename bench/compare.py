@@ -163,7 +163,8 @@ def _fresh(meta_path: Path, want: dict[str, Any]) -> bool:
 
 
 def export_models(names: list[str], device: str, export_dir: Path,
-                  contenders: list[str] | None = None) -> dict[str, dict[str, Any]]:
+                  contenders: list[str] | None = None,
+                  extra_options: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Exports what is missing or stale; returns per model its export json (package, inputs).
 
     The libtorch-linked package and the ONNX file are made only for the contenders that run them."""
@@ -172,7 +173,7 @@ def export_models(names: list[str], device: str, export_dir: Path,
 
     export_dir.mkdir(parents=True, exist_ok=True)
     fingerprint = export.source_fingerprint()
-    options = CPU_EXPORT_OPTIONS if device == "cpu" else {}
+    options = {**(CPU_EXPORT_OPTIONS if device == "cpu" else {}), **(extra_options or {})}
     infos: dict[str, dict[str, Any]] = {}
     for name in names:
         meta = export_dir / f"{name}.json"
@@ -1040,6 +1041,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tag", help="file stem (default <device>-<date>)")
     p.add_argument("--warm-only", action="store_true",
                    help="only compile the models with torch.compile (filling inductor's caches) and stop")
+    p.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an inductor option added to aotrt's package exports (repeatable; true/false "
+                        "and integers are parsed), e.g. layout_optimization=false; use its own "
+                        "--export-dir, since the cached packages are redone when options change")
     p.add_argument("--threads", type=int,
                    help="CPU threads for every contender (torch.set_num_threads here, OMP_NUM_THREADS "
                         "for the subprocesses); default: each library's own default")
@@ -1071,7 +1076,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     export_dir = Path(args.export_dir) if args.export_dir else REPO / "build-bench" / device
     t0 = time.perf_counter()
-    infos = export_models(models, device, export_dir, contenders)
+    extra: dict[str, Any] = {}
+    for item in args.export_option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            p.error(f"--export-option wants KEY=VALUE, got {item!r}")
+        low = value.lower()
+        extra[key] = True if low == "true" else False if low == "false" else (
+            int(value) if value.lstrip("-").isdigit() else value)
+    infos = export_models(models, device, export_dir, contenders, extra)
     data: dict[str, Any] = {
         "device": device, "date": datetime.date.today().isoformat(), "rounds": rounds, "iters": iters,
         "warmup": args.warmup, "contenders": contenders, "machine": machine_info(device, aotrt),

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/allocator.h"
+#include "core/derived_cache.h"
 #include "core/device.h"
 
 namespace aotrt {
@@ -33,6 +34,12 @@ class Storage {
   Device device() const { return device_; }
   bool owns_memory() const { return allocator_ != nullptr; }
   int64_t use_count() const { return refs_.load(std::memory_order_acquire); }
+
+  // See Note [Constant storages] in core/derived_cache.h: marks the bytes as
+  // never written while this storage lives; idempotent, thread-safe.
+  void mark_constant();
+  // The cache of a storage marked constant, else null.
+  DerivedCache* derived() const { return derived_.load(std::memory_order_acquire); }
 
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -55,6 +62,7 @@ class Storage {
   void* data_;
   size_t nbytes_;
   Allocator* allocator_;  // null: borrowed
+  std::atomic<DerivedCache*> derived_{nullptr};  // owned; set once by mark_constant
 };
 
 // An intrusive counted pointer to a Storage.

@@ -41,13 +41,15 @@
 // runs the same kernel as mode 3 in the same time with no activation copies.
 // For NCHW, mode 1 copies nothing and wins where weights are large (26%);
 // mode 3's blocked layout wins by 30% on large images, but paying its weight
-// reorder on every call (aotrt cannot know a weight is constant) makes it the
-// worse default. Primitives are cached (see PrimitiveCache) keyed on every
+// reorder on every call makes it the worse default for a weight that may
+// change; a weight known to be constant is reordered once and chooses its
+// mode by other measurements (Note [Constant weights]). Primitives are cached (see PrimitiveCache) keyed on every
 // dim, stride and parameter, so only the first call of a shape pays for
 // creation; through the shim a call costs what the bare primitive costs.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -58,6 +60,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/derived_cache.h"
 #include "core/error.h"
 #include "core/view.h"
 #include "cpu/cpu.h"
@@ -300,8 +303,8 @@ struct KeyHash {
 };
 
 Key make_key(const Conv& c, const DnnlTensor& src, const DnnlTensor& wei, bool has_bias,
-             const DnnlTensor& dst) {
-  Key k{c.transposed, c.groups, has_bias};
+             const DnnlTensor& dst, bool constant_weights) {
+  Key k{c.transposed, c.groups, has_bias, constant_weights};
   auto add = [&k](const Dims& d) {
     k.push_back(static_cast<int64_t>(d.size()));
     k.insert(k.end(), d.begin(), d.end());
@@ -368,9 +371,35 @@ std::optional<Reorder> make_reorder(const dnnl::memory::desc& from,
   return Reorder{dnnl::reorder(pd), pd.scratchpad_desc()};
 }
 
+bool is_gemm(const dnnl::primitive_desc& pd) {
+  return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
+}
+
+// Note [oneDNN layouts]: the primitive descriptor for a weight that is a
+// constant (Note [Constant weights]), whose reorder is paid once.
+dnnl::primitive_desc describe_for_constant_weights(const Conv& c, const dnnl::memory::desc& src,
+                                                   const dnnl::memory::desc& wei,
+                                                   const dnnl::memory::desc& bias,
+                                                   const dnnl::memory::desc& dst,
+                                                   const dnnl::memory::desc& any_src,
+                                                   const dnnl::memory::desc& any_wei,
+                                                   const dnnl::memory::desc& any_dst) {
+  const bool pointwise =
+      std::all_of(c.kernel.begin(), c.kernel.end(), [](int64_t k) { return k == 1; });
+  dnnl::primitive_desc user = describe(c, src, wei, bias, dst);
+  if (user && !is_reference(user) && pointwise) return user;  // gemm on plain NCHW
+  dnnl::primitive_desc weights = describe(c, src, any_wei, bias, dst);
+  if (weights && !is_reference(weights) && !is_gemm(weights)) return weights;  // dense NHWC
+  dnnl::primitive_desc blocked = describe(c, any_src, any_wei, bias, any_dst);
+  if (blocked && !is_reference(blocked)) return blocked;
+  if (user && !is_reference(user)) return user;
+  return weights;
+}
+
 std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlTensor& src,
                                                       const DnnlTensor& wei, bool has_bias,
-                                                      const DnnlTensor& dst) {
+                                                      const DnnlTensor& dst,
+                                                      bool constant_weights) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   auto p = std::make_shared<ConvPrimitive>();
@@ -383,7 +412,11 @@ std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlT
 
   // Note [oneDNN layouts]: the first mode whose kernel is not the reference one.
   dnnl::primitive_desc pd;
-  pd = describe(c, p->user_src, p->user_wei, p->conv_bias, p->user_dst);
+  if (constant_weights) {
+    pd = describe_for_constant_weights(c, p->user_src, p->user_wei, p->conv_bias, p->user_dst,
+                                       any_src, any_wei, any_dst);
+  }
+  if (!pd || is_reference(pd)) pd = describe(c, p->user_src, p->user_wei, p->conv_bias, p->user_dst);
   if (!pd || is_reference(pd)) pd = describe(c, p->user_src, any_wei, p->conv_bias, p->user_dst);
   if (!pd || is_reference(pd)) pd = describe(c, any_src, any_wei, p->conv_bias, any_dst);
   AOTRT_CHECK(pd, kUnsupported, kFn, ": oneDNN has no kernel for this convolution");
@@ -447,11 +480,15 @@ PrimitiveCache& cache() {
 
 std::shared_ptr<const ConvPrimitive> get_primitive(const Conv& c, const DnnlTensor& src,
                                                    const DnnlTensor& wei, bool has_bias,
-                                                   const DnnlTensor& dst) {
-  const Key key = make_key(c, src, wei, has_bias, dst);
-  if (auto p = cache().find(key)) return p;
-  auto p = create_primitive(c, src, wei, has_bias, dst);
-  cache().insert(key, p);
+                                                   const DnnlTensor& dst, bool constant_weights,
+                                                   Key* key_out) {
+  Key key = make_key(c, src, wei, has_bias, dst, constant_weights);
+  auto p = cache().find(key);
+  if (p == nullptr) {
+    p = create_primitive(c, src, wei, has_bias, dst, constant_weights);
+    cache().insert(key, p);
+  }
+  *key_out = std::move(key);
   return p;
 }
 
@@ -461,8 +498,49 @@ std::unique_ptr<TensorImpl> scratch_buffer(size_t bytes) {
   return empty_strided(sizes, strides, ScalarType::UInt8, cpu_device(), kFn);
 }
 
+// Note [Constant weights]
+// A weight whose storage is marked constant (Note [Constant storages] in
+// core/derived_cache.h) is reordered to the primitive's layout once, on its
+// first use, into memory kept in that storage's DerivedCache; later calls
+// (any thread, any Model sharing the storage) read that copy and skip the
+// reorder, and the copy is freed with the storage (with its Model, or when a
+// swap drops the old constants). The entry's key is the primitive's Key
+// (every dim, stride and parameter, so the layout oneDNN chose) and the
+// view's byte offset in the storage; the primitive's weights descriptor is
+// kept beside the bytes and compared on every hit. Knowing the reorder is
+// free changes the best mode (describe_for_constant_weights), measured with
+// bench/conv_modes.cpp, one thread, on this 2-core avx2 machine (shared with
+// other jobs: the minimum over 3 rounds of the median of 20 calls), us per
+// call for modes 1 / 2 paying the weight reorder / 2 cached / 3 paying it /
+// 3 cached:
+//   resnet18 3x3 64ch 56x56 NHWC:    ref / 2476 / 2473 / 2529 / 2519
+//   resnet18 3x3 512ch 7x7 NHWC:     ref / 3627 / 2980 / 3469 / 2696
+//   resnet50 1x1 512->2048 7x7 NHWC: ref / 1277 / 1056 / 1327 / 1114
+//   resnet18 3x3 64ch 56x56 NCHW:   3802 / 3807 / 3797 / 2499 / 2494
+//   resnet18 3x3 512ch 7x7 NCHW:    3323 / 3317 / 3330 / 3187 / 2647
+//   resnet50 1x1 64->256 56x56 NCHW:1166 / 1160 / 1156 / 1279 / 1274
+//   mobilenet dw 5x5 240ch 14x14 NCHW: 1004 / 1005 / 1003 / 58 / 56
+// (dense NHWC is what inductor's CPU layout optimisation gives the packages
+// bench/compare.py exports). So a constant weight takes: mode 1 for a 1x1
+// kernel that gemm reads as it is; else mode 2 where a direct kernel reads
+// the activations as they are (dense NHWC); else mode 3 (NCHW: the blocked
+// kernel wins by 4-95% once its weight is free). A weight not known to be
+// constant keeps the choice of Note [oneDNN layouts]. Where it pays: inductor's
+// CPU layout optimisation (on by default) copies every conv weight into a
+// channels-last temporary in generated code on each run, so those convolutions
+// never see the constant; packages exported with layout_optimization=False
+// do (resnet18, 1 thread: 70 ms vs 88 ms uncached; bench/results/
+// cpu-ort-2026-12-02.md), and freezing=True packages keep their folded
+// weights as Buffer-typed constants, which are not marked.
+std::atomic<int64_t> weights_cached{0};  // ConvCacheStats::weights_cached
+
+struct CachedWeight {
+  dnnl::memory::desc md;
+  std::unique_ptr<TensorImpl> bytes;
+};
+
 void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& wei,
-             void* bias, const DnnlTensor& dst) {
+             void* bias, const DnnlTensor& dst, const void* reordered_wei) {
   const dnnl::engine& eng = engine();
   dnnl::stream& s = thread_stream();
   auto scratch = scratch_buffer(p.scratch_bytes);
@@ -476,7 +554,10 @@ void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& we
   dnnl::memory user_src(p.user_src, eng, src.data), user_wei(p.user_wei, eng, wei.data),
       user_dst(p.user_dst, eng, dst.data);
   dnnl::memory conv_src = staged(p.conv_src, p.src_reorder ? nullptr : src.data);
-  dnnl::memory conv_wei = staged(p.conv_wei, p.wei_reorder ? nullptr : wei.data);
+  void* ready_wei = reordered_wei != nullptr ? const_cast<void*>(reordered_wei)
+                  : p.wei_reorder ? nullptr
+                                  : wei.data;
+  dnnl::memory conv_wei = staged(p.conv_wei, ready_wei);
   dnnl::memory conv_dst = staged(p.conv_dst, p.dst_reorder ? nullptr : dst.data);
   // Every primitive runs alone, so they share one scratchpad.
   auto with_scratch = [&](std::unordered_map<int, dnnl::memory> args,
@@ -490,7 +571,7 @@ void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& we
     r.prim.execute(s, with_scratch({{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}, r.scratch));
   };
   if (p.src_reorder) run_reorder(*p.src_reorder, user_src, conv_src);
-  if (p.wei_reorder) run_reorder(*p.wei_reorder, user_wei, conv_wei);
+  if (p.wei_reorder && reordered_wei == nullptr) run_reorder(*p.wei_reorder, user_wei, conv_wei);
   auto args = with_scratch(
       {{DNNL_ARG_SRC, conv_src}, {DNNL_ARG_WEIGHTS, conv_wei}, {DNNL_ARG_DST, conv_dst}},
       p.conv_scratch);
@@ -498,6 +579,36 @@ void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& we
   p.conv.execute(s, args);
   if (p.dst_reorder) run_reorder(*p.dst_reorder, conv_dst, user_dst);
   s.wait();
+}
+
+// Note [Constant weights]: the weight in the primitive's layout, from the
+// storage's cache or reordered into it now.
+const void* constant_weight(const ConvPrimitive& p, Key key, const TensorImpl& weight,
+                            const DnnlTensor& wei, DerivedCache& derived) {
+  if (!p.wei_reorder) return nullptr;  // the kernel reads the weight as it is
+  const auto* base = static_cast<const char*>(weight.storage()->data());
+  key.push_back(static_cast<const char*>(wei.data) - base);
+  if (auto hit = std::static_pointer_cast<const CachedWeight>(derived.find(key))) {
+    if (hit->md == p.conv_wei) return hit->bytes->data_ptr();
+    return nullptr;  // not expected: a key names one layout
+  }
+  auto made = std::make_shared<CachedWeight>();
+  made->md = p.conv_wei;
+  made->bytes = scratch_buffer(p.conv_wei.get_size());
+  auto scratch = scratch_buffer(p.wei_reorder->scratch.get_size());
+  const dnnl::engine& eng = engine();
+  dnnl::stream& s = thread_stream();
+  dnnl::memory from(p.user_wei, eng, wei.data), to(p.conv_wei, eng, made->bytes->data_ptr());
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  if (p.wei_reorder->scratch.get_size() > 0) {
+    args.emplace(DNNL_ARG_SCRATCHPAD,
+                 dnnl::memory(p.wei_reorder->scratch, eng, scratch->data_ptr()));
+  }
+  p.wei_reorder->prim.execute(s, args);
+  s.wait();
+  auto kept = std::static_pointer_cast<const CachedWeight>(derived.insert(std::move(key), made));
+  if (kept == made) weights_cached.fetch_add(1, std::memory_order_relaxed);
+  return kept->bytes->data_ptr();
 }
 
 // --- From tensors to oneDNN's view of them ----------------------------------------------
@@ -736,7 +847,11 @@ void convolve_direct(const Conv& c, const TensorImpl& input, const TensorImpl& w
 
 }  // namespace
 
-ConvCacheStats conv_cache_stats() { return cache().stats(); }
+ConvCacheStats conv_cache_stats() {
+  ConvCacheStats s = cache().stats();
+  s.weights_cached = weights_cached.load(std::memory_order_relaxed);
+  return s;
+}
 
 std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImpl& weight,
                                         const TensorImpl* bias, const ConvParams& params) {
@@ -783,10 +898,14 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
     fill_with_bias(*result, bias_data);
     for (int i = 0; i < c.k; ++i) dst.dims[i + 2] -= c.crop[i];
   }
+  // Note [Constant weights]: only the constant's own memory, read as it is.
+  DerivedCache* derived = w == &weight ? weight.storage()->derived() : nullptr;
   std::shared_ptr<const ConvPrimitive> prim;
+  Key key;
   try {
-    prim = get_primitive(c, src, wei, bias != nullptr, dst);
+    prim = get_primitive(c, src, wei, bias != nullptr, dst, derived != nullptr, &key);
   } catch (const dnnl::error&) {
+    derived = nullptr;
     // oneDNN refused the views' strides: read packed copies instead.
     in_tmp = dense_f32(*in);
     in = in_tmp.get();
@@ -795,9 +914,13 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
     src = as_dnnl(*in);
     wei = weights_as_dnnl(c, *w);
     canonicalize_all(c, src, wei, dst);
-    prim = AOTRT_CHECK_DNNL(get_primitive(c, src, wei, bias != nullptr, dst));
+    prim = AOTRT_CHECK_DNNL(get_primitive(c, src, wei, bias != nullptr, dst, false, &key));
   }
-  AOTRT_CHECK_DNNL((execute(*prim, src, wei, bias_data, dst), 0));
+  const void* reordered_wei = nullptr;
+  if (derived != nullptr) {
+    reordered_wei = AOTRT_CHECK_DNNL(constant_weight(*prim, std::move(key), weight, wei, *derived));
+  }
+  AOTRT_CHECK_DNNL((execute(*prim, src, wei, bias_data, dst, reordered_wei), 0));
   if (!f32) copy_strided(strided_view(*out), strided_view(*out_tmp));
   return out;
 }

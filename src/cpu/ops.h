@@ -46,6 +46,8 @@ struct ConvCacheStats {
   int64_t hits = 0;
   int64_t misses = 0;
   int64_t entries = 0;
+  // Constant weights reordered and kept (Note [Constant weights]), ever.
+  int64_t weights_cached = 0;
 };
 ConvCacheStats conv_cache_stats();
 

@@ -55,6 +55,9 @@ ContainerApi resolve_container_api(void* so, const std::string& what) {
   bind(so, "AOTInductorModelContainerGetConstantDtype", api.get_constant_dtype);
   bind(so, "AOTInductorModelContainerGetConstantDataSize", api.get_constant_data_size);
   bind(so, "AOTInductorModelContainerGetConstantFromFolded", api.get_constant_from_folded);
+  bind(so, "AOTInductorModelContainerGetConstantType", api.get_constant_type);
+  bind(so, "AOTInductorModelContainerExtractConstantsMapEntries",
+       api.extract_constants_map_entries);
   bind(so, "AOTInductorModelContainerGetConstantsBlobSize", api.get_constants_blob_size);
   bind(so, "AOTInductorModelContainerGetCallSpec", api.get_call_spec);
   bind(so, kUpdateConstantsFromBlob, api.update_constants_from_blob);

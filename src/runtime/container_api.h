@@ -52,6 +52,13 @@ struct ContainerApi {
   RuntimeError (*get_constant_dtype)(ContainerHandle, size_t, int32_t*) = nullptr;
   RuntimeError (*get_constant_data_size)(ContainerHandle, size_t, size_t*) = nullptr;
   RuntimeError (*get_constant_from_folded)(ContainerHandle, size_t, bool*) = nullptr;
+  // torch's ConstantType: 0 Unknown, 1 Parameter, 2 Buffer, 3 TensorConstant,
+  // 4 FoldedConstant (aoti_runtime/constant_type.h).
+  RuntimeError (*get_constant_type)(ContainerHandle, size_t, int32_t*) = nullptr;
+  // The buffer's non-folded constants by original FQN; the array is the
+  // container's, valid until its next call or constants change.
+  RuntimeError (*extract_constants_map_entries)(ContainerHandle, const ConstantMapEntry**,
+                                                size_t*, bool use_inactive) = nullptr;
   RuntimeError (*get_constants_blob_size)(ContainerHandle, uint64_t*) = nullptr;
   RuntimeError (*get_call_spec)(ContainerHandle, const char**, const char**) = nullptr;
   RuntimeError (*update_constants_from_blob)(ContainerHandle, const uint8_t*) = nullptr;

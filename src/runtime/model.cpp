@@ -193,6 +193,68 @@ class Model::Impl {
     AOTRT_CHECK(rc == 0, kBackend, failure(call));
   }
 
+  // Note [Constant marking]
+  // The storages of the active constant buffer that nothing writes while
+  // they live are marked constant (Note [Constant storages] in
+  // core/derived_cache.h), so that work derived from their bytes (a conv
+  // weight's reorder, Note [Constant weights] in cpu/conv.cpp) is done once.
+  // Marked: Parameters and TensorConstants (AOTInductorModelContainer-
+  // GetConstantType), whether the package's (memory the model's .so owns)
+  // or external weights aotrt copied. Never marked: Buffers (a model may
+  // mutate one in place: KV caches, running statistics), Unknown types,
+  // folded constants (the extracted map leaves them out), and the caller's
+  // memory given in place by Weights::from_tensors or a safetensors mapping
+  // (the caller may write it). A .so without GetConstantType or
+  // ExtractConstantsMapEntries (torch older than 2.13) gets no marks: the
+  // convolution then reorders per call, as before. Called after load and
+  // after every swap (the new set's storages are new objects, unmarked; the
+  // old ones keep their marks and caches until they die). Best effort: a
+  // constant it cannot read stays unmarked (slower, never wrong), and a load
+  // or swap never fails here.
+  void mark_constants() noexcept {
+    try {
+      mark_constants_or_throw();
+    } catch (...) {
+    }
+  }
+  void mark_constants_or_throw() {
+    if (!info.device.is_cpu() || !has_weights || api.get_constant_type == nullptr ||
+        api.extract_constants_map_entries == nullptr) {
+      return;
+    }
+    std::set<const Storage*> callers;
+    for (size_t i = 0; i < active_set.tensors.size(); ++i) {
+      if (active_set.callers[i]) {
+        callers.insert(handle_get_defined(active_set.tensors[i].handle(), "mark_constants")
+                           .storage()
+                           .get());
+      }
+    }
+    std::unordered_map<std::string, size_t> index;  // original FQN -> constant index
+    std::set<std::string> ambiguous;
+    for (size_t i = 0; i < info.constants.size(); ++i) {
+      if (!index.emplace(info.constants[i].original_fqn, i).second) {
+        ambiguous.insert(info.constants[i].original_fqn);
+      }
+    }
+    const runtime::ConstantMapEntry* entries = nullptr;
+    size_t n = 0;
+    if (api.extract_constants_map_entries(container, &entries, &n, /*use_inactive=*/false) != 0) {
+      return;
+    }
+    for (size_t e = 0; e < n; ++e) {
+      if (entries[e].name == nullptr || entries[e].handle == nullptr) continue;
+      const auto it = index.find(entries[e].name);
+      if (it == index.end() || ambiguous.count(entries[e].name)) continue;
+      int32_t type = 0;
+      if (api.get_constant_type(container, it->second, &type) != 0) continue;
+      if (type != 1 && type != 3) continue;  // Parameter, TensorConstant
+      const TensorImpl& t = handle_get(entries[e].handle, "mark_constants");
+      if (!t.defined() || !t.device().is_cpu() || callers.count(t.storage().get())) continue;
+      t.storage()->mark_constant();
+    }
+  }
+
   // Model::swap_weights / update_weights (Note [External weights]).
   void swap(const Weights& weights, bool partial, const char* fn) {
     std::lock_guard<std::mutex> swapping(weights_mutex);
@@ -226,6 +288,7 @@ class Model::Impl {
       active_set = std::move(next);
       external_weights = true;
       has_weights = true;
+      mark_constants();
     }
   }
 
@@ -592,6 +655,7 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
     m->has_weights = load_weights(*m, pkg, options.without_weights);
     m->info.weights_source = m->has_weights ? "package" : "none";
   }
+  m->mark_constants();
   if (options.cuda_graph) {
     const std::string what = "model '" + m->info.model_name + "' of " + package_path;
     AOTRT_CHECK(m->info.device.is_cuda(), kInvalidArgument, "aotrt::Model::load: ", what,

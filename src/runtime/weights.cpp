@@ -92,12 +92,13 @@ std::string mismatch(const ConstantInfo& c, const TensorImpl& given) {
 // `given` as constant `c` on `device`: a new handle to the same memory when
 // it already is laid out there as expected, else a copy in that layout.
 Tensor constant_tensor(const ConstantInfo& c, const TensorImpl& given, Device device,
-                       const char* fn) {
+                       const char* fn, bool* in_place_out) {
   const Expected want = expected_layout(c, given);
   const uintptr_t address = reinterpret_cast<uintptr_t>(given.data_ptr());
   const bool in_place = given.device() == device && same_layout(want.sizes, given.strides(), want.strides) &&
                         given.storage_offset() == want.storage_offset &&
                         address % element_size(c.dtype) == 0;
+  *in_place_out = in_place;
   if (in_place) {
     return Tensor::adopt(handle_register(make_tensor(given.storage(), want.sizes, want.strides,
                                                      want.storage_offset, c.dtype, fn)));
@@ -169,7 +170,9 @@ ConstantSet prepare_constants(const ModelInfo& info, const Weights& weights,
   set.source = from;
   for (const auto& [c, given] : taken) {
     set.names.push_back(c->name);
-    set.tensors.push_back(constant_tensor(*c, *given, info.device, fn));
+    bool in_place = false;
+    set.tensors.push_back(constant_tensor(*c, *given, info.device, fn, &in_place));
+    set.callers.push_back(in_place);
   }
   if (current != nullptr) {
     for (size_t i = 0; i < current->names.size(); ++i) {
@@ -179,6 +182,7 @@ ConstantSet prepare_constants(const ModelInfo& info, const Weights& weights,
       if (replaced) continue;
       set.names.push_back(current->names[i]);
       set.tensors.push_back(current->tensors[i]);
+      set.callers.push_back(current->callers[i]);
     }
     set.sources = current->sources;
     set.source = current->source + " + " + from;

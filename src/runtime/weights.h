@@ -43,6 +43,9 @@ namespace aotrt::runtime {
 struct ConstantSet {
   std::vector<std::string> names;  // the container's keys (ConstantInfo::name)
   std::vector<Tensor> tensors;     // on the model's device, in its layout
+  // Per tensor: the caller's memory, given in place (never marked constant:
+  // the caller may write it; Note [Constant marking] in runtime/model.cpp).
+  std::vector<bool> callers;
   std::vector<Weights> sources;    // keeps what the tensors view alive
   std::string source;              // for ModelInfo::weights_source
 };

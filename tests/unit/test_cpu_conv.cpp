@@ -20,6 +20,10 @@
 #include <thread>
 #include <vector>
 
+#include "core/derived_cache.h"
+#include "core/handles.h"
+#include "core/storage.h"
+#include "core/tensor.h"
 #include "cpu/ops.h"
 #include "cpu_ops_testing.h"
 
@@ -446,10 +450,9 @@ TEST(CpuConv, SteadyStateReusesPrimitives) {
   EXPECT_EQ(after.hits, before.hits + 3);
 }
 
-TEST(CpuConv, ConcurrentCallsAgree) {
-  const ConvCase c = conv2d(cl({2, 8, 12, 12}), dense({8, 8, 3, 3}), dense({8}), {1, 1},
-                            {1, 1}, {1, 1});
-  F32Problem p(c, noise);
+// 4 threads x 5 calls of a case with a channels-last result: how many
+// results agreed with the reference.
+int concurrent_agreeing_calls(const ConvCase& c, const F32Problem& p) {
   const Expected e = p.expected();
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};
@@ -472,7 +475,147 @@ TEST(CpuConv, ConcurrentCallsAgree) {
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(ok.load(), 20);
+  return ok.load();
+}
+
+TEST(CpuConv, ConcurrentCallsAgree) {
+  const ConvCase c = conv2d(cl({2, 8, 12, 12}), dense({8, 8, 3, 3}), dense({8}), {1, 1},
+                            {1, 1}, {1, 1});
+  F32Problem p(c, noise);
+  EXPECT_EQ(concurrent_agreeing_calls(c, p), 20);
+}
+
+// --- Constant weights (Note [Constant weights] in cpu/conv.cpp) -----------------------
+
+// Marks the storage under weight handle w constant; returns its cache.
+DerivedCache& mark_constant(AtenTensorHandle w) {
+  Storage* s = handle_get(w, "test").storage().get();
+  s->mark_constant();
+  return *s->derived();
+}
+
+DerivedCache* cache_of(AtenTensorHandle w) { return handle_get(w, "test").storage()->derived(); }
+
+// A new handle, on a new storage, over the memory of buf (as a model's
+// update_constants copies new values into its blob and makes new handles).
+Handle fresh_view(HostBuffer<float>& buf, const Layout& l) {
+  Handle h;
+  EXPECT_EQ(aoti_torch_create_tensor_from_blob(buf.data().data(), static_cast<int64_t>(l.sizes.size()),
+                                               l.sizes.data(), l.strides.data(), l.offset, kF32,
+                                               aoti_torch_device_type_cpu(), 0, h.out()),
+            AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  return h;
+}
+
+Handle conv_of(const ConvCase& c, F32Problem& p, AtenTensorHandle w) {
+  Handle out;
+  AtenTensorHandle bias = p.hb.get();
+  EXPECT_EQ(run_conv(c, p.hin.get(), w, c.bias ? &bias : nullptr, out), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  return out;
+}
+
+struct ConstantCase {
+  const char* name;
+  ConvCase c;
+  size_t entries;  // cached weights: 0 where the chosen kernel reads the weight as it is
+};
+
+std::vector<ConstantCase> constant_cases() {
+  return {
+      // Dense NHWC: mode 2, the weight reordered to oneDNN's blocked layout.
+      {"nhwc 3x3", conv2d(cl({1, 16, 10, 10}), cl({32, 16, 3, 3}), dense({32}), {1}, {1}, {1}), 1},
+      {"nhwc 3x3 plain weight", conv2d(cl({2, 16, 9, 9}), dense({16, 16, 3, 3}), std::nullopt, {2},
+                                       {1}, {1}), 1},
+      // NCHW 3x3: mode 3 once the weight is constant.
+      {"nchw 3x3", conv2d(dense({1, 16, 12, 12}), dense({16, 16, 3, 3}), dense({16}), {1}, {1},
+                          {1}), 1},
+      // NCHW 1x1: gemm reads the plain weight; nothing to cache.
+      {"nchw 1x1", conv2d(dense({1, 16, 8, 8}), dense({24, 16, 1, 1}), dense({24}), {1}, {0},
+                          {1}), 0},
+      {"nchw depthwise 5x5", conv2d(dense({1, 16, 14, 14}), dense({16, 1, 5, 5}), dense({16}), {1},
+                                    {2}, {1}, 16), 1},
+      {"nhwc depthwise 3x3 s2", conv2d(cl({1, 16, 14, 14}), cl({16, 1, 3, 3}), dense({16}), {2},
+                                       {1}, {1}, 16), 1},
+      {"weight view at an offset", conv2d(cl({1, 16, 8, 8}), Layout{{16, 16, 3, 3},
+                                                                    channels_last({16, 16, 3, 3}), 7},
+                                          dense({16}), {1}, {1}, {1}), 1},
+  };
+}
+
+TEST(CpuConvConstantWeights, SameValuesAsUncachedAndOneEntryPerWeight) {
+  for (const ConstantCase& cc : constant_cases()) {
+    SCOPED_TRACE(cc.name);
+    F32Problem p(cc.c, noise);
+    const Expected e = p.expected();
+    ASSERT_EQ(cache_of(p.hw.get()), nullptr);
+    expect_result(conv_of(cc.c, p, p.hw.get()).get(), e, 1e-5);  // not constant: no cache
+    DerivedCache& cache = mark_constant(p.hw.get());
+    for (int i = 0; i < 3; ++i) {  // the first call fills the cache, the others read it
+      Handle out = conv_of(cc.c, p, p.hw.get());
+      expect_result(out.get(), e, 1e-5);
+      EXPECT_EQ(cache.size(), cc.entries);
+    }
+  }
+}
+
+TEST(CpuConvConstantWeights, UnmarkedWeightIsReadEveryCall) {
+  for (const ConstantCase& cc : constant_cases()) {
+    SCOPED_TRACE(cc.name);
+    F32Problem p(cc.c, noise);
+    expect_result(conv_of(cc.c, p, p.hw.get()).get(), p.expected(), 1e-5);
+    for (int64_t i = 0; i < p.w.size(); ++i) p.w[i] = noise(i + 5000);  // new values in place
+    expect_result(conv_of(cc.c, p, p.hw.get()).get(), p.expected(), 1e-5);
+    EXPECT_EQ(cache_of(p.hw.get()), nullptr);
+  }
+}
+
+// A constant replaced by new values at the same address (update_constants
+// copies into the model's blob) comes on a new storage: its cache is its own.
+TEST(CpuConvConstantWeights, NewStorageOverTheSameMemoryIsNotMistaken) {
+  for (const ConstantCase& cc : constant_cases()) {
+    SCOPED_TRACE(cc.name);
+    F32Problem p(cc.c, noise);
+    {
+      Handle old = fresh_view(p.w, cc.c.w);
+      mark_constant(old.get());
+      expect_result(conv_of(cc.c, p, old.get()).get(), p.expected(), 1e-5);
+      for (int64_t i = 0; i < p.w.size(); ++i) p.w[i] = noise(i + 7000);
+      Handle replaced = fresh_view(p.w, cc.c.w);
+      // While the old storage still lives (the container drops it after
+      // making the new handle), and with or without a mark on the new one.
+      expect_result(conv_of(cc.c, p, replaced.get()).get(), p.expected(), 1e-5);
+      mark_constant(replaced.get());
+      expect_result(conv_of(cc.c, p, replaced.get()).get(), p.expected(), 1e-5);
+      EXPECT_EQ(cache_of(replaced.get())->size(), cc.entries);
+    }
+    for (int64_t i = 0; i < p.w.size(); ++i) p.w[i] = noise(i + 9000);
+    Handle again = fresh_view(p.w, cc.c.w);
+    mark_constant(again.get());
+    expect_result(conv_of(cc.c, p, again.get()).get(), p.expected(), 1e-5);
+  }
+}
+
+TEST(CpuConvConstantWeights, ThreadsShareOneCachedWeight) {
+  const ConvCase c = conv2d(cl({1, 32, 14, 14}), cl({32, 32, 3, 3}), dense({32}), {1}, {1}, {1});
+  F32Problem p(c, noise);
+  DerivedCache& cache = mark_constant(p.hw.get());
+  EXPECT_EQ(concurrent_agreeing_calls(c, p), 20);  // their first calls race to fill the cache
+  EXPECT_EQ(cache.size(), 1u);
+}
+
+// A bfloat16 constant is converted to float32 on every call; only float32
+// weights read in place are cached (nothing is kept for it).
+TEST(CpuConvConstantWeights, HalfWeightIsNotCached) {
+  HostBuffer<uint16_t> in(1 * 8 * 6 * 6, 0x3f80, kBF16), w(8 * 8 * 3 * 3, 0x3f80, kBF16);
+  Handle hin = in.view(cl({1, 8, 6, 6})), hw = w.view(cl({8, 8, 3, 3}));
+  DerivedCache& cache = mark_constant(hw.get());
+  const ConvCase c = conv2d(cl({1, 8, 6, 6}), cl({8, 8, 3, 3}), std::nullopt, {1}, {1}, {1});
+  Handle out;
+  ASSERT_EQ(run_conv(c, hin.get(), hw.get(), nullptr, out), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  EXPECT_EQ(cache.size(), 0u);
 }
 
 // --- Refusals ---------------------------------------------------------------------------
