@@ -8,11 +8,15 @@
 // must not hold an OpenMP region or sit in a loop that runs per element.
 // With FMA the clone rounds a*b+c once where the baseline rounds twice; the
 // kernels that use it state their tolerance against ATen (which fuses too).
-// Elsewhere (clang's sanitizer and fuzz builds, other architectures) the
-// attribute is empty and the baseline code is all there is.
+// Elsewhere (clang's fuzz builds, other architectures) and under a
+// sanitizer the attribute is empty and the baseline code is all there is: an
+// ifunc resolver runs while the dynamic linker relocates the library, before
+// a sanitizer's runtime is set up, and GCC instruments it (ThreadSanitizer's
+// unit tests died there, in _dl_relocate_object).
 #pragma once
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define AOTRT_CLONE_FOR_AVX2 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define AOTRT_CLONE_FOR_AVX2
