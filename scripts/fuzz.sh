@@ -93,9 +93,11 @@ fuzz_one() {
   grep -E "^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)" "$SCRATCH/$t.log" | tr '\n' ' '
   echo "($(( $(date +%s) - t0 )) s)"
   if [ -n "${AOTRT_ROBUSTNESS_LOG:-}" ]; then
+    local label="$SECONDS_PER_TARGET s"
+    [ -z "$runs" ] || label="$runs runs from seed $SEED"
     execs=$(awk '/^stat::number_of_executed_units/ {print $2}' "$SCRATCH/$t.log")
     python3 -c 'import json,sys; print(json.dumps(dict(area="fuzzing", case=sys.argv[1], outcome=sys.argv[2], message=sys.argv[3], source="script")))' \
-      "$t: replay of fuzz/corpus/$t, then ${runs:+$runs runs from seed $SEED}${runs:-$SECONDS_PER_TARGET s}" "no crash, no sanitizer report, every invariant held" \
+      "$t: replay of fuzz/corpus/$t, then $label" "no crash, no sanitizer report, every invariant held" \
       "$n corpus inputs replayed; $execs executions in $(( $(date +%s) - t0 )) s" >"$SCRATCH/$t.record"
   fi
   if [ "$MERGE" = 1 ]; then
