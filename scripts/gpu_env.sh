@@ -34,7 +34,9 @@ NVCC=$(command -v nvcc || true)
 [ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
 
 aotrt_gpu_runtime_env() {
-  if [ -d .debs ] && ls .debs/*.deb >/dev/null 2>&1; then
+  # .deps/root is what an earlier call on this machine unpacked (it is ignored, so a warm
+  # machine keeps it when a later call carries no .debs/).
+  if { [ -d .debs ] && ls .debs/*.deb >/dev/null 2>&1; } || [ -d .deps/root/usr ]; then
     # shellcheck source=device_env.sh
     source scripts/device_env.sh
   fi
