@@ -6,13 +6,18 @@
 # then the load table (bench/triton_load.py, concurrency 1..16) beside aotrt bench.
 #
 # Usage: scripts/triton_gpu.sh --server WHEEL_OR_TARBALL [--client-wheels DIR]
-#                              [--skip-build] [--seconds N]
+#                              [--skip-build] [--skip-tests] [--skip-load] [--seconds N]
 #   --server   nvidia_pytriton-0.7.0-py3-none-manylinux_2_35_x86_64.whl (55.4 MB), or the
 #              31 MB tarball `scripts/fetch_tritonserver.sh --pack F.tar.xz` writes; unpacked
 #              into build-gpu/tritonserver (the machine has no network)
 #   --client-wheels  a folder of wheels to install tritonclient[http,grpc]==2.60.0 from
-#              when python3 cannot import it (pip download -d DIR "tritonclient[http,grpc]==2.60.0")
+#              when python3 cannot import it: tritonclient (its perf_analyzer binaries may be
+#              left out of the wheel) and what the image lacks of its needs (python-rapidjson,
+#              geventhttpclient, gevent, greenlet, zope.event, zope.interface, brotli), for
+#              cp312; each is installed with --no-deps into /tmp/site-tritonclient
 #   --seconds  per concurrency level of the load table (default 20)
+#   --skip-tests / --skip-load  leave out tests/triton or the load table (a call can run the
+#              tests beside other work and the load table alone, so that nothing shares the GPU)
 # Writes triton_gpu_tests.log and triton_h200.{md,json} into $OUT when set, else build-gpu/logs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,12 +26,16 @@ BUILD_DIR=build-gpu
 SERVER=""
 CLIENT_WHEELS=""
 SKIP_BUILD=0
+SKIP_TESTS=0
+SKIP_LOAD=0
 SECONDS_PER_LEVEL=20
 while [ $# -gt 0 ]; do
   case "$1" in
     --server) SERVER=${2:?--server needs a file}; shift 2 ;;
     --client-wheels) CLIENT_WHEELS=${2:?--client-wheels needs a folder}; shift 2 ;;
     --skip-build) SKIP_BUILD=1; shift ;;
+    --skip-tests) SKIP_TESTS=1; shift ;;
+    --skip-load) SKIP_LOAD=1; shift ;;
     --seconds) SECONDS_PER_LEVEL=${2:?--seconds needs a number}; shift 2 ;;
     -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "triton_gpu: unknown argument '$1'" >&2; exit 2 ;;
@@ -59,19 +68,28 @@ if [ -z "${AOTRT_TRITONSERVER:-}" ]; then
 fi
 if ! python3 -c "import tritonclient.http, tritonclient.grpc" 2>/dev/null; then
   [ -n "$CLIENT_WHEELS" ] || { echo "triton_gpu: python3 has no tritonclient; give --client-wheels DIR" >&2; exit 2; }
-  python3 -m pip install -q --no-index --find-links "$CLIENT_WHEELS" "tritonclient[http,grpc]==2.60.0" || exit 1
+  # Every wheel of the folder, without resolving: tritonclient pins grpcio<1.68 and
+  # protobuf<6, which the image's newer ones would fail with --no-index; its code runs on them.
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site-tritonclient "$CLIENT_WHEELS"/*.whl || exit 1
+  export PYTHONPATH="/tmp/site-tritonclient${PYTHONPATH:+:$PYTHONPATH}"
+  python3 -c "import tritonclient.http, tritonclient.grpc" || exit 1
 fi
 
 # Eager references are computed with TF32 off; so are aotrt's convolutions here.
 export AOTRT_CUDNN_ALLOW_TF32=0
 export PYTHONPATH="$REPO/python${PYTHONPATH:+:$PYTHONPATH}"
-echo "== tests/triton on cuda (KIND_GPU)"
-AOTRT_TRITON_DEVICE=cuda AOTRT_BUILD_DIR="$REPO/$BUILD_DIR" \
-  timeout 1200 python3 -m pytest tests/triton -v -rA 2>&1 | tee "$LOG_DIR/triton_gpu_tests.log"
-[ "${PIPESTATUS[0]}" = 0 ] || status=1
+if [ "$SKIP_TESTS" = 0 ]; then
+  echo "== tests/triton on cuda (KIND_GPU)"
+  AOTRT_TRITON_DEVICE=cuda AOTRT_BUILD_DIR="$REPO/$BUILD_DIR" \
+    timeout 1200 python3 -m pytest tests/triton -v -rA 2>&1 | tee "$LOG_DIR/triton_gpu_tests.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
 
-echo "== load: bench/triton_load.py on cuda"
-timeout 1200 python3 bench/triton_load.py --device cuda --build "$REPO/$BUILD_DIR" \
-  --seconds "$SECONDS_PER_LEVEL" --out "$LOG_DIR/triton_h200" || status=1
+if [ "$SKIP_LOAD" = 0 ]; then
+  echo "== load: bench/triton_load.py on cuda"
+  timeout 1200 python3 bench/triton_load.py --device cuda --build "$REPO/$BUILD_DIR" \
+    --seconds "$SECONDS_PER_LEVEL" --out "$LOG_DIR/triton_h200" || status=1
+fi
 echo "triton_gpu: logs and tables in $LOG_DIR (copy triton_h200.md/.json to bench/results/)"
 exit $status

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The H200 checklist in one time-boxed command, for a device call of at most 10 minutes:
+# builds build-gpu/ once (every target: library, CLI, unit tests, the Triton backend), then
+# runs the steps asked for, each under its own time limit, and leaves at most 8 files in
+# $OUT (the device tool returns no more): summary.txt (one line per step: status, seconds; the
+# build's log tail when it failed), one log per other step, and the Triton load and bench tables.
+#
+# Usage: scripts/gpu_session.sh STEP[:SECONDS] ...
+#   build          cmake + ninja of build-gpu/ (skipped when nothing changed: ninja decides)
+#   ops            build-gpu/aotrt_unit_tests: every device-generic op row on cuda and cpu, and
+#                  tests/unit/cuda (scripts/gpu_ops_check.sh --skip-build)
+#   weights        scripts/gpu_weights.sh (package_constants_in_so=False on cpu and cuda)
+#   python         scripts/python_gpu.sh --from-build build-gpu -k cuda
+#   triton         scripts/triton_gpu.sh --skip-build --skip-load (KIND_GPU tests), with the
+#                  server tarball and client wheels from .triton/ (carry it)
+#   triton-load    the load table alone (scripts/triton_gpu.sh --skip-tests), nothing beside it
+#   e2e            scripts/gpu_e2e.sh --skip-build --skip-unit (the CUDA zoo against eager)
+#   bench          scripts/bench_gpu.sh --skip-build (eager, torch.compile, aotrt, aotrt graph)
+# Steps joined with '+' run at the same time (their GPU work shares the card: never use it for
+# steps that time anything; python reconfigures build-gpu/ with the extension, so it runs alone),
+# e.g.  build:360 ops:60 python:120 weights+triton:150 triton-load:150
+# A step's default limit is 300 s; STEP:SECONDS sets it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+OUT_DIR=${OUT:-$REPO/build-gpu/session}
+LOGS=/tmp/aotrt-gpu-session
+rm -rf "$LOGS"
+mkdir -p "$OUT_DIR" "$LOGS"
+SUMMARY=$OUT_DIR/summary.txt
+T0=$(date +%s)
+export PYTHONUNBUFFERED=1
+{
+  echo "# scripts/gpu_session.sh $* ($(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ))"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.used --format=csv,noheader 2>&1
+  python3 -c 'import torch; print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())' 2>&1
+} >"$SUMMARY"
+
+# shellcheck source=gpu_env.sh
+source scripts/gpu_env.sh
+aotrt_gpu_runtime_env
+
+run_step() {  # name seconds: runs it, appends its line to the summary
+  local name=$1 limit=$2 log="$LOGS/$1.log" t rc
+  t=$(date +%s)
+  case "$name" in
+    build)
+      aotrt_gpu_cmake_args build-gpu
+      timeout "$limit" bash -c 'cmake "$@" && ninja -C build-gpu -j"$(nproc)"' _ "${CMAKE_ARGS[@]}" \
+        >"$log" 2>&1 ;;
+    ops) OUT=$LOGS/ops timeout "$limit" scripts/gpu_ops_check.sh --skip-build >"$log" 2>&1 ;;
+    weights) OUT=$LOGS/weights timeout "$limit" scripts/gpu_weights.sh >"$log" 2>&1 ;;
+    python) OUT=$LOGS/python timeout "$limit" scripts/python_gpu.sh --from-build build-gpu -k cuda \
+              >"$log" 2>&1 ;;
+    triton) OUT=$LOGS/triton timeout "$limit" scripts/triton_gpu.sh --skip-build --skip-load \
+              --server .triton/tritonserver.tar.xz --client-wheels .triton/wheels >"$log" 2>&1 ;;
+    triton-load) OUT=$LOGS/triton timeout "$limit" scripts/triton_gpu.sh --skip-build --skip-tests \
+                   --seconds "${TRITON_LOAD_SECONDS:-10}" --server .triton/tritonserver.tar.xz \
+                   --client-wheels .triton/wheels >"$log" 2>&1 ;;
+    e2e) OUT=$LOGS/e2e timeout "$limit" scripts/gpu_e2e.sh --skip-build --skip-unit \
+           ${E2E_ARGS:-} >"$log" 2>&1 ;;
+    bench) OUT=$LOGS/bench timeout "$limit" scripts/bench_gpu.sh --skip-build ${BENCH_ARGS:-} \
+             >"$log" 2>&1 ;;
+    *) echo "gpu_session: unknown step '$name'" >"$log"; false ;;
+  esac
+  rc=$?
+  # A step's own logs (unit.log, weights.log, ...) follow its console output.
+  if [ -d "$LOGS/$name" ]; then
+    for f in "$LOGS/$name"/*; do
+      [ -f "$f" ] && { printf '\n===== %s\n' "${f##*/}"; tail -c 400000 "$f"; } >>"$log"
+    done
+  fi
+  printf '%-12s rc=%-3s %4d s (at %4d s)\n' "$name" "$rc" "$(( $(date +%s) - t ))" \
+    "$(( $(date +%s) - T0 ))" >>"$SUMMARY"
+}
+
+for arg in "$@"; do
+  pids=()
+  IFS=+ read -ra group <<<"$arg"
+  for step in "${group[@]}"; do
+    name=${step%%:*}
+    limit=300
+    [ "$name" != "$step" ] && limit=${step#*:}
+    run_step "$name" "$limit" &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+done
+
+# At most 8 files come back: the summary, the step logs (each cut to its last 2 MB; the build's
+# only as its tail in the summary, when it failed) and the tables.
+if [ -f "$LOGS/build.log" ] && ! grep -q '^build *rc=0 ' "$SUMMARY"; then
+  { echo "----- build.log (tail)"; tail -n 60 "$LOGS/build.log"; } >>"$SUMMARY"
+fi
+for f in "$LOGS"/*.log; do
+  [ "${f##*/}" = build.log ] && continue
+  tail -c 2000000 "$f" >"$OUT_DIR/${f##*/}"
+done
+for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md; do
+  [ -f "$f" ] && cp "$f" "$OUT_DIR/"
+done
+cat "$SUMMARY"
