@@ -74,6 +74,22 @@ run_step() {  # name seconds: runs it, appends its line to the summary
     "$(( $(date +%s) - T0 ))" >>"$SUMMARY"
 }
 
+# At most 8 files come back: the summary, the step logs (each cut to its last 2 MB; the build's
+# only as its tail in the summary, when it failed) and the tables. Collected after every group,
+# so that a call stopped at its limit still returns what finished.
+collect() {
+  local f
+  for f in "$LOGS"/*.log; do
+    [ -f "$f" ] || continue
+    [ "${f##*/}" = build.log ] && continue
+    tail -c 2000000 "$f" >"$OUT_DIR/${f##*/}"
+  done
+  for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md; do
+    [ -f "$f" ] && cp "$f" "$OUT_DIR/"
+  done
+  return 0
+}
+
 for arg in "$@"; do
   pids=()
   IFS=+ read -ra group <<<"$arg"
@@ -85,18 +101,14 @@ for arg in "$@"; do
     pids+=($!)
   done
   wait "${pids[@]}"
+  if [ "$arg" = build ] || [[ "$arg" == build:* ]]; then
+    if ! grep -q '^build *rc=0 ' "$SUMMARY"; then
+      { echo "----- build.log (tail)"; tail -n 60 "$LOGS/build.log"; } >>"$SUMMARY"
+      cat "$SUMMARY"
+      exit 1  # every later step needs the build
+    fi
+  fi
+  collect
 done
 
-# At most 8 files come back: the summary, the step logs (each cut to its last 2 MB; the build's
-# only as its tail in the summary, when it failed) and the tables.
-if [ -f "$LOGS/build.log" ] && ! grep -q '^build *rc=0 ' "$SUMMARY"; then
-  { echo "----- build.log (tail)"; tail -n 60 "$LOGS/build.log"; } >>"$SUMMARY"
-fi
-for f in "$LOGS"/*.log; do
-  [ "${f##*/}" = build.log ] && continue
-  tail -c 2000000 "$f" >"$OUT_DIR/${f##*/}"
-done
-for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md; do
-  [ -f "$f" ] && cp "$f" "$OUT_DIR/"
-done
 cat "$SUMMARY"
