@@ -132,8 +132,7 @@ def aotrt_time(aotrt, exp, iters, cuda_graph=False):
     cmd = [aotrt, "bench", exp["package"], "--iters", str(iters), "--json"]
     for p in exp["inputs"]:
         cmd += ["--input", p]
-    if cuda_graph:
-        cmd.append("--cuda-graph")
+    cmd.append("--cuda-graph" if cuda_graph else "--no-cuda-graph")
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise RuntimeError(f"aotrt bench failed: {r.stderr.strip()[-400:]}")

@@ -10,9 +10,10 @@ compiled for):
   eager             the nn.Module, under no_grad
   compile           torch.compile(module)
   reduce-overhead   torch.compile(module, mode="reduce-overhead") (CUDA graphs; cuda only)
-  aotrt             `aotrt bench PKG --json` in a fresh subprocess, on the package aotrt_tools
-                    exports (aot_inductor.link_libtorch=False)
-  aotrt-graph       the same with --cuda-graph (cuda only)
+  aotrt             `aotrt bench PKG --json --no-cuda-graph` in a fresh subprocess, on the package
+                    aotrt_tools exports (aot_inductor.link_libtorch=False): every run plain
+  aotrt-graph       the same with --cuda-graph (cuda only); aotrt's default, automatic graphs,
+                    replays these fixed-shape models the same way from their second run
   libtorch-aoti     torch._inductor.aoti_load_package in a fresh Python subprocess, on the same
                     model exported with libtorch linked in (cpu only: on the H200 libtorch's
                     loader segfaults, see shared/reference/measured-on-h200.md)
@@ -384,8 +385,9 @@ def run_aotrt(aotrt: Path, info: dict[str, Any], warmup: int, iters: int, graph:
     cmd = [str(aotrt), "bench", info["package"], "--json", "--warmup", str(warmup), "--iters", str(iters)]
     for f in info["input_files"]:
         cmd += ["--input", f]
-    if graph:
-        cmd.append("--cuda-graph")
+    # Plain (every launch from the host) or one graph; aotrt's default, automatic graphs,
+    # replays these fixed-shape models as "aotrt-graph" does from their second run.
+    cmd.append("--cuda-graph" if graph else "--no-cuda-graph")
     env = dict(os.environ, AOTRT_BENCH_T0_NS=str(time.monotonic_ns()))
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S)
     if res.returncode != 0:

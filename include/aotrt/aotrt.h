@@ -133,6 +133,27 @@ struct Weights {
   std::shared_ptr<const void> mapping;  // what `tensors` view, if anything
 };
 
+// How a CUDA model uses CUDA graphs (LoadOptions::cuda_graph). See Note
+// [CUDA graph mode] and Note [Automatic CUDA graphs] in src/runtime/cuda_graph.h.
+enum class CudaGraphMode {
+  // Every run launches the model's kernels and library calls one by one.
+  kOff,
+  // The default. A run whose inputs have the dtype, sizes and strides of an
+  // earlier run is captured into a CUDA graph (up to 4 such layouts per
+  // model) and replayed; other runs, and every run of a model that cannot be
+  // captured or whose graph would behave differently from its plain runs (it
+  // writes into its inputs, or returns views of them), run plainly. Nothing
+  // is refused for graph reasons; outputs behave as in plain mode.
+  kAuto,
+  // Every run replays one graph captured at the first run (which fixes the
+  // inputs' dtype, sizes and strides); a model that cannot be captured is
+  // refused by its first run with kUnsupported naming the failing call.
+  kOn,
+};
+
+// The mode's name: "off", "auto", "on".
+const char* cuda_graph_mode_name(CudaGraphMode mode);
+
 struct LoadOptions {
   // The folder under data/aotinductor/ to load (aoti_compile_and_package's
   // model_name; "model" unless the exporter chose another).
@@ -145,15 +166,13 @@ struct LoadOptions {
   // changed. Without them a wrongly shaped input makes the model read or
   // write out of bounds. See Note [Model input checks].
   bool check_inputs = true;
-  // CUDA packages: run() captures the model into a CUDA graph at its first
-  // call and replays it afterwards (one launch per run instead of one per
-  // kernel). Then every run must pass inputs of the dtype, sizes and strides
-  // of the first one, and outputs are always new memory (copies of the
-  // graph's static outputs), valid after later runs. A model that cannot be
-  // captured (it waits for the device or allocates during a run) is refused
-  // by its first run with Error(kUnsupported) naming the failing call. See
-  // Note [CUDA graph mode] in src/runtime/cuda_graph.h.
-  bool cuda_graph = false;
+  // CUDA packages: whether runs are captured into CUDA graphs and replayed
+  // (one launch per run instead of one per kernel). kAuto by default: graphs
+  // where they change nothing but the speed (CudaGraphMode). kOn: every run
+  // replays the graph of the first, with inputs of its dtype, sizes and
+  // strides, and outputs that are new memory (copies of the graph's static
+  // outputs). Ignored for CPU models unless kOn, which they refuse.
+  CudaGraphMode cuda_graph = CudaGraphMode::kAuto;
   // Load these weights instead of the package's (required when the package
   // has none). Every constant is checked against what the model expects
   // (name, dtype, sizes, strides) before anything is loaded.
@@ -293,6 +312,18 @@ class Model {
   // swap_weights for some constants: the ones not in `weights` keep their
   // current values (shared with the current set, not copied).
   void update_weights(const Weights& weights);
+
+  // What CUDA graph mode did so far (LoadOptions::cuda_graph).
+  struct CudaGraphStatus {
+    CudaGraphMode mode = CudaGraphMode::kOff;  // kOff for CPU models
+    int graphs = 0;      // input layouts captured and replayed
+    int64_t replays = 0;  // runs served by a graph
+    int64_t plain_runs = 0;
+    // kAuto: why this model runs plainly from now on (it cannot be captured,
+    // or a graph would behave differently); empty while graphs are allowed.
+    std::string declined;
+  };
+  CudaGraphStatus cuda_graph_status() const;
 
   const ModelInfo& info() const;
   size_t num_inputs() const { return info().input_names.size(); }

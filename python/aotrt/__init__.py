@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-def load(path: str | os.PathLike[str], device: Any = None, cuda_graph: bool = False,
+def load(path: str | os.PathLike[str], device: Any = None, cuda_graph: bool | None = None,
          weights: str | os.PathLike[str] | Mapping[str, Any] | None = None, *,
          model_name: str = "model", check_inputs: bool = True,
          allow_unused_weights: bool = False) -> Model:
@@ -50,8 +50,11 @@ def load(path: str | os.PathLike[str], device: Any = None, cuda_graph: bool = Fa
     device: None (the package's device; for CUDA the current one), "cpu", "cuda",
       "cuda:N", an int N or a torch.device. A package runs on the kind of device it
       was exported for; asking for another raises InvalidArgumentError.
-    cuda_graph: CUDA packages: capture the first run into a CUDA graph and replay it
-      (later runs must give inputs of the first run's dtypes, sizes and strides).
+    cuda_graph: CUDA packages. None (default): automatic CUDA graphs - a layout of
+      inputs seen a second time is captured and replayed, where a graph changes
+      nothing but the speed (``Model.cuda_graph_status`` says what happened). True:
+      capture the first run and replay it (later runs must give inputs of the first
+      run's dtypes, sizes and strides). False: no graphs.
     weights: instead of the package's own (required for a package exported with
       aot_inductor.package_constants_in_so=False): a safetensors file (memory-mapped)
       or a dict of original FQN (``ConstantInfo.original_fqn``, the nn.Module's

@@ -262,7 +262,8 @@ int bench_command(const BenchOptions& o) {
   LoadOptions options;
   options.model_name = o.model_name;
   options.device_index = o.device_index;
-  options.cuda_graph = o.cuda_graph;
+  options.cuda_graph =
+      o.profile && o.cuda_graph == CudaGraphMode::kAuto ? CudaGraphMode::kOff : o.cuda_graph;
   options.weights = weights_arg(o.weights, o.weights_allow_unused);
   Model model = Model::load(o.package, options);
   const auto t_loaded = Clock::now();
@@ -342,7 +343,15 @@ int bench_command(const BenchOptions& o) {
     j["package"] = o.package;
     j["model"] = model.info().model_name;
     j["device"] = device.is_cpu() ? "cpu" : device.str();
-    j["cuda_graph"] = o.cuda_graph;
+    j["cuda_graph"] = cuda_graph_mode_name(options.cuda_graph);
+    if (is_cuda) {
+      const Model::CudaGraphStatus g = model.cuda_graph_status();
+      j["cuda_graph_status"] = {{"mode", cuda_graph_mode_name(g.mode)},
+                                {"graphs", g.graphs},
+                                {"replays", g.replays},
+                                {"plain_runs", g.plain_runs},
+                                {"declined", g.declined}};
+    }
     j["warmup"] = o.warmup;
     j["iters"] = o.iters;
     j["batch"] = batch;
@@ -377,9 +386,17 @@ int bench_command(const BenchOptions& o) {
     return 0;
   }
 
+  std::string graph_text;
+  if (is_cuda) {
+    const Model::CudaGraphStatus g = model.cuda_graph_status();
+    graph_text = std::string(", CUDA graphs ") + cuda_graph_mode_name(g.mode) + ": " +
+                 std::to_string(g.graphs) + " captured, " + std::to_string(g.replays) +
+                 " replays, " + std::to_string(g.plain_runs) + " plain runs" +
+                 (g.declined.empty() ? "" : "; declined: " + g.declined);
+  }
   std::printf("aotrt bench: %s (model '%s' on %s%s): %d timed runs after %d warm-up\n",
               o.package.c_str(), model.info().model_name.c_str(),
-              device.is_cpu() ? "cpu" : device.str().c_str(), o.cuda_graph ? ", CUDA graph" : "",
+              device.is_cpu() ? "cpu" : device.str().c_str(), graph_text.c_str(),
               o.iters, o.warmup);
   for (size_t i = 0; i < inputs.tensors.size(); ++i) {
     const Tensor& t = inputs.tensors[i];

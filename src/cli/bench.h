@@ -53,6 +53,8 @@
 #include <string>
 #include <vector>
 
+#include "aotrt/aotrt.h"
+
 namespace aotrt::cli {
 
 struct BenchOptions {
@@ -63,7 +65,9 @@ struct BenchOptions {
   bool weights_allow_unused = false;
   int warmup = 10;
   int iters = 100;
-  bool cuda_graph = false;
+  // CUDA models: LoadOptions::cuda_graph (--cuda-graph: kOn, --no-cuda-graph:
+  // kOff). With --profile, kAuto becomes kOff: a replay calls no shim to time.
+  aotrt::CudaGraphMode cuda_graph = aotrt::CudaGraphMode::kAuto;
   bool json = false;
   bool profile = false;  // time each shim in the timed loop
   bool profiler_range = false;  // CUDA: cudaProfilerStart/Stop around the timed loop

@@ -236,7 +236,12 @@ int main(int argc, char** argv) {
   bench->add_flag("--weights-allow-unused", b.weights_allow_unused, allow_unused_help);
   bench->add_option("--warmup", b.warmup, "untimed runs after the first (default 10)");
   bench->add_option("--iters", b.iters, "timed runs (default 100)");
-  bench->add_flag("--cuda-graph", b.cuda_graph, "CUDA models: capture one run, replay it");
+  bool graph_on = false, graph_off = false;
+  bench->add_flag("--cuda-graph", graph_on,
+                  "CUDA models: capture the first run into a CUDA graph and replay it every run "
+                  "(default: automatic, graphs where they change nothing but the speed)");
+  bench->add_flag("--no-cuda-graph", graph_off, "CUDA models: no CUDA graphs, every run plain")
+      ->excludes(bench->get_option("--cuda-graph"));
   bench->add_flag("--json", b.json, "print one JSON object instead of the report");
   bench->add_flag("--profile", b.profile,
                   "also time each aoti_* shim call in the timed runs: calls, host us per run, "
@@ -262,7 +267,11 @@ int main(int argc, char** argv) {
 
   try {
     if (*info) return info_command(info_path, model_name, weights_path);
-    if (*bench) return aotrt::cli::bench_command(bench_options);
+    if (*bench) {
+      if (graph_on) b.cuda_graph = aotrt::CudaGraphMode::kOn;
+      if (graph_off) b.cuda_graph = aotrt::CudaGraphMode::kOff;
+      return aotrt::cli::bench_command(bench_options);
+    }
     return run_command(run_path, model_name, inputs, output_dir, device_index, keep_layout,
                        weights_path, weights_allow_unused);
   } catch (const std::exception& e) {

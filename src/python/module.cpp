@@ -512,13 +512,17 @@ struct PyModel {
   }
 };
 
-PyModel load(const std::string& path, nb::handle device, bool cuda_graph, nb::handle weights,
-             const std::string& model_name, bool check_inputs, bool allow_unused_weights) {
+PyModel load(const std::string& path, nb::handle device, std::optional<bool> cuda_graph,
+             nb::handle weights, const std::string& model_name, bool check_inputs,
+             bool allow_unused_weights) {
   const auto [type, index] = parse_device(device);
   LoadOptions options;
   options.model_name = model_name;
   options.device_index = index;
-  options.cuda_graph = cuda_graph;
+  // None: aotrt's automatic graphs (Note [Automatic CUDA graphs]).
+  options.cuda_graph = !cuda_graph.has_value() ? CudaGraphMode::kAuto
+                       : *cuda_graph           ? CudaGraphMode::kOn
+                                               : CudaGraphMode::kOff;
   options.check_inputs = check_inputs;
   std::vector<nb::object> owners;
   if (!weights.is_none()) options.weights = read_weights(weights, allow_unused_weights, owners);
@@ -663,9 +667,28 @@ NB_MODULE(_aotrt, m) {
                    "allow_unused: bool = False) -> None"),
            "swap_weights for some constants; the others keep their values.")
       .def_prop_ro("info", [](const PyModel& m) { return describe(m.model); })
-      .def_prop_ro("device", [](const PyModel& m) { return m.model.device().str(); });
+      .def_prop_ro("device", [](const PyModel& m) { return m.model.device().str(); })
+      .def_prop_ro(
+          "cuda_graph_status",
+          [](const PyModel& m) {
+            Model::CudaGraphStatus st;
+            {
+              nb::gil_scoped_release release;  // waits for a run in progress
+              st = m.model.cuda_graph_status();
+            }
+            nb::dict d;
+            d["mode"] = cuda_graph_mode_name(st.mode);
+            d["graphs"] = st.graphs;
+            d["replays"] = st.replays;
+            d["plain_runs"] = st.plain_runs;
+            d["declined"] = st.declined;
+            return d;
+          },
+          nb::for_getter(nb::sig("def cuda_graph_status(self, /) -> dict[str, object]")),
+          "What CUDA graph mode did so far: mode ('off', 'auto', 'on'), graphs captured, "
+          "replays, plain_runs, and why graphs were declined ('' while they are not).");
 
-  m.def("load", &load, "path"_a, "device"_a = nb::none(), "cuda_graph"_a = false,
+  m.def("load", &load, "path"_a, "device"_a = nb::none(), "cuda_graph"_a = nb::none(),
         "weights"_a = nb::none(), "model_name"_a = "model", "check_inputs"_a = true,
         "allow_unused_weights"_a = false, "Loads a .pt2 package (see aotrt.load).");
 }

@@ -2,10 +2,12 @@
 #include "runtime/cuda_graph.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <utility>
 
 #include "core/copy.h"
+#include "core/dtype.h"
 #include "core/handles.h"
 #include "cuda/cuda.h"
 
@@ -56,6 +58,9 @@ struct CudaGraphRunner::State {
   std::string refused;  // why the capture failed; rethrown by every run
   bool capture_failed = false;  // the failure came from the capture itself
   int warmups = 0;
+  bool automatic = false;
+  std::string declined;        // automatic: why a graph would not behave as a plain run
+  std::vector<size_t> written;  // inputs the model writes into (Note [CUDA graph mode], 3.)
 
   // One run of the container on the graph's stream with the static inputs;
   // the outputs are adopted, a handle returned twice aliased, as Model::run does.
@@ -107,6 +112,13 @@ struct CudaGraphRunner::State {
       run_on_private_stream(call);  // outputs freed at once, into the pool
       if (warmups > 1 && cuda::driver_allocations(device.index) == before) break;
     }
+    written = written_inputs(inputs);  // step 3
+    if (automatic && !written.empty()) {
+      declined = what + " writes into its input " + std::to_string(written[0]) + " ('" +
+                 input_names[written[0]] + "'), which a graph's replay would write into its "
+                 "own copy instead";
+      return;
+    }
 
     // A failure before this point (a bad input, out of memory) is the run's
     // and may pass; one from here on says the model cannot be captured.
@@ -123,16 +135,56 @@ struct CudaGraphRunner::State {
     graph->end_capture(what);
     capture_failed = false;
 
-    for (const Tensor& t : static_outputs) {
+    for (size_t i = 0; i < static_outputs.size(); ++i) {
+      const Tensor& t = static_outputs[i];
       if (!t.defined()) {
         output_storage.push_back(-1);
         continue;
       }
       const StorageRef& s = handle_get_defined(t.handle(), kFn).storage();
+      if (automatic && declined.empty()) {
+        for (size_t k = 0; k < static_inputs.size(); ++k) {
+          if (handle_get_defined(static_inputs[k].handle(), kFn).storage().get() == s.get()) {
+            declined = what + ": its output " + std::to_string(i) + " is a view of its input " +
+                       std::to_string(k) + " ('" + input_names[k] + "'), which a graph "
+                       "returns as a copy";
+          }
+        }
+      }
       auto it = std::find_if(storages.begin(), storages.end(),
                              [&](const StorageRef& r) { return r.get() == s.get(); });
       output_storage.push_back(static_cast<int>(it - storages.begin()));
       if (it == storages.end()) storages.push_back(s);
+    }
+  }
+
+  // Note [CUDA graph mode], step 3: the static inputs the warm-up runs
+  // changed. Read on the private stream, after those runs; waits for them.
+  std::vector<size_t> written_inputs(std::span<const AtenTensorHandle> inputs) {
+    cuda::Graph::OnPrivateStream on(*graph);
+    std::vector<size_t> changed;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const TensorImpl& dst = handle_get_defined(static_inputs[i].handle(), kFn);
+      const TensorImpl& src = handle_get_defined(inputs[i], kFn);
+      if (src.storage().get() == dst.storage().get()) continue;
+      const Tensor theirs = Tensor::adopt(fresh_handle(src)).dense_host_copy();
+      const Tensor ours = static_inputs[i].dense_host_copy();
+      const size_t bytes = static_cast<size_t>(ours.numel()) * element_size(ours.dtype());
+      if (bytes > 0 && std::memcmp(ours.data_ptr(), theirs.data_ptr(), bytes) != 0) {
+        changed.push_back(i);
+      }
+    }
+    return changed;
+  }
+
+  // After a replay: the caller's inputs get what the model wrote into the
+  // static ones, on the current stream (kOn; kAuto declines such models).
+  void copy_written_back(std::span<const AtenTensorHandle> inputs) {
+    for (size_t i : written) {
+      const TensorImpl& dst = handle_get_defined(inputs[i], kFn);
+      const TensorImpl& src = handle_get_defined(static_inputs[i].handle(), kFn);
+      if (src.storage().get() == dst.storage().get()) continue;
+      copy_tensor(dst, src, kFn);
     }
   }
 
@@ -187,6 +239,7 @@ struct CudaGraphRunner::State {
 
   // Gives back everything of a failed capture; the pool is freed with the graph.
   void reset() noexcept {
+    written.clear();
     static_outputs.clear();
     static_inputs.clear();
     output_storage.clear();
@@ -196,7 +249,8 @@ struct CudaGraphRunner::State {
 };
 
 CudaGraphRunner::CudaGraphRunner(Device device, std::string what,
-                                 std::vector<std::string> input_names, size_t num_outputs)
+                                 std::vector<std::string> input_names, size_t num_outputs,
+                                 bool automatic)
     : s_(std::make_unique<State>()) {
   AOTRT_CHECK(device.is_cuda(), kInvalidArgument, what,
               ": CUDA graph mode is for CUDA models; this one runs on ", device.str());
@@ -206,6 +260,7 @@ CudaGraphRunner::CudaGraphRunner(Device device, std::string what,
   s_->what = std::move(what);
   s_->input_names = std::move(input_names);
   s_->num_outputs = num_outputs;
+  s_->automatic = automatic;
 }
 
 CudaGraphRunner::~CudaGraphRunner() {
@@ -216,10 +271,15 @@ bool CudaGraphRunner::captured() const { return s_->graph != nullptr && s_->grap
 
 int CudaGraphRunner::warmup_runs() const { return s_->warmups; }
 
-std::vector<Tensor> CudaGraphRunner::run(std::span<const AtenTensorHandle> inputs,
-                                         const ContainerCall& call) {
+bool CudaGraphRunner::capture_refused() const { return !s_->refused.empty(); }
+
+const std::string& CudaGraphRunner::declined() const { return s_->declined; }
+
+std::optional<std::vector<Tensor>> CudaGraphRunner::run(std::span<const AtenTensorHandle> inputs,
+                                                        const ContainerCall& call) {
   State& s = *s_;
   AOTRT_CHECK(s.refused.empty(), kUnsupported, s.refused);
+  if (!s.declined.empty()) return std::nullopt;
   void* stream = cuda::current_stream(s.device.index);
   if (!captured()) {
     AOTRT_CHECK(inputs.size() == s.input_names.size(), kInvalidArgument, kFn, ": ", s.what,
@@ -233,13 +293,122 @@ std::vector<Tensor> CudaGraphRunner::run(std::span<const AtenTensorHandle> input
       s.reset();
       throw;
     }
+    if (!s.declined.empty()) {
+      s.reset();
+      return std::nullopt;
+    }
   } else {
     s.check_inputs(inputs);
   }
   s.graph->prepare(stream);
   s.copy_inputs(inputs);
   s.graph->replay(stream);
+  s.copy_written_back(inputs);
   return s.copy_outputs();
+}
+
+// --- CudaGraphs ---------------------------------------------------------------------------
+
+namespace {
+
+// The layout key of a run's inputs: per input its dtype, dims, sizes, strides.
+void layout_key(std::span<const AtenTensorHandle> inputs, std::vector<int64_t>& key) {
+  key.clear();
+  for (AtenTensorHandle h : inputs) {
+    const TensorImpl& t = handle_get_defined(h, kFn);
+    key.push_back(static_cast<int64_t>(t.dtype()));
+    key.push_back(t.dim());
+    key.insert(key.end(), t.sizes().begin(), t.sizes().end());
+    key.insert(key.end(), t.strides().begin(), t.strides().end());
+  }
+}
+
+}  // namespace
+
+CudaGraphs::CudaGraphs(CudaGraphMode mode, Device device, std::string what,
+                       std::vector<std::string> input_names, size_t num_outputs)
+    : mode_(mode),
+      device_(device),
+      what_(std::move(what)),
+      input_names_(std::move(input_names)),
+      num_outputs_(num_outputs) {
+  AOTRT_CHECK(mode != CudaGraphMode::kOff, kInternal, "CudaGraphs made for mode off");
+  if (mode_ == CudaGraphMode::kOn) single_ = make_runner();
+}
+
+CudaGraphs::~CudaGraphs() = default;
+
+std::unique_ptr<CudaGraphRunner> CudaGraphs::make_runner() const {
+  return std::make_unique<CudaGraphRunner>(device_, what_, input_names_, num_outputs_,
+                                           mode_ == CudaGraphMode::kAuto);
+}
+
+std::optional<std::vector<Tensor>> CudaGraphs::run(std::span<const AtenTensorHandle> inputs,
+                                                   const ContainerCall& call) {
+  std::optional<std::vector<Tensor>> out =
+      mode_ == CudaGraphMode::kOn ? single_->run(inputs, call) : run_auto(inputs, call);
+  if (out) ++replays_;
+  return out;
+}
+
+std::optional<std::vector<Tensor>> CudaGraphs::run_auto(std::span<const AtenTensorHandle> inputs,
+                                                        const ContainerCall& call) {
+  if (!declined_.empty()) return std::nullopt;
+  thread_local std::vector<int64_t> t_key;
+  layout_key(inputs, t_key);
+  auto it = std::find_if(layouts_.begin(), layouts_.end(),
+                         [&](const Layout& l) { return l.key == t_key; });
+  if (it == layouts_.end()) {
+    if (layouts_.size() < kMaxLayouts) layouts_.push_back(Layout{t_key, 1, nullptr});
+    return std::nullopt;  // first seen: plain
+  }
+  Layout& layout = *it;
+  if (layout.runner == nullptr) {
+    ++layout.seen;
+    const auto graphs = std::count_if(layouts_.begin(), layouts_.end(),
+                                      [](const Layout& l) { return l.runner != nullptr; });
+    if (layout.seen < 2 || graphs >= kMaxGraphs) return std::nullopt;
+    layout.runner = make_runner();
+  }
+  try {
+    std::optional<std::vector<Tensor>> out = layout.runner->run(inputs, call);
+    if (!out) {
+      declined_ = layout.runner->declined();
+      reset();
+    }
+    return out;
+  } catch (const Error& e) {
+    // The model cannot be captured, or the graph's private pool found no
+    // memory: plain runs from now on. Any other failure is the run's own.
+    if (!layout.runner->capture_refused() && e.kind() != ErrorKind::kOutOfMemory) {
+      if (!layout.runner->captured()) layout.runner.reset();
+      throw;
+    }
+    declined_ = e.what();
+    reset();
+    return std::nullopt;
+  }
+}
+
+void CudaGraphs::reset() {
+  if (single_ != nullptr) single_ = make_runner();
+  for (Layout& l : layouts_) l.runner.reset();
+}
+
+Model::CudaGraphStatus CudaGraphs::status() const {
+  Model::CudaGraphStatus st;
+  st.mode = mode_;
+  if (mode_ == CudaGraphMode::kOn) {
+    st.graphs = single_->captured() ? 1 : 0;
+  } else {
+    st.graphs = static_cast<int>(std::count_if(
+        layouts_.begin(), layouts_.end(),
+        [](const Layout& l) { return l.runner != nullptr && l.runner->captured(); }));
+  }
+  st.replays = replays_;
+  st.plain_runs = plain_runs_;
+  st.declined = declined_;
+  return st;
 }
 
 }  // namespace aotrt::runtime

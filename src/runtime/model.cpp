@@ -277,12 +277,7 @@ class Model::Impl {
       const RuntimeError rc = api.swap_constant_buffer(container);
       AOTRT_CHECK(rc == 0, kBackend, failure("AOTInductorModelContainerSwapConstantBuffer"));
       active_buffer = 1 - active_buffer;
-      if (graph != nullptr) {
-        // The captured kernels read the old constants' addresses.
-        graph = std::make_unique<runtime::CudaGraphRunner>(
-            info.device, "model '" + info.model_name + "' of " + info.package_path,
-            info.input_names, info.output_names.size());
-      }
+      if (graph != nullptr) graph->reset();  // captured kernels read the old constants
       info.weights_source = next.source;
       inactive_set = std::move(active_set);  // the set replaced above goes here
       active_set = std::move(next);
@@ -299,7 +294,9 @@ class Model::Impl {
   // Ops without a C shim (Note [Proxy executor]); null when the .so calls none.
   std::unique_ptr<runtime::ProxyExecutor> proxy;
   std::mutex run_mutex;  // runs of this Model, one at a time
-  std::unique_ptr<runtime::CudaGraphRunner> graph;  // LoadOptions::cuda_graph
+  std::unique_ptr<runtime::CudaGraphs> graph;  // LoadOptions::cuda_graph; null: plain runs
+  CudaGraphMode graph_mode = CudaGraphMode::kOff;  // as asked, kOff for CPU models
+  std::string graph_unavailable;  // kAuto on a .so that cannot be captured: why
   ModelInfo info;
   // External weights: the set in the container's active buffer, and the one
   // a swap left in its inactive buffer (Note [External weights]).
@@ -573,6 +570,25 @@ const ModelInfo& Model::info() const {
   return impl_->info;
 }
 
+Model::CudaGraphStatus Model::cuda_graph_status() const {
+  AOTRT_CHECK(impl_ != nullptr, kInvalidArgument, "aotrt::Model: used after it was moved from");
+  std::lock_guard<std::mutex> lock(impl_->run_mutex);  // after the run in progress
+  if (impl_->graph != nullptr) return impl_->graph->status();
+  CudaGraphStatus status;
+  status.mode = impl_->graph_mode;
+  status.declined = impl_->graph_unavailable;
+  return status;
+}
+
+const char* cuda_graph_mode_name(CudaGraphMode mode) {
+  switch (mode) {
+    case CudaGraphMode::kOff: return "off";
+    case CudaGraphMode::kAuto: return "auto";
+    case CudaGraphMode::kOn: return "on";
+  }
+  return "?";
+}
+
 Model Model::load(const std::string& package_path, const LoadOptions& options) {
   runtime::OpenedPackage pkg = runtime::open_package(package_path, options.model_name,
                                                      options.weights.has_value());
@@ -656,16 +672,25 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
     m->info.weights_source = m->has_weights ? "package" : "none";
   }
   m->mark_constants();
-  if (options.cuda_graph) {
-    const std::string what = "model '" + m->info.model_name + "' of " + package_path;
+  const std::string what = "model '" + m->info.model_name + "' of " + package_path;
+  if (options.cuda_graph == CudaGraphMode::kOn) {
     AOTRT_CHECK(m->info.device.is_cuda(), kInvalidArgument, "aotrt::Model::load: ", what,
                 " runs on ", m->info.device.str(), "; LoadOptions::cuda_graph is for CUDA models");
     AOTRT_CHECK(m->api.run_single_threaded != nullptr, kUnsupported, "aotrt::Model::load: ", what,
                 ": the .so does not export AOTInductorModelContainerRunSingleThreaded (torch "
                 "older than 2.6?), which CUDA graph mode needs; load it without cuda_graph");
-    m->graph = std::make_unique<runtime::CudaGraphRunner>(m->info.device, what,
-                                                          m->info.input_names,
-                                                          m->info.output_names.size());
+  }
+  if (m->info.device.is_cuda() && options.cuda_graph != CudaGraphMode::kOff) {
+    m->graph_mode = options.cuda_graph;
+    if (m->api.run_single_threaded == nullptr) {
+      m->graph_unavailable = what + ": the .so does not export "
+                             "AOTInductorModelContainerRunSingleThreaded (torch older than 2.6?), "
+                             "which CUDA graph mode needs";
+    } else {
+      m->graph = std::make_unique<runtime::CudaGraphs>(options.cuda_graph, m->info.device, what,
+                                                       m->info.input_names,
+                                                       m->info.output_names.size());
+    }
   }
   return Model(std::move(m));
 }
@@ -816,14 +841,17 @@ std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
               m.info.package_path, " was loaded without weights (LoadOptions::without_weights); "
               "give them with swap_weights first");
   if (m.graph != nullptr) {
-    return m.graph->run(in, [&](AtenTensorHandle* gin, size_t gn_in, AtenTensorHandle* gout,
-                                size_t gn_out, void* gstream) {
-      clear_last_error();
-      if (m.call_container(gin, gn_in, gout, gn_out, gstream) != 0) {
-        AOTRT_FAIL(kBackend, runtime::name_inputs_in_model_message(m.failure(m.run_entry()),
-                                                                   m.info.input_names));
-      }
-    });
+    std::optional<std::vector<Tensor>> replayed =
+        m.graph->run(in, [&](AtenTensorHandle* gin, size_t gn_in, AtenTensorHandle* gout,
+                             size_t gn_out, void* gstream) {
+          clear_last_error();
+          if (m.call_container(gin, gn_in, gout, gn_out, gstream) != 0) {
+            AOTRT_FAIL(kBackend, runtime::name_inputs_in_model_message(m.failure(m.run_entry()),
+                                                                       m.info.input_names));
+          }
+        });
+    if (replayed) return std::move(*replayed);
+    m.graph->count_plain_run();  // Note [Automatic CUDA graphs]: this one runs plainly
   }
   clear_last_error();
   const runtime::RuntimeError rc = m.call_container(in.data(), in.size(), out.data(), out.size(),

@@ -299,11 +299,12 @@ void run_group(InstanceState& inst, std::vector<Pending*>& group, uint64_t exec_
   const bool batched = config.max_batch_size > 0;
   int64_t rows = 0;
   for (Pending* p : group) rows += p->rows;
-  // CUDA graphs replay one shape: every run takes max_batch_size rows; else
-  // at least the rows the package takes.
-  const int64_t run_rows = !batched          ? rows
-                           : config.cuda_graph ? std::max(config.max_batch_size, config.min_batch)
-                                               : std::max(rows, config.min_batch);
+  // One CUDA graph (kOn) replays one shape: every run takes max_batch_size
+  // rows; else at least the rows the package takes.
+  const bool one_graph = config.cuda_graph == CudaGraphMode::kOn;
+  const int64_t run_rows = !batched   ? rows
+                           : one_graph ? std::max(config.max_batch_size, config.min_batch)
+                                       : std::max(rows, config.min_batch);
 
   std::vector<Tensor> host, inputs;  // host copies live until the run has read them
   for (size_t i = 0; i < config.inputs.size(); ++i) {
@@ -480,7 +481,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
     nlohmann::json config = model_config_json(model);
     state->package_path = std::string(location) + "/" + std::to_string(version) + "/" +
                           model_filename(config);
-    state->load_options.cuda_graph = parameter_flag(config, "cuda_graph");
+    state->load_options.cuda_graph = cuda_graph_parameter(config);
     try {
       state->spare.emplace(Model::load(state->package_path, state->load_options));
     } catch (const Error& e) {
@@ -507,7 +508,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
                                    info.device.str() + ", max_batch_size " +
                                    std::to_string(state->config.max_batch_size) + ", inputs" +
                                    inputs + ", outputs" + outputs +
-                                   (state->config.cuda_graph ? ", CUDA graph" : ""));
+                                   (info.device.is_cuda()
+                                        ? std::string(", CUDA graphs ") +
+                                              cuda_graph_mode_name(state->config.cuda_graph)
+                                        : std::string()));
     CHECK_TRITON(TRITONBACKEND_ModelSetState(model, state.get()));
     state.release();
   });

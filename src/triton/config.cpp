@@ -225,6 +225,14 @@ bool parameter_flag(const nlohmann::json& config, const char* key) {
              "'; expected true or false");
 }
 
+CudaGraphMode cuda_graph_parameter(const nlohmann::json& config) {
+  auto params = config.find("parameters");
+  if (params == config.end() || !params->is_object() || !params->contains("cuda_graph")) {
+    return CudaGraphMode::kAuto;
+  }
+  return parameter_flag(config, "cuda_graph") ? CudaGraphMode::kOn : CudaGraphMode::kOff;
+}
+
 std::string model_filename(const nlohmann::json& config) {
   const std::string name = config.value("default_model_filename", std::string());
   return name.empty() ? "model.pt2" : name;
@@ -258,7 +266,7 @@ ModelConfig read_config(const nlohmann::json& config, const ModelInfo& info) {
   AOTRT_CHECK(m.max_batch_size >= 0, kInvalidArgument, where, ": max_batch_size ",
               m.max_batch_size, " is negative");
   m.model_filename = model_filename(config);
-  m.cuda_graph = parameter_flag(config, "cuda_graph");
+  m.cuda_graph = cuda_graph_parameter(config);
   m.report_instance = parameter_flag(config, "report_instance");
 
   std::vector<bool> fed(info.input_names.size(), false);

@@ -52,9 +52,11 @@ struct ModelConfig {
   std::vector<TensorConfig> outputs;  // as configured
   std::string model_filename = "model.pt2";
   // parameters { key: "cuda_graph" value: { string_value: "true" } }: replay
-  // the model as a CUDA graph (LoadOptions::cuda_graph); batches are then
-  // padded to max_batch_size rows so that every run has the same shapes.
-  bool cuda_graph = false;
+  // the model as one CUDA graph (CudaGraphMode::kOn); batches are then padded
+  // to max_batch_size rows so that every run has the same shapes. "false":
+  // kOff. Absent: kAuto, aotrt's default (graphs for the batch sizes that
+  // repeat, where they change nothing but the speed).
+  CudaGraphMode cuda_graph = CudaGraphMode::kAuto;
   // parameters "report_instance": each response carries the parameters
   // aotrt_instance (the instance that ran it), aotrt_batch (the rows of that
   // run) and aotrt_compute_start_ns / aotrt_compute_end_ns (steady clock).
@@ -68,6 +70,8 @@ std::string model_filename(const nlohmann::json& config);
 // A true/false entry of the configuration's parameters (false when absent);
 // throws kInvalidArgument for another value.
 bool parameter_flag(const nlohmann::json& config, const char* key);
+// The "cuda_graph" parameter as a mode (ModelConfig::cuda_graph).
+CudaGraphMode cuda_graph_parameter(const nlohmann::json& config);
 
 // Fills in what `config` leaves out from what the package records: with no
 // inputs configured, every input (names, dtypes, dims) and, for a package

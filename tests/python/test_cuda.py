@@ -90,6 +90,22 @@ def test_cuda_graph_mode(cuda_models):
         assert torch.equal(a, b)
 
 
+def test_cuda_graphs_are_automatic_by_default(cuda_models):
+    pkg, inputs, want, tol = cuda_models["linear_bias"]
+    model = aotrt.load(pkg, device="cuda")
+    assert model.cuda_graph_status["mode"] == "auto"
+    for run in range(4):
+        for y, w in zip(model(*inputs), want):
+            _close(torch.from_dlpack(y), w, tol)
+    st = model.cuda_graph_status
+    # The first run of a layout is plain; the second captures it, and later ones replay.
+    assert (st["graphs"], st["plain_runs"], st["replays"], st["declined"]) == (1, 1, 3, "")
+    off = aotrt.load(pkg, device="cuda", cuda_graph=False)
+    off(*inputs)
+    off(*inputs)
+    assert off.cuda_graph_status["mode"] == "off" and off.cuda_graph_status["replays"] == 0
+
+
 def test_cuda_output_outlives_model(cuda_models):
     pkg, inputs, want, tol = cuda_models["linear_bias"]
     model = aotrt.load(pkg, device="cuda")

@@ -32,6 +32,7 @@ def test_zoo_model_matches_eager(name, exported):
     expected = [np.load(p) for p in _numbered(src, name + ".expected_{}.npy")]
     model = aotrt.load(info["package"])
     assert model.device == "cpu"
+    assert model.cuda_graph_status["mode"] == "off"  # graphs are for CUDA models
     assert len(model.info.inputs) == len(inputs)
     assert len(model.info.outputs) == len(expected)
     tol = zoo.entry(name)

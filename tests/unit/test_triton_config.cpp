@@ -85,7 +85,13 @@ TEST(TritonConfig, ReadsDimsAsTheServerWritesThem) {
   ASSERT_EQ(m.inputs.size(), 2u);
   EXPECT_EQ(m.inputs[0].name, "arg0_1");  // package order
   EXPECT_EQ(m.inputs[0].dims, (std::vector<int64_t>{-1, 4}));
-  EXPECT_FALSE(m.cuda_graph);
+  EXPECT_EQ(m.cuda_graph, CudaGraphMode::kOff);
+  nlohmann::json absent = config;
+  absent.erase("parameters");
+  EXPECT_EQ(read_config(absent, static_package()).cuda_graph, CudaGraphMode::kAuto);
+  nlohmann::json on = config;
+  on["parameters"]["cuda_graph"]["string_value"] = "true";
+  EXPECT_EQ(read_config(on, static_package()).cuda_graph, CudaGraphMode::kOn);
 }
 
 TEST(TritonConfig, RefusesWhatThePackageCannotServe) {

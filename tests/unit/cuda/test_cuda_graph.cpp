@@ -1,6 +1,7 @@
 // The CUDA fast path of Model::run (no host wait, no cudaMalloc in steady
-// state) and CUDA graph mode (Note [CUDA graph mode]), on the stand-in CUDA
-// model tests/unit/fixtures/test_cuda_model.cpp: y = x + x @ w, x [4, 8].
+// state), CUDA graph mode (Note [CUDA graph mode]) and automatic graphs (Note
+// [Automatic CUDA graphs]), on the stand-in CUDA model
+// tests/unit/fixtures/test_cuda_model.cpp: y = x + x @ w, x [4, 8].
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -93,11 +94,15 @@ std::string check_output(const Tensor& out, const std::vector<float>& x) {
   return "";
 }
 
+// graph: CudaGraphMode::kOn, else kOff (the plain fast path); the default,
+// kAuto, is load_auto's.
 Model load(const std::string& path, bool graph) {
   LoadOptions options;
-  options.cuda_graph = graph;
+  options.cuda_graph = graph ? aotrt::CudaGraphMode::kOn : aotrt::CudaGraphMode::kOff;
   return Model::load(path, options);
 }
+
+Model load_auto(const std::string& path) { return Model::load(path); }
 
 // Sets AOTRT_TEST_CUDA_MODEL_MODE for its scope.
 class ModelMode {
@@ -425,4 +430,138 @@ TEST(CudaGraphMode, UnloadingFreesThePool) {
   EXPECT_EQ(check_output(out[0], x), "");
   out.clear();
   EXPECT_EQ(allocator(0).stats().live_bytes, live);
+}
+
+// --- Automatic graphs (the default; Note [Automatic CUDA graphs]) -------------------------
+
+TEST(CudaGraphAuto, IsTheDefault) {
+  EXPECT_EQ(LoadOptions{}.cuda_graph, aotrt::CudaGraphMode::kAuto);
+}
+
+TEST(CudaGraphAuto, CapturesALayoutSeenTwiceAndReplaysIt) {
+  require_device();
+  TempDir dir;
+  Model model = load_auto(cuda_package(dir));
+  std::vector<float> x1 = random_x(111), x2 = random_x(112);
+  const Tensor in1 = device_input(x1), in2 = device_input(x2);
+  EXPECT_EQ(check_output(model.run({&in1, 1})[0], x1), "");
+  Model::CudaGraphStatus st = model.cuda_graph_status();
+  EXPECT_EQ(st.mode, aotrt::CudaGraphMode::kAuto);
+  EXPECT_EQ(st.graphs, 0) << "a layout seen once is not captured";
+  EXPECT_EQ(st.plain_runs, 1);
+  const std::vector<Tensor> out2 = model.run({&in2, 1});  // captures
+  EXPECT_EQ(check_output(out2[0], x2), "");
+  st = model.cuda_graph_status();
+  EXPECT_EQ(st.graphs, 1);
+  EXPECT_EQ(st.replays, 1);
+  EXPECT_EQ(st.declined, "");
+  synchronize(0);
+  const int64_t mallocs = allocator_counters(0).cuda_mallocs;
+  for (int r = 0; r < 10; ++r) {
+    const Tensor& in = r % 2 ? in1 : in2;
+    EXPECT_EQ(check_output(model.run({&in, 1})[0], r % 2 ? x1 : x2), "") << "run " << r;
+  }
+  synchronize(0);
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, mallocs) << "cudaMalloc in a replay";
+  EXPECT_EQ(model.cuda_graph_status().replays, 11);
+  // Outputs are the caller's: a later replay did not overwrite an earlier output.
+  EXPECT_EQ(check_output(out2[0], x2), "");
+}
+
+TEST(CudaGraphAuto, KeepsAGraphPerLayout) {
+  require_device();
+  TempDir dir;
+  Model model = load_auto(cuda_package(dir, /*with_spec=*/false));
+  std::vector<float> x = random_x(121);
+  const Tensor rows = device_input(x);
+  // The same values in a column-major [4, 8].
+  Tensor cols = Tensor::empty_strided({4, 8}, {1, 4}, ScalarType::Float32, cuda0());
+  cols.copy_(rows);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(check_output(model.run({&rows, 1})[0], x), "") << "row-major run " << r;
+    EXPECT_EQ(check_output(model.run({&cols, 1})[0], x), "") << "column-major run " << r;
+  }
+  const Model::CudaGraphStatus st = model.cuda_graph_status();
+  EXPECT_EQ(st.graphs, 2);
+  EXPECT_EQ(st.plain_runs, 2);
+  EXPECT_EQ(st.replays, 4);
+}
+
+TEST(CudaGraphAuto, RunsPlainlyAModelThatCannotBeCaptured) {
+  require_device();
+  TempDir dir;
+  for (const char* hazard : {"sync", "grow"}) {
+    ModelMode mode(hazard);
+    Model model = load_auto(cuda_package(dir));
+    for (int r = 0; r < 4; ++r) {
+      std::vector<float> x = random_x(130 + r);
+      const Tensor in = device_input(x);
+      std::vector<Tensor> out;
+      ASSERT_NO_THROW(out = model.run({&in, 1})) << hazard << " run " << r;
+      EXPECT_EQ(check_output(out[0], x), "") << hazard << " run " << r;
+    }
+    const Model::CudaGraphStatus st = model.cuda_graph_status();
+    EXPECT_EQ(st.graphs, 0) << hazard;
+    EXPECT_EQ(st.replays, 0) << hazard;
+    EXPECT_EQ(st.plain_runs, 4) << hazard;
+    EXPECT_TRUE(contains(st.declined, "could not be captured into a CUDA graph")) << st.declined;
+  }
+}
+
+TEST(CudaGraphAuto, RunsPlainlyAModelThatWritesItsInput) {
+  require_device();
+  TempDir dir;
+  ModelMode mode("write_input");
+  Model model = load_auto(cuda_package(dir));
+  for (int r = 0; r < 4; ++r) {
+    std::vector<float> x = random_x(140 + r);
+    const Tensor in = device_input(x);
+    EXPECT_EQ(check_output(model.run({&in, 1})[0], x), "") << "run " << r;
+    // As in a plain run, the caller's input now holds y.
+    EXPECT_EQ(check_output(in, x), "") << "the input after run " << r;
+  }
+  const Model::CudaGraphStatus st = model.cuda_graph_status();
+  EXPECT_EQ(st.replays, 0);
+  EXPECT_TRUE(contains(st.declined, "writes into its input 0 ('x')")) << st.declined;
+}
+
+TEST(CudaGraphAuto, RunsPlainlyAModelWhoseOutputIsAViewOfAnInput) {
+  require_device();
+  TempDir dir;
+  ModelMode mode("view_of_input");
+  Model model = load_auto(cuda_package(dir));
+  std::vector<float> x = random_x(151);
+  const Tensor in = device_input(x);
+  for (int r = 0; r < 4; ++r) {
+    const std::vector<Tensor> out = model.run({&in, 1});
+    EXPECT_EQ(out[0].data_ptr(), in.data_ptr()) << "run " << r << ": the output is the input's memory";
+  }
+  const Model::CudaGraphStatus st = model.cuda_graph_status();
+  EXPECT_EQ(st.replays, 0);
+  EXPECT_TRUE(contains(st.declined, "output 0 is a view of its input 0 ('x')")) << st.declined;
+}
+
+TEST(CudaGraphMode, CopiesWhatTheModelWritesIntoItsInputsBack) {
+  require_device();
+  TempDir dir;
+  ModelMode mode("write_input");
+  Model model = load(cuda_package(dir), true);
+  for (int r = 0; r < 3; ++r) {
+    std::vector<float> x = random_x(160 + r);
+    const Tensor in = device_input(x);
+    EXPECT_EQ(check_output(model.run({&in, 1})[0], x), "") << "run " << r;
+    EXPECT_EQ(check_output(in, x), "") << "the input after run " << r;
+  }
+}
+
+TEST(CudaGraphAuto, OffRunsEveryRunPlainly) {
+  require_device();
+  TempDir dir;
+  Model model = load(cuda_package(dir), false);
+  std::vector<float> x = random_x(171);
+  const Tensor in = device_input(x);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(check_output(model.run({&in, 1})[0], x), "");
+  const Model::CudaGraphStatus st = model.cuda_graph_status();
+  EXPECT_EQ(st.mode, aotrt::CudaGraphMode::kOff);
+  EXPECT_EQ(st.graphs, 0);
 }
