@@ -49,38 +49,120 @@
 // every call, which cost ~70 us of host time per convolution (resnet18 b1 was
 // bound by it), and its algorithm enum cannot reach the newer engines. Per
 // configuration (device, dtype, sizes, strides, pointer alignments,
-// parameters, TF32 policy) the first call builds an operation graph, asks
-// cuDNN's heuristic (mode A) for ranked engine configurations, and keeps the
-// first that finalizes and whose workspace can be allocated; later calls
-// only bind pointers (a variant pack, itself reused while the addresses stay
-// the same) and execute. Prebuilt engines are preferred to those cuDNN
+// parameters, TF32 policy) the first call builds an operation graph and
+// chooses an engine config (Note [Convolution autotuning]); later calls only
+// bind pointers (a variant pack, itself reused while the addresses stay the
+// same) and execute. That per-call path allocates nothing on the host: the
+// configuration's key is a fixed-size array (PlanKey), sizes and strides are
+// small arrays in place (Dims), the bias add's descriptors are the thread's.
+// cuDNN's heuristic (mode A, then its fallback mode) ranks the engine configs.
+// Prebuilt engines are preferred to those cuDNN
 // compiles at run time with NVRTC: on the H200 those added 2.5 s to the first
 // run of mobilenet_v3_small (its depthwise convolutions); they are taken only when no prebuilt engine serves the
 // configuration. Engines that down-convert
 // inputs are skipped, and fp32 engines on tensor cores (TF32) when Note [TF32]
-// forbids them, as ATen filters them. Nothing is timed and nothing
-// synchronizes (cudnn.benchmark = False). Plans are kept per thread, as
+// forbids them, as ATen filters them. Plans are kept per thread, as
 // ATen keeps them: an execution plan may not be used by two threads at once.
 // A configuration cuDNN rejects is remembered too, so that the retry with
 // packed operands (Note [Convolution operands in place]) is all that repeats.
+//
+// Note [Convolution autotuning]
+// As torch.backends.cudnn.benchmark = True does, the first call of a
+// configuration times the engines the heuristic ranks first and keeps the
+// fastest. Candidates: up to kTuningCandidates (8) prebuilt engine configs of
+// mode A that pass the filters of Note [Convolution plans] (TF32 policy, no
+// down-conversion: each computes what the untuned plan computes, up to its
+// own rounding), finalize, and whose workspace can be allocated. Eight,
+// because the ranking is good - its winner is nearly always among its first
+// few - and each candidate costs a plan finalization and four runs; ATen
+// tries at most 10 (torch.backends.cudnn.benchmark_limit). Each runs on the
+// call's stream with the call's own operands (the output is overwritten, as
+// the call itself then overwrites it) and a workspace from the caching
+// allocator, freed after: one warm-up run, then kTimedRuns between
+// cudaEvents; the fastest median wins, and a candidate that fails to execute
+// is skipped. The host waits for the device once, for the last event, on a
+// configuration's first call only: a one-time cost like building the plan,
+// never in a steady-state run. The profile's "cudnn conv autotune" row
+// (aotrt bench --profile) measures it; on the H200 it is yet to be measured. While the stream captures a CUDA graph nothing is timed
+// (a capture forbids the wait): a stored choice or the heuristic's first is
+// used. Graph mode's warm-up runs are not captured (Note [CUDA graph mode]),
+// so its first warm-up run tunes; the candidates' workspace blocks then stay
+// in the graph's private pool. Engines compiled at run time are never timed:
+// one is the only candidate when no prebuilt engine serves.
+// Choices are shared by the process's threads and kept on disk
+// (runtime/conv_tuning_file.h, Note [Convolution tuning file]), keyed by
+// cuDNN's version (cudnnGetVersion), the device's name and compute capability
+// and the plan key (less the device index); a choice is the engine's global
+// index and knob choices, from which a thread or a later process rebuilds the
+// same engine config without timing (one that no longer finalizes is tuned
+// again). The table's mutex is taken on a configuration's first call on a
+// thread only. The file is AOTRT_CUDNN_TUNING_CACHE when set ("0": memory
+// only), else $XDG_CACHE_HOME/aotrt/cudnn-conv-tuning-v1.txt, else
+// $HOME/.cache/aotrt/cudnn-conv-tuning-v1.txt. AOTRT_CUDNN_BENCHMARK=0 turns
+// tuning off: the heuristic's first choice, and no file is read or written.
+// Both are read once, at the first convolution; like
+// torch.backends.cudnn.benchmark they are process-wide, not per model.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <climits>
-#include <unordered_map>
-#include <utility>
-#include <numeric>
+#include <cstdlib>
+#include <initializer_list>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
 #include "core/view.h"
 #include "cuda/handles.h"
 #include "cuda/library_ops.h"
+#include "runtime/conv_tuning_file.h"
 #include "shim/profile.h"
 
 namespace aotrt::cuda {
 namespace {
+
+// Sizes, strides or per-dim parameters of at most five dims (N, C and three
+// spatial), held in place so that the per-call path builds no std::vector.
+constexpr size_t kMaxDims = 5;
+class Dims {
+ public:
+  Dims() = default;
+  Dims(std::span<const int64_t> values) {  // NOLINT: converts like a span
+    for (int64_t v : values) push_back(v);
+  }
+  Dims(std::initializer_list<int64_t> values)
+      : Dims(std::span<const int64_t>(values.begin(), values.size())) {}
+  static Dims filled(size_t n, int64_t value) {
+    Dims d;
+    for (size_t i = 0; i < n; ++i) d.push_back(value);
+    return d;
+  }
+
+  size_t size() const { return n_; }
+  int64_t& operator[](size_t i) { return v_[i]; }
+  int64_t operator[](size_t i) const { return v_[i]; }
+  const int64_t* begin() const { return v_.data(); }
+  const int64_t* end() const { return v_.data() + n_; }
+  operator std::span<const int64_t>() const { return {v_.data(), n_}; }  // NOLINT
+
+  void push_back(int64_t v) {
+    AOTRT_CHECK(n_ < kMaxDims, kInternal, "convolution: more than ", kMaxDims, " dims");
+    v_[n_++] = v;
+  }
+  void insert(size_t at, int64_t v) {
+    push_back(0);
+    for (size_t i = n_ - 1; i > at; --i) v_[i] = v_[i - 1];
+    v_[at] = v;
+  }
+
+ private:
+  std::array<int64_t, kMaxDims> v_{};
+  size_t n_ = 0;
+};
 
 enum class Layout { kContiguous, kChannelsLast };
 
@@ -91,19 +173,20 @@ bool suggests_channels_last(std::span<const int64_t> sizes, std::span<const int6
 }
 
 // Dims from outermost to innermost in a layout.
-std::vector<int> layout_order(size_t ndim, Layout layout) {
-  std::vector<int> order(ndim);
-  std::iota(order.begin(), order.end(), 0);
+Dims layout_order(size_t ndim, Layout layout) {
+  Dims order;
+  for (size_t d = 0; d < ndim; ++d) order.push_back(static_cast<int64_t>(d));
   if (layout == Layout::kChannelsLast) {
-    std::rotate(order.begin() + 1, order.begin() + 2, order.end());  // N, spatial..., C
+    for (size_t i = 1; i + 1 < ndim; ++i) order[i] = order[i + 1];  // N, spatial..., C
+    order[ndim - 1] = 1;
   }
   return order;
 }
 
 // Strides of a dense tensor in a layout; like c10, size-0 dims count as 1.
-std::vector<int64_t> layout_strides(std::span<const int64_t> sizes, Layout layout) {
-  const auto order = layout_order(sizes.size(), layout);
-  std::vector<int64_t> strides(sizes.size());
+Dims layout_strides(std::span<const int64_t> sizes, Layout layout) {
+  const Dims order = layout_order(sizes.size(), layout);
+  Dims strides = Dims::filled(sizes.size(), 0);
   int64_t running = 1;
   for (size_t i = order.size(); i-- > 0;) {
     strides[static_cast<size_t>(order[i])] = running;
@@ -113,7 +196,7 @@ std::vector<int64_t> layout_strides(std::span<const int64_t> sizes, Layout layou
 }
 
 bool dense_in(std::span<const int64_t> sizes, std::span<const int64_t> strides, Layout layout) {
-  const auto want = layout_strides(sizes, layout);
+  const Dims want = layout_strides(sizes, layout);
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] > 1 && strides[d] != want[d]) return false;
   }
@@ -123,24 +206,24 @@ bool dense_in(std::span<const int64_t> sizes, std::span<const int64_t> strides, 
 // A tensor as cuDNN will see it: 4-D or 5-D, borrowed memory.
 struct Operand {
   char* data = nullptr;
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
+  Dims sizes;
+  Dims strides;
 };
 
 // 1-D convolutions run as 2-D with a size-1 H at dim 2.
 Operand as_cudnn_operand(const StridedView& v) {
-  Operand o{v.data, {v.sizes.begin(), v.sizes.end()}, {v.strides.begin(), v.strides.end()}};
+  Operand o{v.data, v.sizes, v.strides};
   if (o.sizes.size() == 3) {
-    o.sizes.insert(o.sizes.begin() + 2, 1);
-    o.strides.insert(o.strides.begin() + 2, o.strides[2] * std::max<int64_t>(o.sizes[3], 1));
+    o.sizes.insert(2, 1);
+    o.strides.insert(2, o.strides[2] * std::max<int64_t>(o.sizes[3], 1));
   }
   return o;
 }
 
 // Note [Convolution operands in place]: positive strides for size-1 dims.
-std::vector<int64_t> cudnn_strides(const Operand& o, Layout layout) {
-  const auto order = layout_order(o.sizes.size(), layout);
-  std::vector<int64_t> s = o.strides;
+Dims cudnn_strides(const Operand& o, Layout layout) {
+  const Dims order = layout_order(o.sizes.size(), layout);
+  Dims s = o.strides;
   int64_t inner = 1;  // stride * size of the next-inner dim in the layout
   for (size_t i = order.size(); i-- > 0;) {
     const auto d = static_cast<size_t>(order[i]);
@@ -150,8 +233,8 @@ std::vector<int64_t> cudnn_strides(const Operand& o, Layout layout) {
   return s;
 }
 
-std::vector<int> to_ints(std::span<const int64_t> v, const char* what, const char* fn) {
-  std::vector<int> out(v.size());
+std::array<int, kMaxDims> to_ints(std::span<const int64_t> v, const char* what, const char* fn) {
+  std::array<int, kMaxDims> out{};
   for (size_t i = 0; i < v.size(); ++i) {
     AOTRT_CHECK(v[i] >= 0 && v[i] <= INT_MAX, kUnsupported, fn, ": ", what, " ", v[i],
                 " does not fit cuDNN's 32-bit descriptors");
@@ -292,7 +375,15 @@ bool engine_allowed(const BackendDesc& config, bool fp32_without_tf32, bool comp
   return true;
 }
 
+
 // --- The plan cache (Note [Convolution plans]) ----------------------------------------------
+
+// An engine config made into a plan that can run now.
+struct Candidate {
+  BackendDesc config;
+  BackendDesc plan;
+  int64_t workspace = 0;
+};
 
 struct ConvPlan {
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;  // a rejection, remembered
@@ -305,10 +396,27 @@ struct ConvPlan {
   std::array<void*, 4> bound{};
 };
 
-struct KeyHash {
-  size_t operator()(const std::vector<int64_t>& key) const noexcept {
+// The configuration as a fixed-size key, so that a lookup allocates nothing:
+// 8 header values, then six 5-d and three 3-d lists at most (47).
+struct PlanKey {
+  std::array<int64_t, 48> v{};
+  size_t n = 0;
+  void push(int64_t x) {
+    AOTRT_CHECK(n < v.size(), kInternal, "convolution: plan key overflows");
+    v[n++] = x;
+  }
+  void push(std::span<const int64_t> xs) {
+    for (int64_t x : xs) push(x);
+  }
+  bool operator==(const PlanKey& o) const {
+    return n == o.n && std::equal(v.begin(), v.begin() + n, o.v.begin());
+  }
+};
+
+struct PlanKeyHash {
+  size_t operator()(const PlanKey& key) const noexcept {
     uint64_t h = 0xcbf29ce484222325ull;
-    for (int64_t v : key) h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ull;
+    for (size_t i = 0; i < key.n; ++i) h = (h ^ static_cast<uint64_t>(key.v[i])) * 0x100000001b3ull;
     return static_cast<size_t>(h);
   }
 };
@@ -317,6 +425,243 @@ struct KeyHash {
 // convolutions of any model, a bound for processes that see endless shapes.
 constexpr size_t kMaxPlansPerThread = 4096;
 
+using PlanMap = std::unordered_map<PlanKey, ConvPlan, PlanKeyHash>;
+
+// Whether this thread made its plan map: the test hook clears only a map
+// that exists, so that it never makes one before the thread's cuDNN handle
+// (the plans must be destroyed before the handle they were built with).
+thread_local bool t_plans_made = false;
+
+PlanMap& thread_plans() {
+  thread_local PlanMap plans;
+  t_plans_made = true;
+  return plans;
+}
+
+// --- Autotuning (Note [Convolution autotuning]) ---------------------------------------
+
+constexpr size_t kTuningCandidates = 8;
+constexpr int kTimedRuns = 3;
+
+std::atomic<bool>& benchmark_flag() {
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("AOTRT_CUDNN_BENCHMARK");
+    return v == nullptr || std::string_view(v) != "0";
+  }()};
+  return on;
+}
+
+// Never destroyed: a thread still converting at exit may reach it.
+runtime::ConvTuningTable& tuning_table() {
+  static auto* table = new runtime::ConvTuningTable(runtime::conv_tuning_path(
+      std::getenv("AOTRT_CUDNN_TUNING_CACHE"), std::getenv("XDG_CACHE_HOME"),
+      std::getenv("HOME")));
+  return *table;
+}
+
+struct TuningCounters {
+  std::atomic<int64_t> tuned{0}, candidates_timed{0}, loaded{0}, heuristic{0};
+};
+TuningCounters g_tuning;
+
+// "cudnn<version>.sm<major><minor>.<device name>", the part of a tuning key
+// that says where a choice was made; "" when the device cannot say.
+std::string device_tag(int device) {
+  static std::mutex mu;
+  static auto* tags = new std::unordered_map<int, std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = tags->find(device); it != tags->end()) return it->second;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  std::string tag = "cudnn" + std::to_string(cudnnGetVersion()) + ".sm" +
+                    std::to_string(prop.major) + std::to_string(prop.minor) + ".";
+  for (const char* p = prop.name; p < prop.name + sizeof prop.name && *p != '\0'; ++p) {
+    const char ch = *p;
+    const bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                       (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
+    tag += plain ? ch : '_';
+  }
+  return tags->emplace(device, std::move(tag)).first->second;
+}
+
+// The table's key of a configuration: the device's tag and the plan key
+// without the device index (position 0).
+std::string tuning_key(int device, const PlanKey& key) {
+  std::string s = device_tag(device);
+  if (s.empty()) return s;
+  s += ':';
+  for (size_t i = 1; i < key.n; ++i) {
+    if (i > 1) s += ',';
+    s += std::to_string(key.v[i]);
+  }
+  return s;
+}
+
+// Note [CUDA graph mode]: nothing is timed while the stream captures; a
+// stream that cannot say counts as capturing.
+bool stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
+// The engine's global index and knob choices of an engine config: what
+// rebuilds it in another process.
+std::optional<runtime::ConvTuningChoice> describe(const BackendDesc& config) {
+  BackendDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t count = 0;
+  runtime::ConvTuningChoice choice;
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &e) !=
+          CUDNN_STATUS_SUCCESS ||
+      cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count,
+                               &choice.engine) != CUDNN_STATUS_SUCCESS) {
+    return std::nullopt;
+  }
+  std::array<BackendDesc, CUDNN_KNOB_TYPE_COUNTS> knobs;
+  std::array<cudnnBackendDescriptor_t, CUDNN_KNOB_TYPE_COUNTS> raw{};
+  for (size_t i = 0; i < knobs.size(); ++i) {
+    knobs[i] = BackendDesc(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    raw[i] = knobs[i].get();
+  }
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(raw.size()),
+                               &count, raw.data()) != CUDNN_STATUS_SUCCESS ||
+      count < 0 || count > static_cast<int64_t>(raw.size())) {
+    return std::nullopt;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    cudnnBackendKnobType_t type = CUDNN_KNOB_TYPE_COUNTS;
+    int64_t value = 0, n = 0;
+    if (cudnnBackendGetAttribute(raw[static_cast<size_t>(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                 CUDNN_TYPE_KNOB_TYPE, 1, &n, &type) != CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(raw[static_cast<size_t>(i)], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                 CUDNN_TYPE_INT64, 1, &n, &value) != CUDNN_STATUS_SUCCESS) {
+      return std::nullopt;
+    }
+    choice.knobs.emplace_back(static_cast<int64_t>(type), value);
+  }
+  return choice;
+}
+
+// A timing event; null when the runtime could not make one.
+class TimingEvent {
+ public:
+  TimingEvent() {
+    if (cudaEventCreate(&event_) != cudaSuccess) {
+      event_ = nullptr;
+      (void)cudaGetLastError();
+    }
+  }
+  ~TimingEvent() {
+    if (event_ != nullptr) (void)cudaEventDestroy(event_);
+  }
+  TimingEvent(const TimingEvent&) = delete;
+  TimingEvent& operator=(const TimingEvent&) = delete;
+  bool record(cudaStream_t stream) const {
+    return event_ != nullptr && cudaEventRecord(event_, stream) == cudaSuccess;
+  }
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// A variant pack binding x, w, y and the workspace (bound[0..3]).
+cudnnStatus_t make_pack(BackendDesc& out, const std::array<void*, 4>& bound) {
+  const int64_t uids[3] = {kUidX, kUidW, kUidY};
+  BackendDesc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  if (cudnnStatus_t s = pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3,
+                                 bound.data());
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
+  }
+  if (cudnnStatus_t s = pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
+  }
+  if (cudnnStatus_t s =
+          pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &bound[3]);
+      s != CUDNN_STATUS_SUCCESS) {
+    return s;
+  }
+  if (cudnnStatus_t s = pack.finalize(); s != CUDNN_STATUS_SUCCESS) return s;
+  out = std::move(pack);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// Runs every candidate on `stream` with the call's operands (x, w, y) and
+// returns the index of the fastest median time, or nullopt when none ran.
+// The one host wait of Note [Convolution autotuning].
+std::optional<size_t> fastest(const std::vector<Candidate>& candidates, int device,
+                              cudaStream_t stream, cudnnHandle_t h, void* x, void* w, void* y) {
+  struct Timing {
+    std::array<TimingEvent, kTimedRuns + 1> events;
+    bool ran = false;
+  };
+  std::vector<Timing> timings(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& cand = candidates[i];
+    DeviceBuffer workspace;
+    if (cand.workspace > 0) {
+      try {
+        workspace = DeviceBuffer(device, static_cast<size_t>(cand.workspace));
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kOutOfMemory) throw;
+        continue;
+      }
+    }
+    BackendDesc pack;
+    if (make_pack(pack, {x, w, y, workspace.data()}) != CUDNN_STATUS_SUCCESS) continue;
+    // A warm-up run (first launches load kernels), then the timed ones.
+    bool ok = cudnnBackendExecute(h, cand.plan.get(), pack.get()) == CUDNN_STATUS_SUCCESS;
+    for (int r = 0; ok && r < kTimedRuns; ++r) {
+      ok = timings[i].events[static_cast<size_t>(r)].record(stream) &&
+           cudnnBackendExecute(h, cand.plan.get(), pack.get()) == CUDNN_STATUS_SUCCESS;
+    }
+    ok = ok && timings[i].events[kTimedRuns].record(stream);
+    if (!ok) (void)cudaGetLastError();  // this engine failed: skipped
+    timings[i].ran = ok;
+    // The workspace goes back to the stream's cache; the next candidate
+    // reusing it is ordered after this one by the stream.
+  }
+  TimingEvent done;
+  if (!done.record(stream) || cudaEventSynchronize(done.get()) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
+  std::optional<size_t> best;
+  float best_ms = 0;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    if (!timings[i].ran) continue;
+    std::array<float, kTimedRuns> ms{};
+    bool ok = true;
+    for (size_t r = 0; r < ms.size(); ++r) {
+      ok = ok && cudaEventElapsedTime(&ms[r], timings[i].events[r].get(),
+                                      timings[i].events[r + 1].get()) == cudaSuccess;
+    }
+    if (!ok) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    g_tuning.candidates_timed.fetch_add(1, std::memory_order_relaxed);
+    std::sort(ms.begin(), ms.end());
+    const float median = ms[ms.size() / 2];
+    if (!best || median < best_ms) {
+      best = i;
+      best_ms = median;
+    }
+  }
+  return best;
+}
+
 // --- One attempt ----------------------------------------------------------------------
 
 struct ConvCall {
@@ -324,12 +669,143 @@ struct ConvCall {
   cudaStream_t stream = nullptr;
   ScalarType dtype = ScalarType::Float32;
   bool transposed = false;
-  std::vector<int64_t> padding, stride, dilation;  // per spatial dim, cuDNN's count
-  Operand x, w, y;                                 // w: dense in w_layout
-  Layout layout = Layout::kContiguous;             // of y (and the target for x)
+  Dims padding, stride, dilation;       // per spatial dim, cuDNN's count
+  Operand x, w, y;                      // w: dense in w_layout
+  Layout layout = Layout::kContiguous;  // of y (and the target for x)
   Layout w_layout = Layout::kContiguous;
   const char* fn = "";
 };
+
+// Makes `config` a plan whose workspace can be allocated now, into `out`
+// (taking `config`). Returns the status with which the plan did not finalize; SUCCESS with
+// out.plan unset when the workspace does not fit.
+cudnnStatus_t plan_engine(Candidate& out, BackendDesc& config, const ConvCall& c,
+                          cudnnHandle_t h) {
+  BackendDesc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  AOTRT_CUDNN_TRY(plan.set(kPlanHandle, CUDNN_TYPE_HANDLE, 1, &h));
+  AOTRT_CUDNN_TRY(plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config));
+  if (const cudnnStatus_t s = plan.finalize(); s != CUDNN_STATUS_SUCCESS) {
+    return s;  // this engine cannot run this configuration
+  }
+  int64_t workspace = 0, n = 0;
+  AOTRT_CUDNN_TRY(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                           CUDNN_TYPE_INT64, 1, &n, &workspace));
+  if (workspace > 0) {
+    try {
+      DeviceBuffer probe(c.device, static_cast<size_t>(workspace));
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kOutOfMemory) throw;
+      return CUDNN_STATUS_SUCCESS;  // this engine's workspace does not fit
+    }
+  }
+  out.config = std::move(config);
+  out.plan = std::move(plan);
+  out.workspace = workspace;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// Up to `limit` plans in the heuristic's ranking (Note [Convolution plans]):
+// the prebuilt engines of mode A; if none runs, its first engine compiled at
+// run time; then the same from the fallback mode. Returns the last status
+// with which an engine did not run (when `out` stays empty).
+cudnnStatus_t heuristic_candidates(std::vector<Candidate>& out, size_t limit,
+                                   const BackendDesc& graph, const ConvCall& c,
+                                   cudnnHandle_t h) {
+  const bool fp32_without_tf32 = c.dtype == ScalarType::Float32 && !conv_allows_tf32();
+  cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
+  for (cudnnBackendHeurMode_t heur_mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    BackendDesc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    AOTRT_CUDNN_TRY(heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph));
+    AOTRT_CUDNN_TRY(heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode));
+    if (const cudnnStatus_t s = heur.finalize(); s != CUDNN_STATUS_SUCCESS) {
+      last = s;
+      continue;
+    }
+    int64_t count = 0;
+    AOTRT_CUDNN_TRY(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+    std::vector<BackendDesc> configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+      raw.push_back(configs.back().get());
+    }
+    int64_t returned = 0;
+    AOTRT_CUDNN_TRY(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned,
+                                             raw.data()));
+    const size_t ranked = static_cast<size_t>(std::clamp<int64_t>(returned, 0, count));
+    // Prebuilt engines first; those compiled at run time only if none runs.
+    for (bool compiled_at_runtime : {false, true}) {
+      for (size_t i = 0; i < ranked; ++i) {
+        if (!engine_allowed(configs[i], fp32_without_tf32, compiled_at_runtime) ||
+            (compiled_at_runtime && engine_allowed(configs[i], fp32_without_tf32, false))) {
+          continue;  // not allowed, or already tried among the prebuilt ones
+        }
+        Candidate cand;
+        if (const cudnnStatus_t s = plan_engine(cand, configs[i], c, h);
+            s != CUDNN_STATUS_SUCCESS) {
+          last = s;
+          continue;
+        }
+        if (cand.plan.get() == nullptr) continue;
+        out.push_back(std::move(cand));
+        // One engine compiled at run time at most: each costs seconds.
+        if (out.size() >= limit || compiled_at_runtime) return CUDNN_STATUS_SUCCESS;
+      }
+      if (!out.empty()) return CUDNN_STATUS_SUCCESS;
+    }
+  }
+  return last;
+}
+
+// The engine config of a stored choice, made into a plan; false when it no
+// longer finalizes (another cuDNN build, another policy) or is not allowed.
+bool rebuild(Candidate& out, const runtime::ConvTuningChoice& choice, const BackendDesc& graph,
+             const ConvCall& c, cudnnHandle_t h) {
+  BackendDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  if (engine.set(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph) != CUDNN_STATUS_SUCCESS ||
+      engine.set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &choice.engine) !=
+          CUDNN_STATUS_SUCCESS ||
+      engine.finalize() != CUDNN_STATUS_SUCCESS) {
+    return false;
+  }
+  if (choice.knobs.size() > size_t{CUDNN_KNOB_TYPE_COUNTS}) return false;
+  std::vector<BackendDesc> knobs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (const auto& [type, value] : choice.knobs) {
+    if (type < 0 || type >= int64_t{CUDNN_KNOB_TYPE_COUNTS}) return false;
+    const auto knob_type = static_cast<cudnnBackendKnobType_t>(type);
+    BackendDesc knob(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    if (knob.set(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &knob_type) !=
+            CUDNN_STATUS_SUCCESS ||
+        knob.set(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value) !=
+            CUDNN_STATUS_SUCCESS ||
+        knob.finalize() != CUDNN_STATUS_SUCCESS) {
+      return false;
+    }
+    raw.push_back(knob.get());
+    knobs.push_back(std::move(knob));
+  }
+  BackendDesc config(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  if (config.set(CUDNN_ATTR_ENGINECFG_ENGINE, engine) != CUDNN_STATUS_SUCCESS ||
+      (!raw.empty() && config.set(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                  static_cast<int64_t>(raw.size()), raw.data()) !=
+                           CUDNN_STATUS_SUCCESS) ||
+      config.finalize() != CUDNN_STATUS_SUCCESS) {
+    return false;
+  }
+  // The policy the choice was made under is in its key; checked again all the same.
+  const bool fp32_without_tf32 = c.dtype == ScalarType::Float32 && !conv_allows_tf32();
+  if (!engine_allowed(config, fp32_without_tf32, true)) return false;
+  Candidate cand;
+  if (plan_engine(cand, config, c, h) != CUDNN_STATUS_SUCCESS ||
+      cand.plan.get() == nullptr) {
+    return false;
+  }
+  out = std::move(cand);
+  return true;
+}
 
 // The convolution as a finalized plan, or the status with which cuDNN
 // rejected it. For a transposed convolution the roles swap: cuDNN computes
@@ -338,7 +814,7 @@ struct ConvCall {
 cudnnStatus_t build_plan(ConvPlan& out, const ConvCall& c, const Operand& fwd_in,
                          const Operand& fwd_out, std::span<const int64_t> in_strides,
                          std::span<const int64_t> w_strides, std::span<const int64_t> out_strides,
-                         cudnnHandle_t h) {
+                         cudnnHandle_t h, const PlanKey& key) {
   const cudnnDataType_t t = cudnn_data_type(c.dtype, c.fn);
   BackendDesc x, w, y;
   AOTRT_CUDNN_TRY(make_tensor(x, kUidX, t, fwd_in.sizes, in_strides, cudnn_alignment(fwd_in.data)));
@@ -391,64 +867,48 @@ cudnnStatus_t build_plan(ConvPlan& out, const ConvCall& c, const Operand& fwd_in
   AOTRT_CUDNN_TRY(graph.set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &h));
   AOTRT_CUDNN_TRY(graph.finalize());
 
-  const bool fp32_without_tf32 = c.dtype == ScalarType::Float32 && !conv_allows_tf32();
-  cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
-  // The heuristic's ranking first; cuDNN's fallback engines if none of it runs.
-  for (cudnnBackendHeurMode_t heur_mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    BackendDesc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    AOTRT_CUDNN_TRY(heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph));
-    AOTRT_CUDNN_TRY(heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode));
-    if (const cudnnStatus_t s = heur.finalize(); s != CUDNN_STATUS_SUCCESS) {
-      last = s;
-      continue;
-    }
-    int64_t count = 0;
-    AOTRT_CUDNN_TRY(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
-    std::vector<BackendDesc> configs;
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (int64_t i = 0; i < count; ++i) {
-      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      raw.push_back(configs.back().get());
-    }
-    int64_t returned = 0;
-    AOTRT_CUDNN_TRY(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned,
-                                             raw.data()));
-    // Prebuilt engines first; those compiled at run time only if none runs.
-    for (int64_t k = 0; k < 2 * std::min(returned, count); ++k) {
-      const int64_t i = k % std::min(returned, count);
-      const bool compiled_at_runtime = k >= std::min(returned, count);
-      if (!engine_allowed(configs[static_cast<size_t>(i)], fp32_without_tf32, compiled_at_runtime) ||
-          (compiled_at_runtime &&
-           engine_allowed(configs[static_cast<size_t>(i)], fp32_without_tf32, false))) {
-        continue;  // not allowed, or already tried among the prebuilt ones
-      }
-      BackendDesc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      AOTRT_CUDNN_TRY(plan.set(kPlanHandle, CUDNN_TYPE_HANDLE, 1, &h));
-      AOTRT_CUDNN_TRY(plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                               configs[static_cast<size_t>(i)]));
-      if (const cudnnStatus_t s = plan.finalize(); s != CUDNN_STATUS_SUCCESS) {
-        last = s;
-        continue;  // this engine cannot run this configuration
-      }
-      int64_t workspace = 0, n = 0;
-      AOTRT_CUDNN_TRY(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                               CUDNN_TYPE_INT64, 1, &n, &workspace));
-      if (workspace > 0) {
-        try {
-          DeviceBuffer probe(c.device, static_cast<size_t>(workspace));
-        } catch (const Error& e) {
-          if (e.kind() != ErrorKind::kOutOfMemory) throw;
-          continue;  // this engine's workspace does not fit; try the next
+  // Note [Convolution autotuning]: a stored choice, else timing, else the
+  // heuristic's first.
+  std::vector<Candidate> candidates;
+  std::optional<size_t> chosen;
+  if (benchmark_flag().load(std::memory_order_relaxed)) {
+    const std::string table_key = tuning_key(c.device, key);
+    if (!table_key.empty()) {
+      if (const auto stored = tuning_table().find(table_key)) {
+        Candidate cand;
+        if (rebuild(cand, *stored, graph, c, h)) {
+          g_tuning.loaded.fetch_add(1, std::memory_order_relaxed);
+          out.plan = std::move(cand.plan);
+          out.workspace = cand.workspace;
+          return CUDNN_STATUS_SUCCESS;
         }
       }
-      out.plan = std::move(plan);
-      out.workspace = workspace;
-      return CUDNN_STATUS_SUCCESS;
+    }
+    if (!stream_capturing(c.stream)) {
+      profiling::LibraryCallTimer timer("cudnn conv autotune (first call of a configuration)");
+      const cudnnStatus_t s = heuristic_candidates(candidates, kTuningCandidates, graph, c, h);
+      if (candidates.empty()) return s;
+      chosen = candidates.size() == 1
+                   ? std::optional<size_t>(0)
+                   : fastest(candidates, c.device, c.stream, h, fwd_in.data, c.w.data,
+                             fwd_out.data);
+      g_tuning.tuned.fetch_add(1, std::memory_order_relaxed);
+      if (chosen && !table_key.empty()) {
+        if (const auto choice = describe(candidates[*chosen].config)) {
+          tuning_table().put(table_key, *choice);
+        }
+      }
     }
   }
-  return last;
+  if (candidates.empty()) {
+    const cudnnStatus_t s = heuristic_candidates(candidates, 1, graph, c, h);
+    if (candidates.empty()) return s;
+    g_tuning.heuristic.fetch_add(1, std::memory_order_relaxed);
+  }
+  Candidate& pick = candidates[chosen.value_or(0)];  // none ran: the heuristic's first
+  out.plan = std::move(pick.plan);
+  out.workspace = pick.workspace;
+  return CUDNN_STATUS_SUCCESS;
 }
 
 // Runs the convolution; returns SUCCESS or the status with which cuDNN
@@ -456,29 +916,31 @@ cudnnStatus_t build_plan(ConvPlan& out, const ConvCall& c, const Operand& fwd_in
 cudnnStatus_t try_conv(const ConvCall& c) {
   const Operand& fwd_in = c.transposed ? c.y : c.x;
   const Operand& fwd_out = c.transposed ? c.x : c.y;
-  const std::vector<int64_t> in_strides = cudnn_strides(fwd_in, c.layout);
-  const std::vector<int64_t> out_strides = cudnn_strides(fwd_out, c.layout);
-  const std::vector<int64_t> w_strides = cudnn_strides(c.w, c.w_layout);
+  const Dims in_strides = cudnn_strides(fwd_in, c.layout);
+  const Dims out_strides = cudnn_strides(fwd_out, c.layout);
+  const Dims w_strides = cudnn_strides(c.w, c.w_layout);
   // Before the thread's plans exist, so that they are destroyed before it.
   cudnnHandle_t h = cudnn_handle(c.device, c.stream);
-  thread_local std::unordered_map<std::vector<int64_t>, ConvPlan, KeyHash> t_plans;
+  PlanMap& plans = thread_plans();
 
   // The cache key: everything the plan depends on.
-  std::vector<int64_t> key{c.device, static_cast<int64_t>(c.dtype), c.transposed,
-                           conv_allows_tf32(), static_cast<int64_t>(fwd_in.sizes.size()),
-                           cudnn_alignment(fwd_in.data), cudnn_alignment(c.w.data),
-                           cudnn_alignment(fwd_out.data)};
-  key.reserve(key.size() + 7 * fwd_in.sizes.size());
-  for (const auto* v : {&fwd_in.sizes, &fwd_out.sizes, &c.w.sizes, &w_strides, &c.padding,
-                        &c.stride, &c.dilation, &in_strides, &out_strides}) {
-    key.insert(key.end(), v->begin(), v->end());
+  PlanKey key;
+  for (int64_t v : {int64_t{c.device}, static_cast<int64_t>(c.dtype), int64_t{c.transposed},
+                    int64_t{conv_allows_tf32()}, static_cast<int64_t>(fwd_in.sizes.size()),
+                    cudnn_alignment(fwd_in.data), cudnn_alignment(c.w.data),
+                    cudnn_alignment(fwd_out.data)}) {
+    key.push(v);
   }
-  auto it = t_plans.find(key);
-  if (it == t_plans.end()) {
-    if (t_plans.size() >= kMaxPlansPerThread) t_plans.clear();
+  for (const Dims* v : {&fwd_in.sizes, &fwd_out.sizes, &c.w.sizes, &w_strides, &c.padding,
+                        &c.stride, &c.dilation, &in_strides, &out_strides}) {
+    key.push(*v);
+  }
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    if (plans.size() >= kMaxPlansPerThread) plans.clear();
     ConvPlan built;
-    built.status = build_plan(built, c, fwd_in, fwd_out, in_strides, w_strides, out_strides, h);
-    it = t_plans.emplace(std::move(key), std::move(built)).first;
+    built.status = build_plan(built, c, fwd_in, fwd_out, in_strides, w_strides, out_strides, h, key);
+    it = plans.emplace(key, std::move(built)).first;
   }
   ConvPlan& plan = it->second;
   if (plan.status != CUDNN_STATUS_SUCCESS) return plan.status;
@@ -488,15 +950,7 @@ cudnnStatus_t try_conv(const ConvCall& c) {
   const std::array<void*, 4> bound{fwd_in.data, c.w.data, fwd_out.data, workspace.data()};
   if (plan.pack.get() == nullptr || plan.bound != bound) {
     profiling::LibraryCallTimer timer("cudnn variant pack (new addresses)");
-    const int64_t uids[3] = {kUidX, kUidW, kUidY};
-    BackendDesc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    AOTRT_CUDNN_CHECK(
-        pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, bound.data()));
-    AOTRT_CUDNN_CHECK(pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids));
-    AOTRT_CUDNN_CHECK(
-        pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &bound[3]));
-    AOTRT_CUDNN_CHECK(pack.finalize());
-    plan.pack = std::move(pack);
+    AOTRT_CUDNN_CHECK(make_pack(plan.pack, bound));
     plan.bound = bound;
   }
   cudnnStatus_t s;
@@ -520,9 +974,9 @@ struct PackedOperand {
 
 PackedOperand pack_to_layout(const StridedView& v, Layout layout, int device,
                              cudaStream_t stream) {
-  const auto order = layout_order(v.sizes.size(), layout);
-  std::vector<int64_t> psizes, pstrides;
-  for (int d : order) {
+  const Dims order = layout_order(v.sizes.size(), layout);
+  Dims psizes, pstrides;
+  for (int64_t d : order) {
     psizes.push_back(v.sizes[static_cast<size_t>(d)]);
     pstrides.push_back(v.strides[static_cast<size_t>(d)]);
   }
@@ -530,7 +984,7 @@ PackedOperand pack_to_layout(const StridedView& v, Layout layout, int device,
   p.buffer = DeviceBuffer(device, static_cast<size_t>(v.numel()) * v.itemsize());
   gather_for_library(p.buffer.data(),
                      StridedView{v.data, psizes, pstrides, v.dtype, v.device}, stream);
-  const auto strides = layout_strides(v.sizes, layout);
+  const Dims strides = layout_strides(v.sizes, layout);
   StridedView dense{static_cast<char*>(p.buffer.data()), v.sizes, strides, v.dtype, v.device};
   p.operand = as_cudnn_operand(dense);
   return p;
@@ -562,9 +1016,9 @@ bool try_conv_as_gemm(const StridedView& x, const StridedView& w, const StridedV
   int64_t pixels = x.sizes[0];
   for (size_t i = 2; i < x.sizes.size(); ++i) pixels *= x.sizes[i];
   const int64_t c = x.sizes[1], o = y.sizes[1];
-  const std::vector<int64_t> x_sizes{pixels, c}, x_strides{*xs, x.strides[1]};
-  const std::vector<int64_t> y_sizes{pixels, o}, y_strides{*ys, y.strides[1]};
-  const std::vector<int64_t> w_sizes{c, o}, w_strides{w.strides[1], w.strides[0]};
+  const std::array<int64_t, 2> x_sizes{pixels, c}, x_strides{*xs, x.strides[1]};
+  const std::array<int64_t, 2> y_sizes{pixels, o}, y_strides{*ys, y.strides[1]};
+  const std::array<int64_t, 2> w_sizes{c, o}, w_strides{w.strides[1], w.strides[0]};
   const StridedView xm{x.data, x_sizes, x_strides, x.dtype, x.device};
   const StridedView ym{y.data, y_sizes, y_strides, y.dtype, y.device};
   const StridedView wt{w.data, w_sizes, w_strides, w.dtype, w.device};  // w^T
@@ -580,12 +1034,21 @@ bool try_conv_as_gemm(const StridedView& x, const StridedView& w, const StridedV
   return true;
 }
 
-std::vector<int64_t> expand_param(std::span<const int64_t> p, size_t n, const char* name,
-                                  const char* fn) {
+// The calling thread's descriptors for the bias add: set on every call (which
+// allocates nothing), made once.
+struct BiasDescs {
+  TensorDesc bias, out;
+};
+BiasDescs& thread_bias_descs() {
+  thread_local BiasDescs descs;
+  return descs;
+}
+
+Dims expand_param(std::span<const int64_t> p, size_t n, const char* name, const char* fn) {
   AOTRT_CHECK(p.size() == n || p.size() == 1, kInvalidArgument, fn, ": '", name, "' has ",
               p.size(), " values for ", n, " spatial dims");
-  if (p.size() == 1) return std::vector<int64_t>(n, p[0]);
-  return {p.begin(), p.end()};
+  if (p.size() == 1) return Dims::filled(n, p[0]);
+  return p;
 }
 
 std::string dims_str(std::span<const int64_t> v) {
@@ -615,10 +1078,10 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   AOTRT_CHECK(weight.dim() == ndim, kInvalidArgument, fn, ": weight has ", weight.dim(),
               " dims but input has ", ndim);
   const size_t spatial = static_cast<size_t>(ndim - 2);
-  const auto stride = expand_param(params.stride, spatial, "stride", fn);
-  const auto padding = expand_param(params.padding, spatial, "padding", fn);
-  const auto dilation = expand_param(params.dilation, spatial, "dilation", fn);
-  std::vector<int64_t> output_padding(spatial, 0);
+  const Dims stride = expand_param(params.stride, spatial, "stride", fn);
+  const Dims padding = expand_param(params.padding, spatial, "padding", fn);
+  const Dims dilation = expand_param(params.dilation, spatial, "dilation", fn);
+  Dims output_padding = Dims::filled(spatial, 0);
   if (params.transposed) {
     output_padding = expand_param(params.output_padding, spatial, "output_padding", fn);
   }
@@ -651,7 +1114,7 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
                 " channels (transposed), but got ", c_in);
     c_out = w[1] * groups;
   }
-  std::vector<int64_t> out_sizes{in[0], c_out};
+  Dims out_sizes{in[0], c_out};
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t extent = dilation[i] * (w[i + 2] - 1) + 1;
     const int64_t size = params.transposed
@@ -676,7 +1139,7 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   const StridedView x_view = strided_view(input);
   const StridedView w_view = strided_view(weight);
   Operand x4 = as_cudnn_operand(x_view);
-  Operand w4 = as_cudnn_operand(w_view);
+  const Operand w4 = as_cudnn_operand(w_view);
   if (ndim == 3) {
     // ATen makes a 1-d input contiguous before unsqueezing it.
     x4.strides = layout_strides(x4.sizes, Layout::kContiguous);
@@ -684,10 +1147,10 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   const bool channels_last = suggests_channels_last(x4.sizes, x4.strides) ||
                              suggests_channels_last(w4.sizes, w4.strides);
   const Layout layout = channels_last ? Layout::kChannelsLast : Layout::kContiguous;
-  std::vector<int64_t> out_strides;
+  Dims out_strides;
   if (ndim == 3) {
     const int64_t l = out_sizes[2];
-    out_strides = channels_last ? std::vector<int64_t>{l * c_out, 1, c_out}
+    out_strides = channels_last ? Dims{l * c_out, 1, c_out}
                                 : layout_strides(out_sizes, Layout::kContiguous);
   } else {
     out_strides = layout_strides(out_sizes, layout);
@@ -707,7 +1170,7 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   if (pointwise && try_conv_as_gemm(x_view, w_view, y_view, bias, fn)) return out;
 
   // Note [Large output padding]: dims cuDNN computes uncropped.
-  std::vector<bool> uncropped(spatial, false);
+  std::array<bool, kMaxDims> uncropped{};
   bool any_uncropped = false;
   for (size_t i = 0; i < spatial && params.transposed; ++i) {
     uncropped[i] = output_padding[i] >= stride[i];
@@ -716,13 +1179,13 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   std::unique_ptr<TensorImpl> full;
   StridedView target_view = y_view;
   if (any_uncropped) {
-    std::vector<int64_t> full_sizes{in[0], c_out};
+    Dims full_sizes{in[0], c_out};
     for (size_t i = 0; i < spatial; ++i) {
       full_sizes.push_back(uncropped[i] ? (in[i + 2] - 1) * stride[i] +
                                               dilation[i] * (w[i + 2] - 1) + 1
                                         : out_sizes[i + 2]);
     }
-    std::vector<int64_t> full_strides = layout_strides(full_sizes, layout);
+    Dims full_strides = layout_strides(full_sizes, layout);
     if (ndim == 3 && channels_last) full_strides = {full_sizes[2] * c_out, 1, c_out};
     full = empty_strided(full_sizes, full_strides, dtype, input.device(), fn);
     target_view = strided_view(*full);
@@ -742,9 +1205,9 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
     if (uncropped[i]) call.padding[i] = 0;
   }
   if (ndim == 3) {  // the size-1 H
-    call.padding.insert(call.padding.begin(), 0);
-    call.stride.insert(call.stride.begin(), 1);
-    call.dilation.insert(call.dilation.begin(), 1);
+    call.padding.insert(0, 0);
+    call.stride.insert(0, 1);
+    call.dilation.insert(0, 1);
   }
   call.x = as_cudnn_operand(x_view);
   call.y = as_cudnn_operand(target_view);
@@ -755,7 +1218,7 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   } else {
     // Note [Convolution operands in place]: the weight in whichever dense
     // layout it has (preferring the output's), the input as it is.
-    std::vector<PackedOperand> packs;
+    std::vector<PackedOperand> packs;  // allocates only when something is packed
     call.w = as_cudnn_operand(w_view);
     if (dense_in(call.w.sizes, call.w.strides, layout)) {
       call.w_layout = layout;
@@ -801,7 +1264,7 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   if (full) {
     // Note [Large output padding]: the window of the uncropped result.
     fill_zero_device(y_view, stream);
-    std::vector<int64_t> window(out_sizes.begin(), out_sizes.begin() + 2);
+    Dims window{out_sizes[0], out_sizes[1]};
     char* src = target_view.data;
     bool empty = false;
     for (size_t i = 0; i < spatial; ++i) {
@@ -826,23 +1289,42 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
     const PackedInput dense_bias = pack_for_library(strided_view(*bias), stream);
     Operand b;
     b.data = dense_bias.view.data;
-    b.sizes.assign(y.sizes.size(), 1);
+    b.sizes = Dims::filled(y.sizes.size(), 1);
     b.sizes[1] = c_out;
-    b.strides.assign(y.sizes.size(), 1);
+    b.strides = Dims::filled(y.sizes.size(), 1);
     const cudnnDataType_t t = cudnn_data_type(dtype, fn);
-    TensorDesc b_desc, y_desc;
+    BiasDescs& descs = thread_bias_descs();
     const auto b_sizes = to_ints(b.sizes, "size", fn), y_sizes = to_ints(y.sizes, "size", fn);
     const auto b_strides = to_ints(cudnn_strides(b, Layout::kContiguous), "stride", fn);
     const auto y_strides = to_ints(cudnn_strides(y, layout), "stride", fn);
-    AOTRT_CUDNN_CHECK(cudnnSetTensorNdDescriptor(b_desc.desc, t, static_cast<int>(b.sizes.size()),
+    AOTRT_CUDNN_CHECK(cudnnSetTensorNdDescriptor(descs.bias.desc, t,
+                                                 static_cast<int>(b.sizes.size()),
                                                  b_sizes.data(), b_strides.data()));
-    AOTRT_CUDNN_CHECK(cudnnSetTensorNdDescriptor(y_desc.desc, t, static_cast<int>(y.sizes.size()),
+    AOTRT_CUDNN_CHECK(cudnnSetTensorNdDescriptor(descs.out.desc, t,
+                                                 static_cast<int>(y.sizes.size()),
                                                  y_sizes.data(), y_strides.data()));
     const float one = 1.0f;
-    AOTRT_CUDNN_CHECK(cudnnAddTensor(cudnn_handle(device, stream), &one, b_desc.desc, b.data,
-                                     &one, y_desc.desc, y.data));
+    AOTRT_CUDNN_CHECK(cudnnAddTensor(cudnn_handle(device, stream), &one, descs.bias.desc, b.data,
+                                     &one, descs.out.desc, y.data));
   }
   return out;
+}
+
+// --- Autotuning's switches for tests (library_ops.h) -------------------------------------
+
+void reset_conv_tuning_for_testing(bool benchmark, const std::string& tuning_file) {
+  benchmark_flag().store(benchmark);
+  tuning_table().reset(tuning_file);
+  if (t_plans_made) thread_plans().clear();
+}
+
+ConvTuningCounters conv_tuning_counters() {
+  ConvTuningCounters c;
+  c.tuned = g_tuning.tuned.load();
+  c.candidates_timed = g_tuning.candidates_timed.load();
+  c.loaded = g_tuning.loaded.load();
+  c.heuristic = g_tuning.heuristic.load();
+  return c;
 }
 
 }  // namespace aotrt::cuda

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "core/conv_params.h"
 #include "core/tensor.h"
@@ -48,6 +49,21 @@ using aotrt::ConvParams;  // core/conv_params.h
 std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImpl& weight,
                                         const TensorImpl* bias, const ConvParams& params,
                                         const char* fn);
+
+// Autotuning (Note [Convolution autotuning]). Test-only: what a new process
+// would see - tuning on or off in place of AOTRT_CUDNN_BENCHMARK (read once),
+// the shared table emptied and pointed at `tuning_file` ("" keeps it in
+// memory; the file is read again on the next lookup), and the calling
+// thread's plans dropped (other threads keep theirs).
+void reset_conv_tuning_for_testing(bool benchmark, const std::string& tuning_file);
+// Configurations since the process started, by how their engine was chosen.
+struct ConvTuningCounters {
+  int64_t tuned = 0;             // by timing candidates (or the only one)
+  int64_t candidates_timed = 0;  // plans timed for those
+  int64_t loaded = 0;            // rebuilt from the table: nothing timed
+  int64_t heuristic = 0;         // the heuristic's first (tuning off, or capturing)
+};
+ConvTuningCounters conv_tuning_counters();
 
 // --- attention.cu -----------------------------------------------------------------------
 // Which ATen op's output conventions to follow (layout of the output, shape

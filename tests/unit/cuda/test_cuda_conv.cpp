@@ -7,12 +7,19 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cuda/library_ops.h"
 #include "cuda/runtime.h"
 #include "library_test_util.h"
+#include "package/temp_dir.h"
+#include "runtime/conv_tuning_file.h"
 
 namespace aotrt::cuda_test {
 namespace {
@@ -54,13 +61,22 @@ std::vector<int64_t> index(int64_t n, int64_t c, const int64_t (&s)[3], size_t s
   return idx;
 }
 
-void check(const ConvCase& c) {
-  SCOPED_TRACE(c.label);
+// A case's operands on the device, and what its output must be.
+struct Prepared {
+  std::unique_ptr<DeviceView> x, w, bias;
+  std::vector<int64_t> out_sizes, want_strides;
+  std::vector<double> want, tol;
+};
+
+Prepared prepare(const ConvCase& c) {
+  Prepared p;
   Rng rng(std::hash<std::string>{}(c.label));
-  DeviceView x(c.dtype, c.x, extent(c.x), rng);
-  DeviceView w(c.dtype, c.w, extent(c.w), rng);
-  std::unique_ptr<DeviceView> bias;
-  if (c.has_bias) bias = std::make_unique<DeviceView>(c.dtype, c.bias, extent(c.bias), rng);
+  p.x = std::make_unique<DeviceView>(c.dtype, c.x, extent(c.x), rng);
+  p.w = std::make_unique<DeviceView>(c.dtype, c.w, extent(c.w), rng);
+  if (c.has_bias) p.bias = std::make_unique<DeviceView>(c.dtype, c.bias, extent(c.bias), rng);
+  const DeviceView& x = *p.x;
+  const DeviceView& w = *p.w;
+  const DeviceView* bias = p.bias.get();
 
   // Geometry, padded to three spatial dims (leading ones of size 1).
   const size_t sp = c.x.sizes.size() - 2;
@@ -160,15 +176,41 @@ void check(const ConvCase& c) {
     tol[i] = 2e-3 * scale[i] + rounding * std::fabs(want[i]) + 1e-6;
   }
 
-  const uint64_t packs_before = aotrt::cuda::pack_count();
-  Handle out;
-  AtenTensorHandle bias_h = bias ? bias->get() : nullptr;
-  AOTRT_OK(aoti_torch_cuda_convolution(
-      x.get(), w.get(), bias ? &bias_h : nullptr, c.stride.data(),
+  std::vector<int64_t> want_strides;
+  if (c.want_channels_last && sp == 1) {
+    want_strides = {out_sizes[2] * O, 1, O};
+  } else {
+    want_strides = c.want_channels_last ? channels_last(out_sizes) : contiguous(out_sizes);
+  }
+  p.out_sizes = std::move(out_sizes);
+  p.want_strides = std::move(want_strides);
+  p.want = std::move(want);
+  p.tol = std::move(tol);
+  return p;
+}
+
+AOTITorchError convolve(const ConvCase& c, const Prepared& p, Handle& out) {
+  AtenTensorHandle bias_h = p.bias ? p.bias->get() : nullptr;
+  return aoti_torch_cuda_convolution(
+      p.x->get(), p.w->get(), p.bias ? &bias_h : nullptr, c.stride.data(),
       static_cast<int64_t>(c.stride.size()), c.padding.data(),
       static_cast<int64_t>(c.padding.size()), c.dilation.data(),
       static_cast<int64_t>(c.dilation.size()), c.transposed, c.output_padding.data(),
-      static_cast<int64_t>(c.output_padding.size()), c.groups, out.out()));
+      static_cast<int64_t>(c.output_padding.size()), c.groups, out.out());
+}
+
+void verify(const ConvCase& c, const Prepared& p, AtenTensorHandle out) {
+  ASSERT_EQ(sizes_of(out), p.out_sizes);
+  EXPECT_EQ(strides_of(out), p.want_strides) << "output layout";
+  expect_within(read(out), p.want, p.tol, c.label);
+}
+
+void check(const ConvCase& c) {
+  SCOPED_TRACE(c.label);
+  const Prepared p = prepare(c);
+  const uint64_t packs_before = aotrt::cuda::pack_count();
+  Handle out;
+  AOTRT_OK(convolve(c, p, out));
   const uint64_t packs = aotrt::cuda::pack_count() - packs_before;
   if (c.expected_packs >= 0) {
     EXPECT_EQ(packs, static_cast<uint64_t>(c.expected_packs)) << "copies made around cuDNN";
@@ -176,15 +218,7 @@ void check(const ConvCase& c) {
     std::printf("[ info     ] %s: cuDNN took the input %s (%llu copies)\n", c.label.c_str(),
                 packs == 0 ? "in place" : "after packing", static_cast<unsigned long long>(packs));
   }
-  ASSERT_EQ(sizes_of(out.get()), out_sizes);
-  std::vector<int64_t> want_strides;
-  if (c.want_channels_last && sp == 1) {
-    want_strides = {out_sizes[2] * O, 1, O};
-  } else {
-    want_strides = c.want_channels_last ? channels_last(out_sizes) : contiguous(out_sizes);
-  }
-  EXPECT_EQ(strides_of(out.get()), want_strides) << "output layout";
-  expect_within(read(out.get()), want, tol, c.label);
+  verify(c, p, out.get());
 }
 
 TEST(CudaConv, Nchw3x3WithBias) {
@@ -440,6 +474,256 @@ TEST(CudaConv, RefusesWhatItCannotServe) {
                                         zero, 1, 1, nullptr),
             AOTI_TORCH_FAILURE);
   EXPECT_EQ(out, nullptr);
+}
+
+
+// --- Autotuning (Note [Convolution autotuning], Note [Convolution tuning file]) ----------
+
+using aotrt::cuda::ConvTuningCounters;
+using aotrt::cuda::conv_tuning_counters;
+using aotrt::cuda::reset_conv_tuning_for_testing;
+
+// Four configurations cuDNN serves in place: fp32 NCHW with bias,
+// channels-last, transposed, fp16.
+std::vector<ConvCase> tuning_cases() {
+  std::vector<ConvCase> cases(4);
+  cases[0].x = dense({2, 16, 14, 14});
+  cases[0].w = dense({32, 16, 3, 3});
+  cases[0].padding = {1};
+  cases[0].has_bias = true;
+  cases[0].bias = dense({32});
+  cases[0].label = "tuning: NCHW 3x3";
+  cases[1].x = dense_cl({2, 16, 14, 14});
+  cases[1].w = dense_cl({32, 16, 3, 3});
+  cases[1].padding = {1};
+  cases[1].stride = {2};
+  cases[1].want_channels_last = true;
+  cases[1].label = "tuning: NHWC 3x3 stride 2";
+  cases[2].transposed = true;
+  cases[2].x = dense({2, 16, 7, 7});
+  cases[2].w = dense({16, 8, 3, 3});
+  cases[2].stride = {2};
+  cases[2].padding = {1};
+  cases[2].output_padding = {1};
+  cases[2].label = "tuning: transposed stride 2";
+  cases[3].dtype = kF16;
+  cases[3].x = dense_cl({2, 16, 12, 12});
+  cases[3].w = dense_cl({24, 16, 3, 3});
+  cases[3].padding = {1};
+  cases[3].want_channels_last = true;
+  cases[3].label = "tuning: fp16 channels-last";
+  return cases;
+}
+
+ConvTuningCounters since(const ConvTuningCounters& before) {
+  ConvTuningCounters now = conv_tuning_counters();
+  now.tuned -= before.tuned;
+  now.candidates_timed -= before.candidates_timed;
+  now.loaded -= before.loaded;
+  now.heuristic -= before.heuristic;
+  return now;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream s(text);
+  for (std::string line; std::getline(s, line);) lines.push_back(line);
+  return lines;
+}
+
+// Each test starts as a new process would and leaves tuning on, in memory
+// only: later tests write no file.
+class CudaConvTuning : public ::testing::Test {
+ protected:
+  void TearDown() override { reset_conv_tuning_for_testing(true, ""); }
+  aotrt::package::TempDir dir_;
+  std::string file_ = dir_.path() + "/tuning.txt";
+};
+
+TEST_F(CudaConvTuning, TunedAndUntunedBothMatchTheReference) {
+  AOTRT_REQUIRE_GPU();
+  const auto cases = tuning_cases();
+  reset_conv_tuning_for_testing(true, "");
+  ConvTuningCounters before = conv_tuning_counters();
+  for (const ConvCase& c : cases) check(c);
+  ConvTuningCounters d = since(before);
+  EXPECT_EQ(d.tuned, 4);
+  EXPECT_GE(d.candidates_timed, 2) << "at least one configuration had engines to time";
+  EXPECT_EQ(d.loaded, 0);
+  EXPECT_EQ(d.heuristic, 0);
+  std::printf("[ info     ] tuning timed %lld candidate plans for 4 configurations\n",
+              static_cast<long long>(d.candidates_timed));
+
+  // Calls after the first run the chosen plan: nothing is chosen again.
+  before = conv_tuning_counters();
+  for (const ConvCase& c : cases) check(c);
+  d = since(before);
+  EXPECT_EQ(d.tuned + d.loaded + d.heuristic, 0);
+
+  reset_conv_tuning_for_testing(false, "");  // AOTRT_CUDNN_BENCHMARK=0
+  before = conv_tuning_counters();
+  for (const ConvCase& c : cases) check(c);
+  d = since(before);
+  EXPECT_EQ(d.heuristic, 4);
+  EXPECT_EQ(d.tuned, 0);
+  EXPECT_EQ(d.candidates_timed, 0) << "tuning off times nothing";
+  EXPECT_EQ(d.loaded, 0);
+}
+
+TEST_F(CudaConvTuning, ChoicesPersistAndASecondProcessTimesNothing) {
+  AOTRT_REQUIRE_GPU();
+  const auto cases = tuning_cases();
+  reset_conv_tuning_for_testing(true, file_);
+  ConvTuningCounters before = conv_tuning_counters();
+  for (const ConvCase& c : cases) check(c);
+  ConvTuningCounters d = since(before);
+  EXPECT_EQ(d.tuned, 4);
+  EXPECT_EQ(d.loaded, 0);
+
+  const std::string text = slurp(file_);
+  const auto lines = lines_of(text);
+  ASSERT_EQ(lines.size(), 5u) << "the header and one line per configuration:\n" << text;
+  EXPECT_EQ(lines[0], aotrt::runtime::kConvTuningHeader);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const auto entry = aotrt::runtime::parse_conv_tuning_line(lines[i]);
+    ASSERT_TRUE(entry.has_value()) << lines[i];
+    // "cudnn<version>.sm<cc>.<device name>:<configuration>"
+    EXPECT_EQ(entry->first.rfind("cudnn", 0), 0u) << lines[i];
+    EXPECT_NE(entry->first.find(".sm"), std::string::npos) << lines[i];
+    EXPECT_GE(entry->second.engine, 0);
+  }
+
+  // A new process: the table is read from the file and nothing is timed.
+  reset_conv_tuning_for_testing(true, file_);
+  before = conv_tuning_counters();
+  for (const ConvCase& c : cases) check(c);
+  d = since(before);
+  EXPECT_EQ(d.loaded, 4);
+  EXPECT_EQ(d.tuned, 0);
+  EXPECT_EQ(d.candidates_timed, 0);
+  EXPECT_EQ(d.heuristic, 0);
+  EXPECT_EQ(slurp(file_), text) << "nothing new to write";
+
+  // Tuning off neither reads nor writes the file.
+  const std::string untouched = dir_.path() + "/off/tuning.txt";
+  reset_conv_tuning_for_testing(false, untouched);
+  before = conv_tuning_counters();
+  check(cases[0]);
+  EXPECT_EQ(since(before).heuristic, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/off"));
+}
+
+TEST_F(CudaConvTuning, ACorruptOrStaleFileIsIgnored) {
+  AOTRT_REQUIRE_GPU();
+  const auto cases = tuning_cases();
+  // A file that is not a tuning file: read as empty, never written.
+  const char raw[] = "\x00\x01 not a tuning file\nk 1 -\n";
+  const std::string garbage(raw, sizeof raw - 1);
+  {
+    std::ofstream out(file_, std::ios::binary);
+    out << garbage;
+  }
+  reset_conv_tuning_for_testing(true, file_);
+  ConvTuningCounters before = conv_tuning_counters();
+  check(cases[0]);
+  EXPECT_EQ(since(before).tuned, 1);
+  EXPECT_EQ(slurp(file_), garbage);
+
+  // A tuning file whose lines are corrupt or name an engine this cuDNN does
+  // not have: the configuration is tuned again and its line replaced.
+  const std::string good = dir_.path() + "/good.txt";
+  reset_conv_tuning_for_testing(true, good);
+  check(cases[0]);
+  const auto lines = lines_of(slurp(good));
+  ASSERT_EQ(lines.size(), 2u);
+  const auto entry = aotrt::runtime::parse_conv_tuning_line(lines[1]);
+  ASSERT_TRUE(entry.has_value());
+  {
+    std::ofstream out(file_, std::ios::binary | std::ios::trunc);
+    out << aotrt::runtime::kConvTuningHeader << "\n"
+        << entry->first << " 999999 -\n"
+        << "garbage line\n"
+        << entry->first << "x 1 2:\n";
+  }
+  reset_conv_tuning_for_testing(true, file_);
+  before = conv_tuning_counters();
+  check(cases[0]);
+  const ConvTuningCounters d = since(before);
+  EXPECT_EQ(d.tuned, 1) << "a stored engine that does not finalize is tuned again";
+  EXPECT_EQ(d.loaded, 0);
+  const auto rewritten = lines_of(slurp(file_));
+  ASSERT_EQ(rewritten.size(), 2u) << slurp(file_);
+  const auto replaced = aotrt::runtime::parse_conv_tuning_line(rewritten[1]);
+  ASSERT_TRUE(replaced.has_value());
+  EXPECT_EQ(replaced->first, entry->first);
+  EXPECT_NE(replaced->second.engine, 999999);
+}
+
+// Note [CUDA graph mode]: a configuration first met while the stream captures
+// is not timed (no host wait); the heuristic's choice is captured and replays
+// correctly.
+TEST_F(CudaConvTuning, NothingIsTimedWhileTheStreamCaptures) {
+  AOTRT_REQUIRE_GPU();
+  const ConvCase c = tuning_cases()[0];
+  SCOPED_TRACE(c.label);
+  const Prepared p = prepare(c);  // inputs on the default stream
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  // A private stream, as graph mode captures on (Note [Private pools for
+  // graph capture]); undone however the test ends.
+  struct CaptureStream {
+    cudaStream_t stream = nullptr;
+    CaptureStream() {
+      EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+      aotrt::cuda::set_private_pool(0, stream, true);
+      aotrt::cuda::set_current_cuda_stream(0, stream);
+    }
+    ~CaptureStream() {
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      aotrt::cuda::set_current_cuda_stream(0, nullptr);
+      aotrt::cuda::set_private_pool(0, stream, false);
+      EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+    }
+  };
+  CaptureStream guard;
+  Handle out;  // destroyed before the guard: no live block is left in the pool
+  cudaStream_t stream = guard.stream;
+  {
+    // Untuned, uncaptured: leaves the blocks the call needs in the stream's pool.
+    reset_conv_tuning_for_testing(false, "");
+    Handle warm;
+    EXPECT_EQ(convolve(c, p, warm), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    verify(c, p, warm.get());
+  }
+  reset_conv_tuning_for_testing(true, "");
+  const ConvTuningCounters before = conv_tuning_counters();
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const AOTITorchError status = convolve(c, p, out);
+  const std::string error = status == AOTI_TORCH_SUCCESS ? "" : aotrt_last_error();
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  const ConvTuningCounters d = since(before);
+  EXPECT_EQ(status, AOTI_TORCH_SUCCESS) << error;
+  EXPECT_EQ(ended, cudaSuccess) << cudaGetErrorString(ended);
+  EXPECT_EQ(d.tuned, 0);
+  EXPECT_EQ(d.candidates_timed, 0);
+  EXPECT_EQ(d.heuristic, 1);
+  if (status == AOTI_TORCH_SUCCESS && ended == cudaSuccess) {
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    verify(c, p, out.get());
+    EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  }
+  if (graph != nullptr) EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  out.reset();
 }
 
 }  // namespace
