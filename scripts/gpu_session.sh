@@ -16,6 +16,8 @@
 #   triton-load    the load table alone (scripts/triton_gpu.sh --skip-tests), nothing beside it
 #   e2e            scripts/gpu_e2e.sh --skip-build --skip-unit (the CUDA zoo against eager)
 #   bench          scripts/bench_gpu.sh --skip-build (eager, torch.compile, aotrt, aotrt graph)
+#   attention      bench/attention_gpu.py: SDPA one-op packages over L = 128 ... 8192 and the
+#                  bf16 LLaMA decoder, eager against aotrt ($ATTENTION_ARGS replaces the defaults)
 # Steps joined with '+' run at the same time (their GPU work shares the card: never use it for
 # steps that time anything; python reconfigures build-gpu/ with the extension, so it runs alone),
 # e.g.  build:360 ops:60 python:120 weights+triton:150 triton-load:150
@@ -61,6 +63,10 @@ run_step() {  # name seconds: runs it, appends its line to the summary
            ${E2E_ARGS:-} >"$log" 2>&1 ;;
     bench) OUT=$LOGS/bench timeout "$limit" scripts/bench_gpu.sh --skip-build ${BENCH_ARGS:-} \
              >"$log" 2>&1 ;;
+    attention) mkdir -p "$LOGS/attention"
+               timeout "$limit" python3 bench/attention_gpu.py --aotrt build-gpu/aotrt \
+                 ${ATTENTION_ARGS:---part all --lengths 128,512,1024,2048,4096,8192 --jobs 12 --iters 30 --rounds 2} \
+                 --out "$LOGS/attention" >"$log" 2>&1 ;;
     *) echo "gpu_session: unknown step '$name'" >"$log"; false ;;
   esac
   rc=$?
@@ -84,7 +90,8 @@ collect() {
     [ "${f##*/}" = build.log ] && continue
     tail -c 2000000 "$f" >"$OUT_DIR/${f##*/}"
   done
-  for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md; do
+  for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md \
+           "$LOGS"/attention/attention.md; do
     [ -f "$f" ] && cp "$f" "$OUT_DIR/"
   done
   return 0
