@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/plan_key.h"
 #include "cuda/handles.h"
 #include "cuda/library_ops.h"
 #include "cuda/runtime.h"
@@ -62,28 +63,6 @@ struct AttentionPlan {
   int64_t workspace = 0;
   // uid -> address, its keys made once: a call only rebinds the values.
   std::unordered_map<int64_t, void*> pack;
-};
-
-// The configuration as a fixed-size key, so that a lookup allocates nothing.
-struct PlanKey {
-  std::array<int64_t, 48> v{};
-  size_t n = 0;
-  void push(int64_t x) { v[n++] = x; }
-  void push(std::span<const int64_t> xs) {
-    for (int64_t x : xs) push(x);
-  }
-  bool operator==(const PlanKey& o) const {
-    return n == o.n && std::equal(v.begin(), v.begin() + n, o.v.begin());
-  }
-};
-struct PlanKeyHash {
-  size_t operator()(const PlanKey& key) const noexcept {
-    size_t h = key.n;
-    for (size_t i = 0; i < key.n; ++i) {
-      h ^= static_cast<size_t>(key.v[i]) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    }
-    return h;
-  }
 };
 
 std::vector<int64_t> dims4(std::span<const int64_t> v) { return {v[0], v[1], v[2], v[3]}; }

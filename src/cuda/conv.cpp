@@ -116,6 +116,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/plan_key.h"
 #include "core/view.h"
 #include "cuda/handles.h"
 #include "cuda/library_ops.h"
@@ -396,30 +397,8 @@ struct ConvPlan {
   std::array<void*, 4> bound{};
 };
 
-// The configuration as a fixed-size key, so that a lookup allocates nothing:
-// 8 header values, then six 5-d and three 3-d lists at most (47).
-struct PlanKey {
-  std::array<int64_t, 48> v{};
-  size_t n = 0;
-  void push(int64_t x) {
-    AOTRT_CHECK(n < v.size(), kInternal, "convolution: plan key overflows");
-    v[n++] = x;
-  }
-  void push(std::span<const int64_t> xs) {
-    for (int64_t x : xs) push(x);
-  }
-  bool operator==(const PlanKey& o) const {
-    return n == o.n && std::equal(v.begin(), v.begin() + n, o.v.begin());
-  }
-};
-
-struct PlanKeyHash {
-  size_t operator()(const PlanKey& key) const noexcept {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < key.n; ++i) h = (h ^ static_cast<uint64_t>(key.v[i])) * 0x100000001b3ull;
-    return static_cast<size_t>(h);
-  }
-};
+// The configuration as a PlanKey (core/plan_key.h): 8 header values, then
+// six 5-d and three 3-d lists at most (47 of its 48).
 
 // Configurations a thread keeps before it starts over: far more than the
 // convolutions of any model, a bound for processes that see endless shapes.
