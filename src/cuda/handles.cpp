@@ -1,5 +1,6 @@
 #include "cuda/handles.h"
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +53,16 @@ struct ThreadHandles {
   // (cublasSetStream also resets the handle's workspace), so it is done only
   // when the stream changes.
   std::vector<std::optional<cudaStream_t>> cublas_stream, cudnn_stream, cusolver_stream;
+  // Note [cuBLASLt workspace]. Declared after the handles, so freed before
+  // them; freeing only returns the blocks to the allocator's cache.
+  struct WorkspaceSlot {
+    int device = -1;
+    cudaStream_t stream = nullptr;
+    DeviceBuffer buffer;
+    uint64_t last_use = 0;
+  };
+  std::array<WorkspaceSlot, kLtWorkspaceSlots> lt_workspaces;
+  uint64_t lt_workspace_clock = 0;
 
   ~ThreadHandles() {
     for (size_t d = 0; d < cublas.size(); ++d) {
@@ -108,6 +119,38 @@ cublasLtHandle_t cublaslt_handle(int device_index) {
     AOTRT_CUBLAS_CHECK(cublasLtCreate(&h));
   }
   return h;
+}
+
+size_t cublaslt_workspace_bytes(int device_index) {
+  int major = 0;
+  AOTRT_CUDA_CHECK(
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index));
+  return major >= 9 ? size_t{32} << 20 : size_t{4} << 20;
+}
+
+LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream) {
+  auto& slots = t_handles.lt_workspaces;
+  const uint64_t now = ++t_handles.lt_workspace_clock;
+  ThreadHandles::WorkspaceSlot* victim = &slots[0];
+  for (auto& slot : slots) {
+    if (slot.device == device_index && slot.stream == stream) {
+      slot.last_use = now;
+      return LtWorkspace{slot.buffer.data(), slot.buffer.nbytes()};
+    }
+    if (slot.last_use < victim->last_use) victim = &slot;
+  }
+  AOTRT_CHECK(stream == current_cuda_stream(device_index), kInternal,
+              "cuBLASLt workspace asked for a stream that is not device ", device_index,
+              "'s current one");
+  // The old buffer goes back to the cache before the new one is taken, so a
+  // thread cycling through streams reuses it.
+  victim->buffer = DeviceBuffer();
+  victim->device = -1;
+  victim->buffer = DeviceBuffer(device_index, cublaslt_workspace_bytes(device_index));
+  victim->device = device_index;
+  victim->stream = stream;
+  victim->last_use = now;
+  return LtWorkspace{victim->buffer.data(), victim->buffer.nbytes()};
 }
 
 cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream) {

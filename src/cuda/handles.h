@@ -62,6 +62,28 @@ bool cudnn_rejects(cudnnStatus_t status);
 // always runs on the stream the caller passes (the current stream).
 cublasHandle_t cublas_handle(int device_index, cudaStream_t stream);
 cublasLtHandle_t cublaslt_handle(int device_index);
+
+// Note [cuBLASLt workspace]
+// cublasLtMatmul takes its workspace (split-K partials, counters) as an
+// argument. The calling thread keeps one per (device, stream), from the
+// caching allocator, made on the first GEMM on that stream and kept, so a
+// steady-state GEMM neither allocates nor records the allocator's free event.
+// Calls on one stream run in order, so every plan on it can share the one
+// buffer. The size is cuBLAS's own recommendation (and ATen's choice): 32 MiB
+// on Hopper and later, 4 MiB before; plans ask the heuristic for algorithms
+// that fit it. At most kLtWorkspaceSlots streams per thread keep one: past
+// that the least recently used goes back to the cache (stream-ordered, so
+// kernels still queued keep it until they ran; a CUDA graph's private stream
+// keeps it in its pool, Note [Private pools for graph capture]). `stream` must
+// be the device's current stream: the allocator tags the block with it.
+inline constexpr size_t kLtWorkspaceSlots = 8;
+struct LtWorkspace {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream);
+// The size every workspace of that device has.
+size_t cublaslt_workspace_bytes(int device_index);
 cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream);
 
 // cuSOLVER's dense handle with what its calls need beside it: the 64-bit

@@ -42,6 +42,20 @@ bool cublas_addressable(const StridedView& matrix);
 void linear_views(const StridedView& out, const StridedView& x, const StridedView& y,
                   const StridedView* bias, bool tf32, const char* fn);
 
+// Test hooks for Note [GEMM plans] (matmul.cpp), all for the calling thread.
+struct GemmPlanStats {
+  uint64_t plans_built = 0;     // plans made: one cuBLASLt heuristic query each
+  uint64_t lt_calls = 0;        // GEMMs run by cublasLtMatmul
+  uint64_t fallback_calls = 0;  // GEMMs run by cublasGemmEx / cublasGemmStridedBatchedEx
+  size_t plans_cached = 0;      // plans held now
+  size_t plan_capacity = 0;     // the most held before the table starts over
+};
+GemmPlanStats gemm_plan_stats();
+// While on, every plan built on the calling thread is refused as cuBLASLt
+// refuses a configuration it cannot serve, so tests reach the fallback.
+// Switching drops the thread's plans.
+void set_gemm_lt_refusal_for_testing(bool refuse);
+
 // --- conv.cpp ---------------------------------------------------------------------------
 using aotrt::ConvParams;  // core/conv_params.h
 // aten::convolution: a new output tensor, channels-last when ATen's cuDNN

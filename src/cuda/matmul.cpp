@@ -1,6 +1,7 @@
-// mm, addmm, bmm and baddbmm on cuBLAS (addmm with a bias vector on the
-// cuBLASLt bias epilogue), reading every operand in place that cuBLAS can
-// address and packing only the rest.
+// mm, addmm, bmm and baddbmm on cuBLASLt plans cached per configuration
+// (Note [GEMM plans]; addmm with a bias vector on the bias epilogue, cuBLAS's
+// cublasGemmEx where cuBLASLt refuses), reading every operand in place that
+// cuBLAS can address and packing only the rest.
 //
 // Note [Matmul layouts]
 // cuBLAS reads a matrix column-major: element (i, j) at i + j * ld, with
@@ -38,11 +39,11 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "core/error.h"
@@ -196,7 +197,7 @@ int to_int(int64_t v, const char* what, const char* fn) {
 
 // --- The GEMM ---------------------------------------------------------------------------
 
-// One cuBLAS call: C (m x n, column-major) = alpha op(A) op(B) + beta C, per batch.
+// One GEMM: C (m x n, column-major) = alpha op(A) op(B) + beta C, per batch.
 struct GemmCall {
   cublasOperation_t op_a = CUBLAS_OP_N, op_b = CUBLAS_OP_N;
   int64_t m = 0, n = 0, k = 0, batch = 1;
@@ -255,8 +256,259 @@ struct GemmScalars {
   cudaDataType_t type() const { return wide ? CUDA_R_64F : CUDA_R_32F; }
 };
 
-void run_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha_arg, double beta_arg,
-              int device, cudaStream_t stream, const char* fn) {
+// Note [GEMM plans]
+// Every GEMM runs through cublasLtMatmul with a plan made once per
+// configuration: the matmul descriptor (compute and scale type, transposes,
+// epilogue), the A, B and C layouts (batch count and strides included) and
+// the algorithm cuBLASLt's heuristic ranks first for them, for the operands'
+// alignment and for the workspace Note [cuBLASLt workspace] provides.
+// cublasGemmEx runs cuBLAS's heuristic on every call (10-14 us of host time
+// per call on the H200); a planned call costs a hash lookup and
+// cublasLtMatmul's own launch work.
+// - The key (GemmKey) is everything the plan depends on, a fixed-size value:
+//   looking it up allocates nothing. The pointers enter only through their
+//   alignment (ATen sets CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_* the same way).
+// - Plans are per thread: the bias pointer is written into the cached
+//   descriptor on each call, and a thread's own table needs no lock. A thread
+//   holds at most kMaxGemmPlans; one more configuration drops them all and
+//   starts over (only a run with ever-new shapes gets there).
+// - Fallback: when cuBLASLt refuses the configuration (a descriptor or
+//   layout it rejects, no algorithm from the heuristic, or NOT_SUPPORTED from
+//   cublasLtMatmul itself), the plan remembers it and every call of that
+//   configuration goes to cublasGemmEx / cublasGemmStridedBatchedEx as
+//   before; a bias plan falls back to copying self into C.
+// - Numerics: the compute types of compute_type() (TF32 only where Note
+//   [TF32] allows it, float64 in float64, float16/bfloat16 accumulating in
+//   float32). Split-K reductions in the output's precision stay allowed for
+//   float16/bfloat16, as ATen's defaults have it
+//   (allow_fp16/bf16_reduced_precision_reduction = True: its cuBLAS path
+//   keeps CUBLAS_DEFAULT_MATH and its cuBLASLt path leaves
+//   CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK at "all schemes"); the
+//   fallback's handle runs with CUBLAS_DEFAULT_MATH too.
+
+constexpr size_t kMaxGemmPlans = 1024;
+
+enum class Epilogue : int32_t { kNone = 0, kBias = 1 };
+
+// What a plan depends on. No padding: it is hashed as its bytes.
+struct GemmKey {
+  int32_t device = 0, dtype = 0, compute = 0, epilogue = 0, op_a = 0, op_b = 0;
+  int64_t m = 0, n = 0, k = 0, batch = 1, lda = 0, ldb = 0, ldc = 0;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // 0 unless batch > 1
+  uint32_t align_a = 0, align_b = 0, align_c = 0, align_bias = 0;
+  bool operator==(const GemmKey&) const = default;
+};
+static_assert(std::has_unique_object_representations_v<GemmKey> && sizeof(GemmKey) % 8 == 0,
+              "GemmKey is hashed as its bytes");
+
+struct GemmKeyHash {
+  size_t operator()(const GemmKey& key) const noexcept {
+    uint64_t words[sizeof(GemmKey) / 8];
+    std::memcpy(words, &key, sizeof key);
+    uint64_t h = 0;
+    for (const uint64_t w : words) {  // splitmix64's finaliser over each word
+      h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+      h ^= h >> 31;
+    }
+    return static_cast<size_t>(h);
+  }
+};
+
+// Owners of cuBLASLt descriptors (created by the plan that holds them).
+template <typename T, cublasStatus_t (*destroy)(T)>
+struct LtOwned {
+  T handle = nullptr;
+  LtOwned() = default;
+  LtOwned(const LtOwned&) = delete;
+  LtOwned& operator=(const LtOwned&) = delete;
+  ~LtOwned() {
+    if (handle) (void)destroy(handle);
+  }
+};
+using LtMatmulDesc = LtOwned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using LtLayout = LtOwned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using LtPreference = LtOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+// A configuration's descriptors and algorithm, or usable == false: it falls back.
+struct GemmPlan {
+  LtMatmulDesc op;
+  LtLayout a, b, c;
+  cublasLtMatmulAlgo_t algo{};
+  bool usable = false;
+};
+
+struct ThreadPlans {
+  std::unordered_map<GemmKey, GemmPlan, GemmKeyHash> plans;
+  GemmPlanStats stats;
+  bool refuse_for_testing = false;
+};
+thread_local ThreadPlans t_plans;
+
+GemmKey key_of(const GemmCall& g, cudaDataType_t t, cublasComputeType_t compute,
+               const void* bias, int device) {
+  GemmKey key;
+  key.device = device;
+  key.dtype = static_cast<int32_t>(t);
+  key.compute = static_cast<int32_t>(compute);
+  key.epilogue = static_cast<int32_t>(bias != nullptr ? Epilogue::kBias : Epilogue::kNone);
+  key.op_a = static_cast<int32_t>(g.op_a);
+  key.op_b = static_cast<int32_t>(g.op_b);
+  key.m = g.m;
+  key.n = g.n;
+  key.k = g.k;
+  key.batch = g.batch;
+  key.lda = g.lda;
+  key.ldb = g.ldb;
+  key.ldc = g.ldc;
+  if (g.batch > 1) {
+    key.stride_a = g.stride_a;
+    key.stride_b = g.stride_b;
+    key.stride_c = g.stride_c;
+  }
+  key.align_a = pointer_alignment(g.a);
+  key.align_b = pointer_alignment(g.b);
+  key.align_c = pointer_alignment(g.c);
+  key.align_bias = bias != nullptr ? pointer_alignment(bias) : 0;
+  return key;
+}
+
+// Fills `plan` for `key`; returns the first status cuBLASLt refused with
+// (the plan then stays unusable), or SUCCESS once the heuristic gave an
+// algorithm that fits the workspace.
+cublasStatus_t build_plan(GemmPlan& plan, const GemmKey& key, const void* bias,
+                          size_t workspace_bytes, bool refuse, cublasLtHandle_t lt) {
+  const auto t = static_cast<cudaDataType_t>(key.dtype);
+  const auto compute = static_cast<cublasComputeType_t>(key.compute);
+  const cudaDataType_t scale = compute == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F;
+  cublasStatus_t s = cublasLtMatmulDescCreate(&plan.op.handle, compute, scale);
+  auto set_op = [&](cublasLtMatmulDescAttributes_t attr, const auto& value) {
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      s = cublasLtMatmulDescSetAttribute(plan.op.handle, attr, &value, sizeof value);
+    }
+  };
+  const auto op_a = static_cast<cublasOperation_t>(key.op_a);
+  const auto op_b = static_cast<cublasOperation_t>(key.op_b);
+  set_op(CUBLASLT_MATMUL_DESC_TRANSA, op_a);
+  set_op(CUBLASLT_MATMUL_DESC_TRANSB, op_b);
+  if (key.epilogue == static_cast<int32_t>(Epilogue::kBias)) {
+    set_op(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    set_op(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  }
+  // A is stored op_a(A)'s transpose when op_a is T, and so on.
+  auto layout = [&](LtLayout& l, uint64_t rows, uint64_t cols, int64_t ld, int64_t stride) {
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatrixLayoutCreate(&l.handle, t, rows, cols, ld);
+    if (key.batch <= 1) return;
+    const auto count = static_cast<int32_t>(key.batch);
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      s = cublasLtMatrixLayoutSetAttribute(l.handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                           sizeof count);
+    }
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      s = cublasLtMatrixLayoutSetAttribute(l.handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                           &stride, sizeof stride);
+    }
+  };
+  const auto m = static_cast<uint64_t>(key.m), n = static_cast<uint64_t>(key.n),
+             k = static_cast<uint64_t>(key.k);
+  layout(plan.a, op_a == CUBLAS_OP_N ? m : k, op_a == CUBLAS_OP_N ? k : m, key.lda,
+         key.stride_a);
+  layout(plan.b, op_b == CUBLAS_OP_N ? k : n, op_b == CUBLAS_OP_N ? n : k, key.ldb,
+         key.stride_b);
+  layout(plan.c, m, n, key.ldc, key.stride_c);
+
+  LtPreference pref;
+  if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceCreate(&pref.handle);
+  auto set_pref = [&](cublasLtMatmulPreferenceAttributes_t attr, const auto& value) {
+    if (s == CUBLAS_STATUS_SUCCESS) {
+      s = cublasLtMatmulPreferenceSetAttribute(pref.handle, attr, &value, sizeof value);
+    }
+  };
+  set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<uint64_t>(workspace_bytes));
+  // Views at an offset are not 256-byte aligned, which the heuristic
+  // assumes unless told. C and D are the same buffer.
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_a);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_b);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c);
+  if (s != CUBLAS_STATUS_SUCCESS) return s;
+  if (refuse) return CUBLAS_STATUS_NOT_SUPPORTED;  // set_gemm_lt_refusal_for_testing
+
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  s = cublasLtMatmulAlgoGetHeuristic(lt, plan.op.handle, plan.a.handle, plan.b.handle,
+                                     plan.c.handle, plan.c.handle, pref.handle, 1, &result,
+                                     &found);
+  if (s != CUBLAS_STATUS_SUCCESS) return s;
+  if (found < 1 || result.workspaceSize > workspace_bytes) return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (result.state != CUBLAS_STATUS_SUCCESS) return result.state;
+  plan.algo = result.algo;
+  plan.usable = true;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+// The sizes cuBLAS takes as int (cublasLtMatmul takes the same batch count).
+void check_gemm_sizes(const GemmCall& g, const char* fn) {
+  (void)to_int(g.m, "size", fn);
+  (void)to_int(g.n, "size", fn);
+  (void)to_int(g.k, "size", fn);
+  (void)to_int(g.lda, "leading dimension", fn);
+  (void)to_int(g.ldb, "leading dimension", fn);
+  (void)to_int(g.ldc, "leading dimension", fn);
+  (void)to_int(g.batch, "batch count", fn);
+}
+
+// C = alpha op(A) op(B) + beta C, plus `bias` (when not null) along C's
+// columns, through the configuration's plan (Note [GEMM plans]). Returns
+// false, having queued nothing, when the configuration falls back.
+bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, double beta,
+             const void* bias, int device, cudaStream_t stream, const char* fn) {
+  check_gemm_sizes(g, fn);
+  const cudaDataType_t t = cuda_data_type(dtype, fn);
+  const GemmKey key = key_of(g, t, compute_type(dtype, tf32), bias, device);
+  ThreadPlans& tp = t_plans;
+  cublasLtHandle_t lt = cublaslt_handle(device);
+  auto it = tp.plans.find(key);
+  if (it == tp.plans.end()) {
+    if (tp.plans.size() >= kMaxGemmPlans) tp.plans.clear();
+    it = tp.plans.try_emplace(key).first;
+    ++tp.stats.plans_built;
+    try {
+      (void)build_plan(it->second, key, bias, cublaslt_workspace_bytes(device),
+                       tp.refuse_for_testing, lt);
+    } catch (...) {
+      tp.plans.erase(it);
+      throw;
+    }
+  }
+  GemmPlan& plan = it->second;
+  if (!plan.usable) return false;
+  if (bias != nullptr) {
+    AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan.op.handle, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  }
+  const GemmScalars scalars(dtype, alpha, beta);
+  const LtWorkspace workspace = cublaslt_workspace(device, stream);
+  cublasStatus_t status;
+  {
+    profiling::LibraryCallTimer timer("cublasLtMatmul");
+    status = cublasLtMatmul(lt, plan.op.handle, scalars.alpha(), g.a, plan.a.handle, g.b,
+                            plan.b.handle, scalars.beta(), g.c, plan.c.handle, g.c,
+                            plan.c.handle, &plan.algo, workspace.data, workspace.bytes, stream);
+  }
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH) {
+    plan.usable = false;
+    return false;
+  }
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    detail::cublas_fail(status, "cublasLtMatmul(...)", __FILE__, __LINE__);
+  }
+  ++tp.stats.lt_calls;
+  return true;
+}
+
+// The fallback: cuBLAS's own heuristic, on every call.
+void cublas_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha_arg,
+                 double beta_arg, int device, cudaStream_t stream, const char* fn) {
   const cudaDataType_t t = cuda_data_type(dtype, fn);
   const GemmScalars scalars(dtype, alpha_arg, beta_arg);
   const void* alpha = scalars.alpha();
@@ -267,6 +519,7 @@ void run_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha_arg, 
   const int lda = to_int(g.lda, "leading dimension", fn),
             ldb = to_int(g.ldb, "leading dimension", fn),
             ldc = to_int(g.ldc, "leading dimension", fn);
+  ++t_plans.stats.fallback_calls;
   profiling::LibraryCallTimer timer("cublasGemmEx");
   if (g.batch == 1) {
     AOTRT_CUBLAS_CHECK(cublasGemmEx(h, g.op_a, g.op_b, m, n, k, alpha, g.a, t, lda, g.b, t,
@@ -280,138 +533,11 @@ void run_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha_arg, 
   }
 }
 
-// --- The cuBLASLt bias epilogue (addmm with a bias vector) ---------------------------------
-
-constexpr size_t kLtWorkspaceBytes = 4u << 20;
-
-struct LtMatmulDesc {
-  cublasLtMatmulDesc_t desc = nullptr;
-  ~LtMatmulDesc() {
-    if (desc) (void)cublasLtMatmulDescDestroy(desc);
+void run_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, double beta,
+              int device, cudaStream_t stream, const char* fn) {
+  if (!lt_gemm(g, dtype, tf32, alpha, beta, nullptr, device, stream, fn)) {
+    cublas_gemm(g, dtype, tf32, alpha, beta, device, stream, fn);
   }
-};
-struct LtLayout {
-  cublasLtMatrixLayout_t layout = nullptr;
-  ~LtLayout() {
-    if (layout) (void)cublasLtMatrixLayoutDestroy(layout);
-  }
-};
-struct LtPreference {
-  cublasLtMatmulPreference_t pref = nullptr;
-  ~LtPreference() {
-    if (pref) (void)cublasLtMatmulPreferenceDestroy(pref);
-  }
-};
-
-// A planned bias matmul: descriptors and the heuristic's algorithm, or
-// `usable == false` when cuBLASLt offers none (the caller then falls back).
-struct LtPlan {
-  bool usable = false;
-  LtMatmulDesc op;
-  LtLayout a, b, c;
-  cublasLtMatmulAlgo_t algo{};
-};
-
-using LtKey = std::tuple<int, int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                         int64_t, uint32_t, uint32_t, uint32_t, uint32_t>;
-
-// Per thread, because the bias pointer is set on the cached descriptor.
-thread_local std::map<LtKey, std::unique_ptr<LtPlan>> t_lt_plans;
-
-std::unique_ptr<LtPlan> make_lt_plan(const GemmCall& g, cudaDataType_t t,
-                                     cublasComputeType_t compute, const void* bias,
-                                     cublasLtHandle_t lt) {
-  auto plan = std::make_unique<LtPlan>();
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->op.desc, compute, CUDA_R_32F));
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-      plan->op.desc, CUBLASLT_MATMUL_DESC_TRANSA, &g.op_a, sizeof g.op_a));
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-      plan->op.desc, CUBLASLT_MATMUL_DESC_TRANSB, &g.op_b, sizeof g.op_b));
-  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-      plan->op.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-      plan->op.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-  const bool ta = g.op_a != CUBLAS_OP_N, tb = g.op_b != CUBLAS_OP_N;
-  AOTRT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a.layout, t, ta ? g.k : g.m,
-                                                ta ? g.m : g.k, g.lda));
-  AOTRT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b.layout, t, tb ? g.n : g.k,
-                                                tb ? g.k : g.n, g.ldb));
-  AOTRT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c.layout, t, g.m, g.n, g.ldc));
-
-  LtPreference pref;
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.pref));
-  const uint64_t workspace = kLtWorkspaceBytes;
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace));
-  // Views at an offset are not 256-byte aligned, which the heuristic assumes
-  // unless told.
-  const uint32_t align_a = pointer_alignment(g.a), align_b = pointer_alignment(g.b),
-                 align_c = pointer_alignment(g.c);
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a, sizeof align_a));
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b, sizeof align_b));
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c, sizeof align_c));
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c, sizeof align_c));
-
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      lt, plan->op.desc, plan->a.layout, plan->b.layout, plan->c.layout, plan->c.layout,
-      pref.pref, 1, &result, &found);
-  if (status == CUBLAS_STATUS_SUCCESS && found > 0 && result.state == CUBLAS_STATUS_SUCCESS &&
-      result.workspaceSize <= kLtWorkspaceBytes) {
-    plan->algo = result.algo;
-    plan->usable = true;
-  } else if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED) {
-    AOTRT_CUBLAS_CHECK(status);
-  }
-  return plan;
-}
-
-// D = alpha op(A) op(B) + bias (broadcast along D's columns, i.e. along the
-// rows of a row-major out). Returns false when cuBLASLt cannot serve it.
-bool try_lt_bias(const GemmCall& g, const void* bias, ScalarType dtype, bool tf32, float alpha,
-                 int device, cudaStream_t stream, const char* fn) {
-  const cudaDataType_t t = cuda_data_type(dtype, fn);
-  const cublasComputeType_t compute = compute_type(dtype, tf32);
-  const LtKey key{device,
-                  static_cast<int>(t),
-                  static_cast<int>(compute),
-                  static_cast<int>(g.op_a) * 4 + static_cast<int>(g.op_b),
-                  g.m,
-                  g.n,
-                  g.k,
-                  g.lda,
-                  g.ldb,
-                  g.ldc,
-                  pointer_alignment(g.a),
-                  pointer_alignment(g.b),
-                  pointer_alignment(g.c),
-                  pointer_alignment(bias)};
-  cublasLtHandle_t lt = cublaslt_handle(device);
-  auto& slot = t_lt_plans[key];
-  if (!slot) slot = make_lt_plan(g, t, compute, bias, lt);
-  LtPlan& plan = *slot;
-  if (!plan.usable) return false;
-  AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-      plan.op.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-  DeviceBuffer workspace(device, kLtWorkspaceBytes);
-  const float beta = 0.0f;
-  profiling::LibraryCallTimer timer("cublasLtMatmul");
-  const cublasStatus_t status =
-      cublasLtMatmul(lt, plan.op.desc, &alpha, g.a, plan.a.layout, g.b, plan.b.layout, &beta,
-                     g.c, plan.c.layout, g.c, plan.c.layout, &plan.algo, workspace.data(),
-                     kLtWorkspaceBytes, stream);
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
-    plan.usable = false;
-    return false;
-  }
-  AOTRT_CUBLAS_CHECK(status);
-  return true;
 }
 
 // --- The op ------------------------------------------------------------------------------
@@ -436,7 +562,6 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
 
   DeviceGuard guard(device);
   cudaStream_t stream = current_cuda_stream(device);
-  const float alpha = static_cast<float>(alpha_arg);  // the cuBLASLt path's (no float64)
   const double beta = use_self ? beta_arg : 0.0;
 
   // K == 0: the product is empty, so out = beta * self (ATen special-cases it too).
@@ -516,7 +641,7 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
       self_view.dtype == dtype && self_view.strides[0] == 0 &&
       (self_view.strides[1] == 1 || N == 1) && M > 1 && N > 1 && K > 1 &&
       !overlaps(self_view.strided(), target.strided())) {
-    done = try_lt_bias(call, self_view.data, dtype, tf32, alpha, device, stream, fn);
+    done = lt_gemm(call, dtype, tf32, alpha_arg, 0.0, self_view.data, device, stream, fn);
   }
   if (!done) {
     if (use_self) {
@@ -642,6 +767,18 @@ void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& ma
 void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& batch1,
                  const TensorImpl& batch2, double beta, double alpha, const char* fn) {
   matmul(MatmulArgs{&out, &self, &batch1, &batch2, beta, alpha, 3, fn});
+}
+
+GemmPlanStats gemm_plan_stats() {
+  GemmPlanStats stats = t_plans.stats;
+  stats.plans_cached = t_plans.plans.size();
+  stats.plan_capacity = kMaxGemmPlans;
+  return stats;
+}
+
+void set_gemm_lt_refusal_for_testing(bool refuse) {
+  t_plans.plans.clear();
+  t_plans.refuse_for_testing = refuse;
 }
 
 bool cublas_addressable(const StridedView& m) {
