@@ -151,6 +151,11 @@ class CachingAllocator final : public Allocator {
     free_.erase(s);
   }
 
+  bool is_private(cudaStream_t stream) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return private_.count(stream) != 0;
+  }
+
   CachingAllocatorCounters counters() const {
     std::lock_guard<std::mutex> lock(mu_);
     CachingAllocatorCounters c = counters_;
@@ -355,6 +360,10 @@ void profiler_range(bool start) {
 
 void set_private_pool(int device_index, cudaStream_t stream, bool is_private) {
   caching_allocator(device_index).set_private(stream, is_private);
+}
+
+bool is_private_pool(int device_index, cudaStream_t stream) {
+  return caching_allocator(device_index).is_private(stream);
 }
 
 DeviceBuffer::DeviceBuffer(int device_index, size_t nbytes)

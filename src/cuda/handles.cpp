@@ -128,7 +128,7 @@ size_t cublaslt_workspace_bytes(int device_index) {
   return major >= 9 ? size_t{32} << 20 : size_t{4} << 20;
 }
 
-LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream) {
+LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, DeviceBuffer& scratch) {
   auto& slots = t_handles.lt_workspaces;
   const uint64_t now = ++t_handles.lt_workspace_clock;
   ThreadHandles::WorkspaceSlot* victim = &slots[0];
@@ -142,6 +142,10 @@ LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream) {
   AOTRT_CHECK(stream == current_cuda_stream(device_index), kInternal,
               "cuBLASLt workspace asked for a stream that is not device ", device_index,
               "'s current one");
+  if (is_private_pool(device_index, stream)) {
+    scratch = DeviceBuffer(device_index, cublaslt_workspace_bytes(device_index));
+    return LtWorkspace{scratch.data(), scratch.nbytes()};
+  }
   // The old buffer goes back to the cache before the new one is taken, so a
   // thread cycling through streams reuses it.
   victim->buffer = DeviceBuffer();

@@ -73,15 +73,19 @@ cublasLtHandle_t cublaslt_handle(int device_index);
 // on Hopper and later, 4 MiB before; plans ask the heuristic for algorithms
 // that fit it. At most kLtWorkspaceSlots streams per thread keep one: past
 // that the least recently used goes back to the cache (stream-ordered, so
-// kernels still queued keep it until they ran; a CUDA graph's private stream
-// keeps it in its pool, Note [Private pools for graph capture]). `stream` must
-// be the device's current stream: the allocator tags the block with it.
+// kernels still queued keep it until they ran).
+// A CUDA graph's private stream (Note [Private pools for graph capture]) keeps
+// none: it dies with its graph, which needs all its blocks back then, so each
+// GEMM on it takes `scratch` from the private pool for the call (no free
+// event there); only warm-up and capture runs call GEMMs on it.
+// `stream` must be the device's current stream: the allocator tags the block
+// with it.
 inline constexpr size_t kLtWorkspaceSlots = 8;
 struct LtWorkspace {
   void* data = nullptr;
   size_t bytes = 0;
 };
-LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream);
+LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, DeviceBuffer& scratch);
 // The size every workspace of that device has.
 size_t cublaslt_workspace_bytes(int device_index);
 cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream);

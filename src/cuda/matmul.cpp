@@ -487,7 +487,8 @@ bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, doubl
         plan.op.handle, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   }
   const GemmScalars scalars(dtype, alpha, beta);
-  const LtWorkspace workspace = cublaslt_workspace(device, stream);
+  DeviceBuffer scratch;
+  const LtWorkspace workspace = cublaslt_workspace(device, stream, scratch);
   cublasStatus_t status;
   {
     profiling::LibraryCallTimer timer("cublasLtMatmul");

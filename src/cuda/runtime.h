@@ -84,6 +84,7 @@ CachingAllocatorCounters allocator_counters(int device_index);
 // unmarking frees them (cudaFree): the stream must be idle and hold no live
 // block.
 void set_private_pool(int device_index, cudaStream_t stream, bool is_private);
+bool is_private_pool(int device_index, cudaStream_t stream);
 
 // A temporary device buffer from the caching allocator, stream-ordered on the
 // current stream; freed (returned to the cache) when it goes out of scope.

@@ -19,7 +19,7 @@
 
 namespace aotrt::cuda_test {
 
-constexpr int32_t kF32 = 6, kF16 = 5, kBF16 = 15, kI64 = 4;
+constexpr int32_t kF32 = 6, kF64 = 7, kF16 = 5, kBF16 = 15, kI64 = 4;
 constexpr int32_t kCPU = 0, kCUDA = 1;
 
 inline bool have_gpu() {
@@ -35,10 +35,13 @@ inline bool have_gpu() {
 // Fails the test with the runtime's message when a shim call fails.
 #define AOTRT_OK(call) ASSERT_EQ((call), AOTI_TORCH_SUCCESS) << #call << ": " << aotrt_last_error()
 
-inline size_t itemsize(int32_t dtype) { return dtype == kF32 ? 4 : (dtype == kI64 ? 8 : 2); }
+inline size_t itemsize(int32_t dtype) {
+  return dtype == kF32 ? 4 : (dtype == kI64 || dtype == kF64 ? 8 : 2);
+}
 
 // The value a double becomes when stored in dtype (what the device sees).
 inline double round_to(int32_t dtype, double v) {
+  if (dtype == kF64) return v;
   const float f = static_cast<float>(v);
   if (dtype == kF16) return half_to_float(float_to_half(f));
   if (dtype == kBF16) return bfloat16_to_float(float_to_bfloat16(f));
@@ -46,6 +49,10 @@ inline double round_to(int32_t dtype, double v) {
 }
 
 inline void store(int32_t dtype, void* dst, double v) {
+  if (dtype == kF64) {
+    std::memcpy(dst, &v, 8);
+    return;
+  }
   const float f = static_cast<float>(v);
   if (dtype == kF32) {
     std::memcpy(dst, &f, 4);
@@ -56,6 +63,11 @@ inline void store(int32_t dtype, void* dst, double v) {
 }
 
 inline double load(int32_t dtype, const void* src) {
+  if (dtype == kF64) {
+    double d;
+    std::memcpy(&d, src, 8);
+    return d;
+  }
   if (dtype == kF32) {
     float f;
     std::memcpy(&f, src, 4);

@@ -7,11 +7,22 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "aotrt/aotrt.h"
+#include "cuda/library_ops.h"
 #include "cuda/runtime.h"
 #include "library_test_util.h"
+
+// Note [TF32] (cuda/handles.h, whose cuDNN and cuSOLVER headers the unit
+// tests do not see).
+namespace aotrt::cuda {
+bool matmul_allows_tf32();
+void set_matmul_allows_tf32(bool allow);
+}  // namespace aotrt::cuda
 
 namespace aotrt::cuda_test {
 namespace {
@@ -33,6 +44,7 @@ struct Tolerance {
   double per_value;  // times |result|: the output's rounding
 };
 Tolerance tolerance_for(int32_t dtype) {
+  if (dtype == kF64) return {1e-13, 1e-15};
   if (dtype == kBF16) return {1e-4, 1.0 / 128};
   if (dtype == kF16) return {1e-4, 1.0 / 512};
   return {2e-5, 1e-6};
@@ -50,84 +62,106 @@ struct MatmulCase {
   std::string label;
 };
 
-// Runs the case through the shim and checks the whole output storage.
-void check(const MatmulCase& c) {
-  SCOPED_TRACE(c.label);
-  Rng rng(std::hash<std::string>{}(c.label));
-  DeviceView x(c.dtype, c.x, extent(c.x), rng);
-  DeviceView y(c.dtype, c.y, extent(c.y), rng);
-  DeviceView out(c.dtype, c.out, extent(c.out) + 3, 4321.0);  // sentinel around the view
-  std::unique_ptr<DeviceView> self;
-  const bool has_self = c.op == Op::kAddmm || c.op == Op::kBaddbmm;
-  if (has_self && !c.self_is_out) {
-    self = std::isnan(c.self_fill)
-               ? std::make_unique<DeviceView>(c.dtype, c.self, extent(c.self), rng)
-               : std::make_unique<DeviceView>(c.dtype, c.self, extent(c.self), c.self_fill);
-  }
-  const bool three_d = c.x.sizes.size() == 3;
-  const int64_t B = three_d ? c.x.sizes[0] : 1;
-  const int64_t M = c.x.sizes[three_d], K = c.x.sizes[three_d + 1];
-  const int64_t N = c.y.sizes[three_d + 1];
-
-  // The reference, over the whole output storage.
-  std::vector<double> want = out.storage();
-  std::vector<double> tol(want.size(), 0.0);
-  const Tolerance t = tolerance_for(c.dtype);
-  const auto out_offsets = out.offsets();
-  size_t flat = 0;
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t m = 0; m < M; ++m) {
-      for (int64_t n = 0; n < N; ++n, ++flat) {
-        double sum = 0, scale = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          const double a = three_d ? x.at({b, m, k}) : x.at({m, k});
-          const double bb = three_d ? y.at({b, k, n}) : y.at({k, n});
-          sum += a * bb;
-          scale += std::fabs(a * bb);
-        }
-        double value = c.alpha * sum;
-        scale *= std::fabs(c.alpha);
-        if (has_self && c.beta != 0.0) {
-          double s;
-          if (c.self_is_out) {
-            s = three_d ? out.at({b, m, n}) : out.at({m, n});
-          } else {
-            // Broadcast: right-aligned, size-1 dims repeat.
-            const std::vector<int64_t> full = three_d ? std::vector<int64_t>{b, m, n}
-                                                      : std::vector<int64_t>{m, n};
-            std::vector<int64_t> idx;
-            const size_t shift = full.size() - c.self.sizes.size();
-            for (size_t d = 0; d < c.self.sizes.size(); ++d) {
-              idx.push_back(c.self.sizes[d] == 1 ? 0 : full[d + shift]);
-            }
-            s = self->at(idx);
+// A case's operands on the device and the whole output storage it must
+// leave (the reference in double precision, with a tolerance per element).
+class CaseRun {
+ public:
+  explicit CaseRun(const MatmulCase& c, Tolerance t)
+      : c_(c),
+        rng_(std::hash<std::string>{}(c.label)),
+        x_(c.dtype, c.x, extent(c.x), rng_),
+        y_(c.dtype, c.y, extent(c.y), rng_),
+        out_(c.dtype, c.out, extent(c.out) + 3, 4321.0) {  // sentinel around the view
+    const bool has_self = c.op == Op::kAddmm || c.op == Op::kBaddbmm;
+    if (has_self && !c.self_is_out) {
+      self_ = std::isnan(c.self_fill)
+                  ? std::make_unique<DeviceView>(c.dtype, c.self, extent(c.self), rng_)
+                  : std::make_unique<DeviceView>(c.dtype, c.self, extent(c.self), c.self_fill);
+    }
+    const bool three_d = c.x.sizes.size() == 3;
+    const int64_t B = three_d ? c.x.sizes[0] : 1;
+    const int64_t M = c.x.sizes[three_d], K = c.x.sizes[three_d + 1];
+    const int64_t N = c.y.sizes[three_d + 1];
+    want_ = out_.storage();
+    tol_.assign(want_.size(), 0.0);
+    const auto out_offsets = out_.offsets();
+    size_t flat = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t m = 0; m < M; ++m) {
+        for (int64_t n = 0; n < N; ++n, ++flat) {
+          double sum = 0, scale = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            const double a = three_d ? x_.at({b, m, k}) : x_.at({m, k});
+            const double bb = three_d ? y_.at({b, k, n}) : y_.at({k, n});
+            sum += a * bb;
+            scale += std::fabs(a * bb);
           }
-          value += c.beta * s;
-          scale += std::fabs(c.beta * s);
+          double value = c.alpha * sum;
+          scale *= std::fabs(c.alpha);
+          if (has_self && c.beta != 0.0) {
+            double s;
+            if (c.self_is_out) {
+              s = three_d ? out_.at({b, m, n}) : out_.at({m, n});
+            } else {
+              // Broadcast: right-aligned, size-1 dims repeat.
+              const std::vector<int64_t> full = three_d ? std::vector<int64_t>{b, m, n}
+                                                        : std::vector<int64_t>{m, n};
+              std::vector<int64_t> idx;
+              const size_t shift = full.size() - c.self.sizes.size();
+              for (size_t d = 0; d < c.self.sizes.size(); ++d) {
+                idx.push_back(c.self.sizes[d] == 1 ? 0 : full[d + shift]);
+              }
+              s = self_->at(idx);
+            }
+            value += c.beta * s;
+            scale += std::fabs(c.beta * s);
+          }
+          const auto off = static_cast<size_t>(out_offsets[flat]);
+          want_[off] = value;
+          tol_[off] = t.per_scale * scale + t.per_value * std::fabs(value) + 1e-12;
         }
-        const int64_t off = out_offsets[flat];
-        want[static_cast<size_t>(off)] = value;
-        tol[static_cast<size_t>(off)] = t.per_scale * scale + t.per_value * std::fabs(value) + 1e-12;
       }
     }
   }
 
-  const uint64_t packs_before = aotrt::cuda::pack_count();
-  AtenTensorHandle self_h = c.self_is_out ? out.get() : (self ? self->get() : nullptr);
-  switch (c.op) {
-    case Op::kMm: AOTRT_OK(aoti_torch_cuda_mm_out(out.get(), x.get(), y.get())); break;
-    case Op::kBmm: AOTRT_OK(aoti_torch_cuda_bmm_out(out.get(), x.get(), y.get())); break;
-    case Op::kAddmm:
-      AOTRT_OK(aoti_torch_cuda_addmm_out(out.get(), self_h, x.get(), y.get(), c.beta, c.alpha));
-      break;
-    case Op::kBaddbmm:
-      AOTRT_OK(aoti_torch_cuda_baddbmm_out(out.get(), self_h, x.get(), y.get(), c.beta, c.alpha));
-      break;
+  // The shim call, once; its status (any thread may call it).
+  AOTITorchError call() const {
+    AtenTensorHandle self_h = c_.self_is_out ? out_.get() : (self_ ? self_->get() : nullptr);
+    switch (c_.op) {
+      case Op::kMm: return aoti_torch_cuda_mm_out(out_.get(), x_.get(), y_.get());
+      case Op::kBmm: return aoti_torch_cuda_bmm_out(out_.get(), x_.get(), y_.get());
+      case Op::kAddmm:
+        return aoti_torch_cuda_addmm_out(out_.get(), self_h, x_.get(), y_.get(), c_.beta,
+                                         c_.alpha);
+      case Op::kBaddbmm:
+        return aoti_torch_cuda_baddbmm_out(out_.get(), self_h, x_.get(), y_.get(), c_.beta,
+                                           c_.alpha);
+    }
+    return AOTI_TORCH_FAILURE;
   }
+  void run() const { AOTRT_OK(call()); }
+  void verify() const { expect_within(out_.device_storage(), want_, tol_, c_.label); }
+  std::vector<double> output() const { return out_.device_storage(); }
+
+ private:
+  MatmulCase c_;
+  Rng rng_;
+  DeviceView x_, y_, out_;
+  std::unique_ptr<DeviceView> self_;
+  std::vector<double> want_, tol_;
+};
+
+// Runs the case through the shim and checks the whole output storage.
+void check(const MatmulCase& c, Tolerance t) {
+  SCOPED_TRACE(c.label);
+  CaseRun run(c, t);
+  const uint64_t packs_before = aotrt::cuda::pack_count();
+  run.run();
   EXPECT_EQ(aotrt::cuda::pack_count() - packs_before, static_cast<uint64_t>(c.expected_packs))
       << "copies made around the cuBLAS call";
-  expect_within(out.device_storage(), want, tol, c.label);
+  run.verify();
 }
+void check(const MatmulCase& c) { check(c, tolerance_for(c.dtype)); }
 
 TEST(CudaMatmul, Fp32DoesNotUseTf32) {
   // TF32 keeps 10 mantissa bits: 1 + 2^-12 would become 1. PyTorch's default
@@ -457,6 +491,378 @@ TEST(CudaMatmul, RefusesWhatItCannotServe) {
   EXPECT_NE(std::string(aotrt_last_error()).find("int64"), std::string::npos)
       << aotrt_last_error();
   for (AtenTensorHandle h : {i1, i2, io}) aoti_torch_delete_tensor_object(h);
+}
+
+// --- cuBLASLt plans (Note [GEMM plans] in cuda/matmul.cpp) ---------------------------------
+
+using aotrt::cuda::gemm_plan_stats;
+using aotrt::cuda::GemmPlanStats;
+
+// Matmuls may use TF32 while it lives (Note [TF32]).
+class AllowTf32 {
+ public:
+  explicit AllowTf32(bool allow) : saved_(aotrt::cuda::matmul_allows_tf32()) {
+    aotrt::cuda::set_matmul_allows_tf32(allow);
+  }
+  ~AllowTf32() { aotrt::cuda::set_matmul_allows_tf32(saved_); }
+
+ private:
+  bool saved_;
+};
+
+// cuBLASLt refuses every configuration planned on this thread while it
+// lives, as it does one it cannot serve. Both ends drop the thread's plans.
+class RefuseLt {
+ public:
+  RefuseLt() { aotrt::cuda::set_gemm_lt_refusal_for_testing(true); }
+  ~RefuseLt() { aotrt::cuda::set_gemm_lt_refusal_for_testing(false); }
+};
+
+// Drops the calling thread's plans, so that a test counts its own builds.
+void forget_plans() { aotrt::cuda::set_gemm_lt_refusal_for_testing(false); }
+
+// Every dtype (fp32 with and without TF32, fp16, bf16, fp64), both ops of
+// each input, batch 1 and 3, every ld larger than its minimum, at offsets
+// that leave the pointers 2-, 4- or 8-byte aligned, with alpha/beta 1/0, a
+// full self with alpha 0.5 beta -1.5, and a bias vector; against the double
+// reference, and each served by cublasLtMatmul.
+TEST(CudaMatmul, EveryDtypeOpBatchAndScaleRunsThroughCublasLt) {
+  AOTRT_REQUIRE_GPU();
+  const int64_t M = 19, K = 40, N = 23;
+  struct DtypeCase {
+    std::string name;
+    int32_t dtype;
+    bool tf32;
+    Tolerance tol;
+  };
+  const std::vector<DtypeCase> dtypes = {
+      {"fp32", kF32, false, tolerance_for(kF32)},
+      // TF32 rounds each input to 10 mantissa bits: 2^-11 relative, twice.
+      {"fp32 tf32", kF32, true, {2e-3, 1e-6}},
+      {"fp16", kF16, false, tolerance_for(kF16)},
+      {"bf16", kBF16, false, tolerance_for(kBF16)},
+      {"fp64", kF64, false, tolerance_for(kF64)}};
+  enum class Scale { kPlain, kFullSelf, kBias };
+  for (const DtypeCase& d : dtypes) {
+    AllowTf32 tf32(d.tf32);
+    for (bool x_t : {false, true})
+      for (bool y_t : {false, true})
+        for (int64_t batch : {1, 3})
+          for (Scale scale : {Scale::kPlain, Scale::kFullSelf, Scale::kBias})
+            for (bool out_t : {false, true}) {
+              const ViewSpec x = x_t ? col_major(M, K, M + 5) : row_major(M, K, K + 3);
+              const ViewSpec y = y_t ? col_major(K, N, K + 1, 3) : row_major(K, N, N + 2, 3);
+              const ViewSpec out = out_t ? col_major(M, N, M + 3, 1) : row_major(M, N, N + 4, 1);
+              MatmulCase c;
+              c.dtype = d.dtype;
+              if (batch == 1) {
+                c.x = x;
+                c.y = y;
+                c.out = out;
+              } else {
+                c.x = batched(batch, extent(x) + 7, x);
+                c.y = batched(batch, extent(y) + 1, y);
+                c.out = batched(batch, extent(out) + 2, out);
+              }
+              std::string what = "plain";
+              if (scale == Scale::kPlain) {
+                c.op = batch == 1 ? Op::kMm : Op::kBmm;
+              } else {
+                c.op = batch == 1 ? Op::kAddmm : Op::kBaddbmm;
+                c.alpha = 0.5;
+                if (scale == Scale::kFullSelf) {
+                  c.beta = -1.5;
+                  c.self = batch == 1 ? row_major(M, N) : batched(batch, M * N, row_major(M, N));
+                  what = "full self, alpha 0.5 beta -1.5";
+                } else {
+                  c.self = ViewSpec{{N}, {1}, 1};
+                  what = "bias [N], alpha 0.5";
+                }
+              }
+              c.label = d.name + (batch == 1 ? " mm" : " bmm, batch 3") + ", x " +
+                        (x_t ? "T" : "N") + ", y " + (y_t ? "T" : "N") + ", out " +
+                        (out_t ? "column-major" : "row-major") + ", " + what;
+              const GemmPlanStats before = gemm_plan_stats();
+              check(c, d.tol);
+              const GemmPlanStats after = gemm_plan_stats();
+              EXPECT_EQ(after.lt_calls - before.lt_calls, 1u)
+                  << c.label << ": not served by cublasLtMatmul";
+              EXPECT_EQ(after.fallback_calls, before.fallback_calls)
+                  << c.label << ": cuBLASLt refused it, cublasGemmEx served it";
+              if (testing::Test::HasFailure()) return;
+            }
+  }
+}
+
+// The second identical call builds nothing; new pointers of the same
+// alignment reuse the plan; a new alignment, an epilogue, another
+// orientation or another compute type each make their own.
+TEST(CudaMatmul, PlansAreBuiltOncePerConfiguration) {
+  AOTRT_REQUIRE_GPU();
+  forget_plans();
+  const int64_t M = 61, K = 29, N = 47;
+  MatmulCase c;
+  c.x = row_major(M, K);
+  c.y = row_major(K, N);
+  c.out = row_major(M, N);
+  c.label = "mm";
+  CaseRun first(c, tolerance_for(kF32));
+  GemmPlanStats s0 = gemm_plan_stats();
+  EXPECT_EQ(s0.plans_cached, 0u);
+  first.run();
+  GemmPlanStats s1 = gemm_plan_stats();
+  EXPECT_EQ(s1.plans_built - s0.plans_built, 1u) << "the first call plans";
+  EXPECT_EQ(s1.lt_calls - s0.lt_calls, 1u);
+  first.run();
+  GemmPlanStats s2 = gemm_plan_stats();
+  EXPECT_EQ(s2.plans_built, s1.plans_built) << "the second identical call planned again";
+  EXPECT_EQ(s2.lt_calls - s1.lt_calls, 1u);
+  first.verify();
+
+  // Other tensors of the same shape, at the allocator's alignment.
+  c.label = "mm, other tensors";
+  CaseRun second(c, tolerance_for(kF32));
+  second.run();
+  EXPECT_EQ(gemm_plan_stats().plans_built, s2.plans_built) << "new pointers planned again";
+  second.verify();
+
+  // x one element in: 4-byte aligned instead of 256.
+  c.x = row_major(M, K, K, 1);
+  c.label = "mm, x at an odd offset";
+  check(c);
+  GemmPlanStats s3 = gemm_plan_stats();
+  EXPECT_EQ(s3.plans_built - s2.plans_built, 1u) << "a new alignment needs its own plan";
+
+  // The bias epilogue, twice.
+  c.x = row_major(M, K);
+  c.op = Op::kAddmm;
+  c.self = ViewSpec{{N}, {1}, 0};
+  c.label = "addmm bias";
+  check(c);
+  check(c);
+  GemmPlanStats s4 = gemm_plan_stats();
+  EXPECT_EQ(s4.plans_built - s3.plans_built, 1u) << "the bias epilogue: one plan, once";
+
+  // A column-major output flips cuBLAS's operands.
+  c.op = Op::kMm;
+  c.out = col_major(M, N);
+  c.label = "mm into a column-major out";
+  check(c);
+  GemmPlanStats s5 = gemm_plan_stats();
+  EXPECT_EQ(s5.plans_built - s4.plans_built, 1u);
+
+  // TF32 is another compute type: its own plan, and the first one back after.
+  {
+    AllowTf32 tf32(true);
+    first.run();
+  }
+  GemmPlanStats s6 = gemm_plan_stats();
+  EXPECT_EQ(s6.plans_built - s5.plans_built, 1u) << "TF32 reused the fp32 plan";
+  first.run();
+  GemmPlanStats s7 = gemm_plan_stats();
+  EXPECT_EQ(s7.plans_built, s6.plans_built);
+  first.verify();
+  EXPECT_EQ(s7.plans_cached, s7.plans_built - s0.plans_built);
+  EXPECT_EQ(s7.fallback_calls, s0.fallback_calls);
+}
+
+// A configuration cuBLASLt refuses goes to cublasGemmEx: right results, and
+// the refusal is remembered (planned once, not asked again).
+TEST(CudaMatmul, RefusedConfigurationsFallBackToCublas) {
+  AOTRT_REQUIRE_GPU();
+  RefuseLt refuse;
+  MatmulCase c;
+  c.x = row_major(33, 20, 22);
+  c.y = col_major(20, 17);
+  c.out = row_major(33, 17);
+  c.label = "mm, refused";
+  const GemmPlanStats s0 = gemm_plan_stats();
+  check(c);
+  check(c);
+  const GemmPlanStats s1 = gemm_plan_stats();
+  EXPECT_EQ(s1.plans_built - s0.plans_built, 1u) << "the refusal was not remembered";
+  EXPECT_EQ(s1.fallback_calls - s0.fallback_calls, 2u);
+  EXPECT_EQ(s1.lt_calls, s0.lt_calls);
+
+  // The bias epilogue refused: self is copied into out, then the plain GEMM
+  // (refused too) runs on cublasGemmEx with beta 1.
+  c.op = Op::kAddmm;
+  c.self = ViewSpec{{17}, {1}, 0};
+  c.alpha = 0.5;
+  c.label = "addmm bias, refused";
+  check(c);
+  const GemmPlanStats s2 = gemm_plan_stats();
+  // One plan: the plain GEMM's key (beta is not part of it) is the mm's.
+  EXPECT_EQ(s2.plans_built - s1.plans_built, 1u) << "the epilogue's refusal was not planned";
+  EXPECT_EQ(s2.fallback_calls - s1.fallback_calls, 1u);
+
+  // Batched, and every dtype.
+  for (int32_t dt : {kF32, kF16, kBF16, kF64}) {
+    c = MatmulCase{};
+    c.dtype = dt;
+    c.op = Op::kBaddbmm;
+    c.x = batched(3, 9 * 14, row_major(9, 14));
+    c.y = batched(3, 14 * 11 + 2, col_major(14, 11));
+    c.out = batched(3, 9 * 11, row_major(9, 11));
+    c.self = batched(3, 9 * 11, row_major(9, 11));
+    c.beta = 0.25;
+    c.alpha = -2.0;
+    c.label = "baddbmm refused, dtype " + std::to_string(dt);
+    check(c);
+  }
+  EXPECT_EQ(gemm_plan_stats().lt_calls, s0.lt_calls);
+}
+
+// `aotrt bench --profile` shows each GEMM's library call under its name.
+TEST(CudaMatmul, ProfileNamesTheLibraryCall) {
+  AOTRT_REQUIRE_GPU();
+  MatmulCase c;
+  c.x = row_major(30, 40);
+  c.y = row_major(40, 50);
+  c.out = row_major(30, 50);
+  c.label = "mm, profiled";
+  CaseRun lt(c, tolerance_for(kF32));
+  c.label = "mm, profiled, refused";
+  CaseRun fallback(c, tolerance_for(kF32));
+  lt.run();  // the plan, before the profile starts
+  aotrt::set_shim_profiling(false);
+  aotrt::reset_shim_profile();
+  aotrt::set_shim_profiling(true);
+  lt.run();
+  lt.run();
+  {
+    RefuseLt refuse;
+    fallback.run();
+  }
+  aotrt::set_shim_profiling(false);
+  const std::vector<aotrt::ShimTiming> rows = aotrt::shim_profile();
+  aotrt::reset_shim_profile();
+  auto calls = [&](const std::string& name, bool inside) {
+    for (const auto& r : rows) {
+      if (r.function == name && r.inside_shim == inside) return r.calls;
+    }
+    return int64_t{0};
+  };
+  EXPECT_EQ(calls("cublasLtMatmul", true), 2);
+  EXPECT_EQ(calls("cublasGemmEx", true), 1);
+  EXPECT_EQ(calls("aoti_torch_cuda_mm_out", false), 3);
+  lt.verify();
+  fallback.verify();
+}
+
+// A thread holds at most plan_capacity plans: one more configuration starts
+// the table over, and calls still run right.
+TEST(CudaMatmul, PlanTableIsBounded) {
+  AOTRT_REQUIRE_GPU();
+  forget_plans();
+  const int64_t capacity = static_cast<int64_t>(gemm_plan_stats().plan_capacity);
+  ASSERT_GT(capacity, 0);
+  const int64_t rows = capacity + 5, K = 4, N = 3;
+  Rng rng(5);
+  DeviceView x(kF32, row_major(rows, K), rows * K, rng);
+  DeviceView y(kF32, row_major(K, N), K * N, rng);
+  DeviceView out(kF32, row_major(rows, N), rows * N, 0.0);
+  const GemmPlanStats s0 = gemm_plan_stats();
+  const int64_t one = 1;
+  for (int64_t m = 1; m <= rows; ++m) {  // one configuration per m
+    const int64_t xs[] = {m, K}, xst[] = {K, one}, os[] = {m, N}, ost[] = {N, one};
+    Handle xv, ov;
+    AOTRT_OK(aoti_torch__reinterpret_tensor(x.get(), 2, xs, xst, 0, xv.out()));
+    AOTRT_OK(aoti_torch__reinterpret_tensor(out.get(), 2, os, ost, 0, ov.out()));
+    AOTRT_OK(aoti_torch_cuda_mm_out(ov.get(), xv.get(), y.get()));
+    ASSERT_LE(gemm_plan_stats().plans_cached, static_cast<size_t>(capacity)) << "m " << m;
+  }
+  const GemmPlanStats s1 = gemm_plan_stats();
+  EXPECT_EQ(s1.plans_built - s0.plans_built, static_cast<uint64_t>(rows));
+  EXPECT_EQ(s1.plans_cached, 5u) << "the table should have started over once";
+  EXPECT_EQ(s1.lt_calls - s0.lt_calls, static_cast<uint64_t>(rows));
+  // The last call wrote every row.
+  const std::vector<double> got = out.device_storage();
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double want = 0;
+      for (int64_t k = 0; k < K; ++k) want += x.at({m, k}) * y.at({k, n});
+      ASSERT_NEAR(got[static_cast<size_t>(m * N + n)], want, 1e-5) << m << "," << n;
+    }
+}
+
+// Plans are per thread: two threads running different shapes (and dtypes,
+// an epilogue, batches) at once each plan their own configurations once and
+// compute exactly what one thread computes alone.
+TEST(CudaMatmul, ThreadsPlanTheirOwnAndMatchSerialResults) {
+  AOTRT_REQUIRE_GPU();
+  auto cases_for = [](int thread) {
+    std::vector<MatmulCase> cases(3);
+    const std::string t = "thread " + std::to_string(thread) + ": ";
+    cases[0].dtype = thread == 0 ? kF32 : kF64;
+    cases[0].x = row_major(40 + thread, 30);
+    cases[0].y = col_major(30, 20 + 3 * thread);
+    cases[0].out = row_major(40 + thread, 20 + 3 * thread);
+    cases[0].label = t + "mm";
+    cases[1].dtype = thread == 0 ? kBF16 : kF16;
+    cases[1].op = Op::kAddmm;
+    cases[1].x = row_major(17, 64 + thread);
+    cases[1].y = col_major(64 + thread, 33);
+    cases[1].out = row_major(17, 33);
+    cases[1].self = ViewSpec{{33}, {1}, 0};
+    cases[1].alpha = 0.75;
+    cases[1].label = t + "addmm bias";
+    cases[2].op = Op::kBaddbmm;
+    cases[2].x = batched(3, 12 * 30, row_major(12, 25 + thread));
+    cases[2].y = batched(3, 30 * 30, row_major(25 + thread, 14));
+    cases[2].out = batched(3, 12 * 14, row_major(12, 14));
+    cases[2].self = batched(3, 12 * 14, row_major(12, 14));
+    cases[2].beta = -0.5;
+    cases[2].label = t + "baddbmm";
+    return cases;
+  };
+  // Serially, on this thread.
+  std::vector<std::vector<double>> serial;
+  for (int thread = 0; thread < 2; ++thread) {
+    for (const MatmulCase& c : cases_for(thread)) {
+      CaseRun run(c, tolerance_for(c.dtype));
+      run.run();
+      serial.push_back(run.output());
+    }
+  }
+  // The same cases (same inputs: they come from the label), new outputs,
+  // both threads at once, each call many times.
+  std::vector<std::unique_ptr<CaseRun>> runs;
+  for (int thread = 0; thread < 2; ++thread) {
+    for (const MatmulCase& c : cases_for(thread)) {
+      runs.push_back(std::make_unique<CaseRun>(c, tolerance_for(c.dtype)));
+    }
+  }
+  constexpr int kRepeats = 50;
+  GemmPlanStats stats[2];
+  int failures[2] = {0, 0};
+  std::vector<std::thread> threads;
+  for (int thread = 0; thread < 2; ++thread) {
+    threads.emplace_back([&, thread] {
+      for (int r = 0; r < kRepeats; ++r) {
+        for (size_t i = 0; i < 3; ++i) {
+          if (runs[static_cast<size_t>(thread) * 3 + i]->call() != AOTI_TORCH_SUCCESS) {
+            ++failures[thread];
+          }
+        }
+      }
+      stats[thread] = gemm_plan_stats();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int thread = 0; thread < 2; ++thread) {
+    SCOPED_TRACE("thread " + std::to_string(thread));
+    EXPECT_EQ(failures[thread], 0) << "shim calls failed on that thread";
+    // A new thread starts with no plans: each configuration once (the
+    // bias case is one), however many calls.
+    EXPECT_EQ(stats[thread].plans_built, 3u);
+    EXPECT_EQ(stats[thread].lt_calls, 3u * kRepeats);
+    EXPECT_EQ(stats[thread].fallback_calls, 0u);
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    runs[i]->verify();
+    EXPECT_EQ(runs[i]->output(), serial[i]) << "case " << i << " differs from the serial run";
+  }
 }
 
 }  // namespace
