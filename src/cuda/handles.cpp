@@ -63,6 +63,7 @@ struct ThreadHandles {
   };
   std::array<WorkspaceSlot, kLtWorkspaceSlots> lt_workspaces;
   uint64_t lt_workspace_clock = 0;
+  std::vector<size_t> lt_workspace_bytes;  // per device; 0: not asked yet
 
   ~ThreadHandles() {
     for (size_t d = 0; d < cublas.size(); ++d) {
@@ -122,10 +123,14 @@ cublasLtHandle_t cublaslt_handle(int device_index) {
 }
 
 size_t cublaslt_workspace_bytes(int device_index) {
-  int major = 0;
-  AOTRT_CUDA_CHECK(
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index));
-  return major >= 9 ? size_t{32} << 20 : size_t{4} << 20;
+  size_t& bytes = slot(t_handles.lt_workspace_bytes, device_index);
+  if (bytes == 0) {
+    int major = 0;
+    AOTRT_CUDA_CHECK(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index));
+    bytes = major >= 9 ? size_t{32} << 20 : size_t{4} << 20;
+  }
+  return bytes;
 }
 
 LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, DeviceBuffer& scratch) {
