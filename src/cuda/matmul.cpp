@@ -42,11 +42,11 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "core/error.h"
+#include "core/plan_key.h"
 #include "core/view.h"
 #include "cuda/handles.h"
 #include "cuda/library_ops.h"
@@ -265,9 +265,10 @@ struct GemmScalars {
 // cublasGemmEx runs cuBLAS's heuristic on every call (10-14 us of host time
 // per call on the H200); a planned call costs a hash lookup and
 // cublasLtMatmul's own launch work.
-// - The key (GemmKey) is everything the plan depends on, a fixed-size value:
-//   looking it up allocates nothing. The pointers enter only through their
-//   alignment (ATen sets CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_* the same way).
+// - The key (GemmConfig, as a PlanKey) is everything the plan depends on, a
+//   fixed-size value: looking it up allocates nothing. The pointers enter
+//   only through their alignment (ATen sets
+//   CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_* the same way).
 // - Plans are per thread: the bias pointer is written into the cached
 //   descriptor on each call, and a thread's own table needs no lock. A thread
 //   holds at most kMaxGemmPlans; one more configuration drops them all and
@@ -290,27 +291,22 @@ constexpr size_t kMaxGemmPlans = 1024;
 
 enum class Epilogue : int32_t { kNone = 0, kBias = 1 };
 
-// What a plan depends on. No padding: it is hashed as its bytes.
-struct GemmKey {
+// What a plan depends on, by name; its PlanKey (core/plan_key.h) finds the plan.
+struct GemmConfig {
   int32_t device = 0, dtype = 0, compute = 0, epilogue = 0, op_a = 0, op_b = 0;
   int64_t m = 0, n = 0, k = 0, batch = 1, lda = 0, ldb = 0, ldc = 0;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // 0 unless batch > 1
   uint32_t align_a = 0, align_b = 0, align_c = 0, align_bias = 0;
-  bool operator==(const GemmKey&) const = default;
-};
-static_assert(std::has_unique_object_representations_v<GemmKey> && sizeof(GemmKey) % 8 == 0,
-              "GemmKey is hashed as its bytes");
 
-struct GemmKeyHash {
-  size_t operator()(const GemmKey& key) const noexcept {
-    uint64_t words[sizeof(GemmKey) / 8];
-    std::memcpy(words, &key, sizeof key);
-    uint64_t h = 0;
-    for (const uint64_t w : words) {  // splitmix64's finaliser over each word
-      h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-      h ^= h >> 31;
+  PlanKey key() const {
+    PlanKey key;
+    for (int64_t v : {int64_t{device}, int64_t{dtype}, int64_t{compute}, int64_t{epilogue},
+                      int64_t{op_a}, int64_t{op_b}, m, n, k, batch, lda, ldb, ldc, stride_a,
+                      stride_b, stride_c, int64_t{align_a}, int64_t{align_b}, int64_t{align_c},
+                      int64_t{align_bias}}) {
+      key.push(v);
     }
-    return static_cast<size_t>(h);
+    return key;
   }
 };
 
@@ -338,15 +334,15 @@ struct GemmPlan {
 };
 
 struct ThreadPlans {
-  std::unordered_map<GemmKey, GemmPlan, GemmKeyHash> plans;
+  std::unordered_map<PlanKey, GemmPlan, PlanKeyHash> plans;
   GemmPlanStats stats;
   bool refuse_for_testing = false;
 };
 thread_local ThreadPlans t_plans;
 
-GemmKey key_of(const GemmCall& g, cudaDataType_t t, cublasComputeType_t compute,
-               const void* bias, int device) {
-  GemmKey key;
+GemmConfig config_of(const GemmCall& g, cudaDataType_t t, cublasComputeType_t compute,
+                     const void* bias, int device) {
+  GemmConfig key;
   key.device = device;
   key.dtype = static_cast<int32_t>(t);
   key.compute = static_cast<int32_t>(compute);
@@ -375,7 +371,7 @@ GemmKey key_of(const GemmCall& g, cudaDataType_t t, cublasComputeType_t compute,
 // Fills `plan` for `key`; returns the first status cuBLASLt refused with
 // (the plan then stays unusable), or SUCCESS once the heuristic gave an
 // algorithm that fits the workspace.
-cublasStatus_t build_plan(GemmPlan& plan, const GemmKey& key, const void* bias,
+cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& key, const void* bias,
                           size_t workspace_bytes, bool refuse, cublasLtHandle_t lt) {
   const auto t = static_cast<cudaDataType_t>(key.dtype);
   const auto compute = static_cast<cublasComputeType_t>(key.compute);
@@ -464,7 +460,8 @@ bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, doubl
              const void* bias, int device, cudaStream_t stream, const char* fn) {
   check_gemm_sizes(g, fn);
   const cudaDataType_t t = cuda_data_type(dtype, fn);
-  const GemmKey key = key_of(g, t, compute_type(dtype, tf32), bias, device);
+  const GemmConfig config = config_of(g, t, compute_type(dtype, tf32), bias, device);
+  const PlanKey key = config.key();
   ThreadPlans& tp = t_plans;
   cublasLtHandle_t lt = cublaslt_handle(device);
   auto it = tp.plans.find(key);
@@ -473,7 +470,7 @@ bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, doubl
     it = tp.plans.try_emplace(key).first;
     ++tp.stats.plans_built;
     try {
-      (void)build_plan(it->second, key, bias, cublaslt_workspace_bytes(device),
+      (void)build_plan(it->second, config, bias, cublaslt_workspace_bytes(device),
                        tp.refuse_for_testing, lt);
     } catch (...) {
       tp.plans.erase(it);
