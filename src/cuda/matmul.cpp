@@ -342,39 +342,39 @@ thread_local ThreadPlans t_plans;
 
 GemmConfig config_of(const GemmCall& g, cudaDataType_t t, cublasComputeType_t compute,
                      const void* bias, int device) {
-  GemmConfig key;
-  key.device = device;
-  key.dtype = static_cast<int32_t>(t);
-  key.compute = static_cast<int32_t>(compute);
-  key.epilogue = static_cast<int32_t>(bias != nullptr ? Epilogue::kBias : Epilogue::kNone);
-  key.op_a = static_cast<int32_t>(g.op_a);
-  key.op_b = static_cast<int32_t>(g.op_b);
-  key.m = g.m;
-  key.n = g.n;
-  key.k = g.k;
-  key.batch = g.batch;
-  key.lda = g.lda;
-  key.ldb = g.ldb;
-  key.ldc = g.ldc;
+  GemmConfig cfg;
+  cfg.device = device;
+  cfg.dtype = static_cast<int32_t>(t);
+  cfg.compute = static_cast<int32_t>(compute);
+  cfg.epilogue = static_cast<int32_t>(bias != nullptr ? Epilogue::kBias : Epilogue::kNone);
+  cfg.op_a = static_cast<int32_t>(g.op_a);
+  cfg.op_b = static_cast<int32_t>(g.op_b);
+  cfg.m = g.m;
+  cfg.n = g.n;
+  cfg.k = g.k;
+  cfg.batch = g.batch;
+  cfg.lda = g.lda;
+  cfg.ldb = g.ldb;
+  cfg.ldc = g.ldc;
   if (g.batch > 1) {
-    key.stride_a = g.stride_a;
-    key.stride_b = g.stride_b;
-    key.stride_c = g.stride_c;
+    cfg.stride_a = g.stride_a;
+    cfg.stride_b = g.stride_b;
+    cfg.stride_c = g.stride_c;
   }
-  key.align_a = pointer_alignment(g.a);
-  key.align_b = pointer_alignment(g.b);
-  key.align_c = pointer_alignment(g.c);
-  key.align_bias = bias != nullptr ? pointer_alignment(bias) : 0;
-  return key;
+  cfg.align_a = pointer_alignment(g.a);
+  cfg.align_b = pointer_alignment(g.b);
+  cfg.align_c = pointer_alignment(g.c);
+  cfg.align_bias = bias != nullptr ? pointer_alignment(bias) : 0;
+  return cfg;
 }
 
-// Fills `plan` for `key`; returns the first status cuBLASLt refused with
+// Fills `plan` for `cfg`; returns the first status cuBLASLt refused with
 // (the plan then stays unusable), or SUCCESS once the heuristic gave an
 // algorithm that fits the workspace.
-cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& key, const void* bias,
+cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& cfg, const void* bias,
                           size_t workspace_bytes, bool refuse, cublasLtHandle_t lt) {
-  const auto t = static_cast<cudaDataType_t>(key.dtype);
-  const auto compute = static_cast<cublasComputeType_t>(key.compute);
+  const auto t = static_cast<cudaDataType_t>(cfg.dtype);
+  const auto compute = static_cast<cublasComputeType_t>(cfg.compute);
   const cudaDataType_t scale = compute == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F;
   cublasStatus_t s = cublasLtMatmulDescCreate(&plan.op.handle, compute, scale);
   auto set_op = [&](cublasLtMatmulDescAttributes_t attr, const auto& value) {
@@ -382,19 +382,19 @@ cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& key, const void* bia
       s = cublasLtMatmulDescSetAttribute(plan.op.handle, attr, &value, sizeof value);
     }
   };
-  const auto op_a = static_cast<cublasOperation_t>(key.op_a);
-  const auto op_b = static_cast<cublasOperation_t>(key.op_b);
+  const auto op_a = static_cast<cublasOperation_t>(cfg.op_a);
+  const auto op_b = static_cast<cublasOperation_t>(cfg.op_b);
   set_op(CUBLASLT_MATMUL_DESC_TRANSA, op_a);
   set_op(CUBLASLT_MATMUL_DESC_TRANSB, op_b);
-  if (key.epilogue == static_cast<int32_t>(Epilogue::kBias)) {
+  if (cfg.epilogue == static_cast<int32_t>(Epilogue::kBias)) {
     set_op(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
     set_op(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   }
   // A is stored op_a(A)'s transpose when op_a is T, and so on.
   auto layout = [&](LtLayout& l, uint64_t rows, uint64_t cols, int64_t ld, int64_t stride) {
     if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatrixLayoutCreate(&l.handle, t, rows, cols, ld);
-    if (key.batch <= 1) return;
-    const auto count = static_cast<int32_t>(key.batch);
+    if (cfg.batch <= 1) return;
+    const auto count = static_cast<int32_t>(cfg.batch);
     if (s == CUBLAS_STATUS_SUCCESS) {
       s = cublasLtMatrixLayoutSetAttribute(l.handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
                                            sizeof count);
@@ -404,13 +404,13 @@ cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& key, const void* bia
                                            &stride, sizeof stride);
     }
   };
-  const auto m = static_cast<uint64_t>(key.m), n = static_cast<uint64_t>(key.n),
-             k = static_cast<uint64_t>(key.k);
-  layout(plan.a, op_a == CUBLAS_OP_N ? m : k, op_a == CUBLAS_OP_N ? k : m, key.lda,
-         key.stride_a);
-  layout(plan.b, op_b == CUBLAS_OP_N ? k : n, op_b == CUBLAS_OP_N ? n : k, key.ldb,
-         key.stride_b);
-  layout(plan.c, m, n, key.ldc, key.stride_c);
+  const auto m = static_cast<uint64_t>(cfg.m), n = static_cast<uint64_t>(cfg.n),
+             k = static_cast<uint64_t>(cfg.k);
+  layout(plan.a, op_a == CUBLAS_OP_N ? m : k, op_a == CUBLAS_OP_N ? k : m, cfg.lda,
+         cfg.stride_a);
+  layout(plan.b, op_b == CUBLAS_OP_N ? k : n, op_b == CUBLAS_OP_N ? n : k, cfg.ldb,
+         cfg.stride_b);
+  layout(plan.c, m, n, cfg.ldc, cfg.stride_c);
 
   LtPreference pref;
   if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceCreate(&pref.handle);
@@ -422,10 +422,10 @@ cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& key, const void* bia
   set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<uint64_t>(workspace_bytes));
   // Views at an offset are not 256-byte aligned, which the heuristic
   // assumes unless told. C and D are the same buffer.
-  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_a);
-  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_b);
-  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c);
-  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, cfg.align_a);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, cfg.align_b);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, cfg.align_c);
+  set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, cfg.align_c);
   if (s != CUBLAS_STATUS_SUCCESS) return s;
   if (refuse) return CUBLAS_STATUS_NOT_SUPPORTED;  // set_gemm_lt_refusal_for_testing
 
