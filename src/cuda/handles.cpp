@@ -133,14 +133,18 @@ size_t cublaslt_workspace_bytes(int device_index) {
   return bytes;
 }
 
-LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, DeviceBuffer& scratch) {
+LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, size_t need,
+                               DeviceBuffer& scratch) {
+  if (need == 0) return LtWorkspace{};
   auto& slots = t_handles.lt_workspaces;
   const uint64_t now = ++t_handles.lt_workspace_clock;
   ThreadHandles::WorkspaceSlot* victim = &slots[0];
   for (auto& slot : slots) {
     if (slot.device == device_index && slot.stream == stream) {
       slot.last_use = now;
-      return LtWorkspace{slot.buffer.data(), slot.buffer.nbytes()};
+      if (slot.buffer.nbytes() >= need) return LtWorkspace{slot.buffer.data(), slot.buffer.nbytes()};
+      victim = &slot;  // grows: a larger need than this stream met so far
+      break;
     }
     if (slot.last_use < victim->last_use) victim = &slot;
   }
@@ -148,14 +152,14 @@ LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, DeviceBuff
               "cuBLASLt workspace asked for a stream that is not device ", device_index,
               "'s current one");
   if (is_private_pool(device_index, stream)) {
-    scratch = DeviceBuffer(device_index, cublaslt_workspace_bytes(device_index));
+    scratch = DeviceBuffer(device_index, need);
     return LtWorkspace{scratch.data(), scratch.nbytes()};
   }
   // The old buffer goes back to the cache before the new one is taken, so a
   // thread cycling through streams reuses it.
   victim->buffer = DeviceBuffer();
   victim->device = -1;
-  victim->buffer = DeviceBuffer(device_index, cublaslt_workspace_bytes(device_index));
+  victim->buffer = DeviceBuffer(device_index, need);
   victim->device = device_index;
   victim->stream = stream;
   victim->last_use = now;

@@ -69,9 +69,13 @@ cublasLtHandle_t cublaslt_handle(int device_index);
 // caching allocator, made on the first GEMM on that stream and kept, so a
 // steady-state GEMM neither allocates nor records the allocator's free event.
 // Calls on one stream run in order, so every plan on it can share the one
-// buffer. The size is cuBLAS's own recommendation (and ATen's choice): 32 MiB
-// on Hopper and later, 4 MiB before; plans ask the heuristic for algorithms
-// that fit it. At most kLtWorkspaceSlots streams per thread keep one: past
+// buffer. Plans ask the heuristic for algorithms that fit cuBLAS's own
+// recommendation (and ATen's choice), 32 MiB on Hopper and later, 4 MiB
+// before, and keep what the chosen algorithm needs; the buffer is as large as
+// the largest need met on its stream so far (grown, never shrunk; none while
+// no algorithm needs any), so small GEMMs cost no workspace memory: eager
+// PyTorch pays none for the 1x1 convolutions it runs on cuDNN, which aotrt
+// runs as GEMMs. At most kLtWorkspaceSlots streams per thread keep one: past
 // that the least recently used goes back to the cache (stream-ordered, so
 // kernels still queued keep it until they ran).
 // A CUDA graph's private stream (Note [Private pools for graph capture]) keeps
@@ -85,8 +89,9 @@ struct LtWorkspace {
   void* data = nullptr;
   size_t bytes = 0;
 };
-LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, DeviceBuffer& scratch);
-// The size every workspace of that device has.
+LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, size_t need,
+                               DeviceBuffer& scratch);
+// The most workspace a plan of that device may need.
 size_t cublaslt_workspace_bytes(int device_index);
 cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream);
 

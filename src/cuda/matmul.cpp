@@ -330,6 +330,7 @@ struct GemmPlan {
   LtMatmulDesc op;
   LtLayout a, b, c;
   cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;  // what the algorithm needs (Note [cuBLASLt workspace])
   bool usable = false;
 };
 
@@ -438,6 +439,7 @@ cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& cfg, const void* bia
   if (found < 1 || result.workspaceSize > workspace_bytes) return CUBLAS_STATUS_NOT_SUPPORTED;
   if (result.state != CUBLAS_STATUS_SUCCESS) return result.state;
   plan.algo = result.algo;
+  plan.workspace = result.workspaceSize;
   plan.usable = true;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -485,7 +487,7 @@ bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, doubl
   }
   const GemmScalars scalars(dtype, alpha, beta);
   DeviceBuffer scratch;
-  const LtWorkspace workspace = cublaslt_workspace(device, stream, scratch);
+  const LtWorkspace workspace = cublaslt_workspace(device, stream, plan.workspace, scratch);
   cublasStatus_t status;
   {
     profiling::LibraryCallTimer timer("cublasLtMatmul");
