@@ -323,7 +323,7 @@ TEST(CoreBlockPool, OwnersKeepTheirBlocksAndMoveOnlyWhollyFreeSegments) {
   BlockPool::Segment* s = pool.find_idle_segment(B, 2 * MiB, any);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->base, a1);
-  EXPECT_EQ(pool.find_idle_segment(A, 2 * MiB, any), nullptr) << "an owner's own segment is not idle for it";
+  EXPECT_EQ(pool.find_idle_segment(A, 2 * MiB, any), nullptr) << "its own segment is not idle for A";
   EXPECT_EQ(pool.find_idle_segment(B, 4 * KiB, any), nullptr) << "a large segment offered for a small request";
   EXPECT_EQ(pool.find_idle_segment(B, 21 * MiB, any), nullptr) << "a segment too small";
   auto refuse = [](const BlockPool::Segment&) { return false; };
@@ -367,9 +367,8 @@ TEST(CoreBlockPool, ReleaseFreesOnlyWhollyFreeSelectedSegments) {
   EXPECT_EQ(pool.cached_bytes(), static_cast<int64_t>(19 * MiB));
   // Everything wholly free: owner 2's small segment.
   released.clear();
-  EXPECT_EQ(pool.release_free_segments([](const BlockPool::Segment&) { return true; },
-                                       [&](const BlockPool::Segment& s) { released.emplace_back(s.base, s.size); }),
-            1);
+  auto record = [&](const BlockPool::Segment& s) { released.emplace_back(s.base, s.size); };
+  EXPECT_EQ(pool.release_free_segments([](const BlockPool::Segment&) { return true; }, record), 1);
   ASSERT_EQ(released.size(), 1u);
   EXPECT_EQ(released[0].first, c);
   EXPECT_EQ(pool.find_free(2, 512), nullptr);
