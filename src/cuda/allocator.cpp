@@ -2,63 +2,65 @@
 // in cuda/runtime.h for the idea; the rules are below.
 //
 // Note [Block sizes and reuse]
-// Requests are rounded up: to 512 bytes up to 1 MiB, to 2 MiB above (the
-// granularity cudaMalloc maps large blocks with anyway). Each block is one
-// cudaMalloc; blocks are never split. A free block serves a later request of
-// rounded size r when it is the smallest cached block of at least r on the
-// same stream and wastes little: at most 2r for small requests, at most
-// r + r/4 for large ones. live_bytes and cached_bytes count block sizes, so
-// live + cached is exactly what the allocator holds from cudaMalloc.
+// Memory comes from cudaMalloc in segments carved into blocks by a BlockPool
+// (Note [Block pool] in core/block_pool.h, which gives the sizes: PyTorch's
+// CUDACachingAllocator's). Requests are rounded up to 512 bytes; one of at
+// most 1 MiB takes a block of a 2 MiB segment of its stream's small pool, a
+// larger one the best-fitting block of its stream's large pool (segments of
+// 20 MiB under 10 MiB, of the request rounded up to 2 MiB from there), split
+// when the rest is worth keeping; a freed block merges with its free
+// neighbours. So two 1.5625 MiB activations share one 20 MiB segment and count
+// 2 x 1.5625 MiB live, as eager PyTorch counts them (when each block was its
+// own cudaMalloc rounded to 2 MiB, they counted 2 x 2 MiB). live_bytes counts
+// the blocks handed out, cached_bytes the free ones: live + cached is exactly
+// what the allocator holds from cudaMalloc.
 //
 // Note [Cross-stream reuse]
 // A Storage is freed when its last handle goes, which can be while kernels
 // that use the block are still queued on the stream it was allocated on.
 // Reusing it on that same stream is safe: the stream runs the old kernels
-// before the new user's. Another stream has no such order, so on free we
-// record an event on the block's stream, and hand the block to another
-// stream only once cudaEventQuery says that event completed. Nothing ever
+// before the new user's. Another stream has no such order, so a segment
+// belongs to one stream, and every block carved from it is that stream's.
+// Each free records the segment's one event on its stream (re-recording the
+// same event: it completes once the last free's stream work has run, and the
+// stream runs earlier frees' work before it). A segment moves to another
+// stream only whole: every block of it free and merged back, its event
+// recorded at the last free and completed by cudaEventQuery; the smallest
+// such segment that holds the request moves. A segment with a live block
+// never moves, so its free blocks wait for their own stream. Whole segments,
+// not blocks, because then one event per segment (made once, re-recorded)
+// covers every block, and the blocks of a segment never sit in two streams'
+// pools, where merging them would mix two streams' orders. Nothing ever
 // blocks the host. (A block used on a second stream by its owner, as
 // torch's record_stream allows, is not tracked: generated code uses one
 // stream per run.)
 //
 // Note [Out of memory]
-// When cudaMalloc fails, every cached block of the device is freed
-// (cudaFree waits for the device, so no kernel still uses them) and the
+// When cudaMalloc fails, every wholly free cached segment of the device is
+// freed (cudaFree waits for the device, so no kernel still uses them) and the
 // cudaMalloc is tried once more; if that fails too, Error(kOutOfMemory)
-// names the size asked for and what the allocator holds. set_limit() caps
-// live bytes and fails the same way without touching the device.
+// names the size asked for and what the allocator holds. A segment with a
+// live block stays. set_limit() caps live bytes and fails the same way
+// without touching the device; under a cap a block is split exactly when the
+// rest it would otherwise keep would pass the cap.
 #include <algorithm>
 #include <cstdio>
-#include <map>
-#include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <cuda_profiler_api.h>
 
+#include "core/block_pool.h"
 #include "cuda/runtime.h"
 
 namespace aotrt::cuda {
 namespace {
 
-constexpr size_t kSmallRequest = size_t{1} << 20;
-constexpr size_t kSmallRound = 512;
-constexpr size_t kLargeRound = size_t{2} << 20;
+BlockPool::Owner owner_of(cudaStream_t stream) { return reinterpret_cast<BlockPool::Owner>(stream); }
 
-size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-size_t block_size_for(size_t nbytes) {
-  return nbytes <= kSmallRequest ? round_up(nbytes, kSmallRound) : round_up(nbytes, kLargeRound);
-}
-
-// Whether a cached block of `size` bytes may serve a request rounded to `want`.
-bool fits(size_t size, size_t want) {
-  if (size < want) return false;
-  return want <= kSmallRequest ? size <= 2 * want : size <= want + want / 4;
-}
+cudaStream_t stream_of(BlockPool::Owner owner) { return reinterpret_cast<cudaStream_t>(owner); }
 
 }  // namespace
 
@@ -68,9 +70,14 @@ class CachingAllocator final : public Allocator {
 
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
-    const size_t size = block_size_for(nbytes);
     const cudaStream_t stream = current_cuda_stream(device_);
     std::lock_guard<std::mutex> lock(mu_);
+    if (nbytes > BlockPool::kMaxRequest) {
+      ++stats_.failed_allocations;
+      AOTRT_FAIL(kOutOfMemory, "CUDA allocator (device ", device_, "): cannot allocate ", nbytes,
+                 " bytes: more than any device holds");
+    }
+    const size_t size = BlockPool::round(nbytes);
     if (exceeds_limit(stats_.live_bytes, size, limit_)) {
       ++stats_.failed_allocations;
       AOTRT_FAIL(kOutOfMemory, "CUDA allocator (device ", device_, "): cannot allocate ", nbytes,
@@ -78,39 +85,43 @@ class CachingAllocator final : public Allocator {
                  " bytes and ", stats_.live_bytes, " bytes are live (", stats_.cached_bytes,
                  " more are cached)");
     }
-    Block block;
-    if (!take_cached(stream, size, &block)) {
+    BlockPool::Block* block = take_cached(stream, size);
+    if (block == nullptr) {
       refuse_if_capturing(stream, nbytes, size);
-      block.ptr = device_malloc(nbytes, size);
-      block.size = size;
-      block.stream = stream;
+      block = new_segment(stream, nbytes, size);
     }
-    live_.emplace(block.ptr, block);
-    stats_.live_bytes += static_cast<int64_t>(block.size);
-    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.live_bytes);
-    ++stats_.live_allocations;
+    // Under a cap, a rest that would pass it is split off (Note [Out of memory]).
+    const bool exact = exceeds_limit(stats_.live_bytes, pool_.allocated_size(block, size), limit_);
+    pool_.allocate(block, size, exact);
+    sync_stats();
     ++stats_.total_allocations;
-    return block.ptr;
+    return reinterpret_cast<void*>(block->addr);
   }
 
   void deallocate(void* ptr, size_t nbytes) noexcept override {
     if (ptr == nullptr) return;
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = live_.find(ptr);
-    if (it == live_.end()) {
+    BlockPool::Block* block = nullptr;
+    try {
+      block = pool_.free(reinterpret_cast<uintptr_t>(ptr));
+    } catch (...) {
+      // Out of host memory while indexing the free block: it stays counted as
+      // cached but is not reused until its neighbours merge with it.
+      std::fprintf(stderr, "aotrt: CUDA allocator (device %d): out of host memory while "
+                   "freeing %p\n", device_, ptr);
+      sync_stats();
+      return;
+    }
+    if (block == nullptr) {
       std::fprintf(stderr, "aotrt: CUDA allocator (device %d): free of %p (%zu bytes), which it "
                    "did not hand out; ignored\n", device_, ptr, nbytes);
       return;
     }
-    Block block = it->second;
-    live_.erase(it);
+    BlockPool::Segment& segment = *block->segment;
     // Note [Private pools for graph capture]: no event, so no other stream takes it.
-    const bool keep = !private_.empty() && private_.count(block.stream) != 0;
-    block.freed = keep ? nullptr : record_free(block.stream);
-    stats_.live_bytes -= static_cast<int64_t>(block.size);
-    stats_.cached_bytes += static_cast<int64_t>(block.size);
-    --stats_.live_allocations;
-    free_[block.stream].emplace(block.size, block);
+    const cudaStream_t stream = stream_of(segment.owner);
+    segment.fence_armed = !is_private(stream) && record_free(segment);
+    sync_stats();
   }
 
   AllocatorStats stats() const override {
@@ -140,15 +151,10 @@ class CachingAllocator final : public Allocator {
       return;
     }
     private_.erase(stream);
-    auto s = free_.find(stream);
-    if (s == free_.end()) return;
-    DeviceGuard guard(device_);
-    for (auto& [size, block] : s->second) {
-      if (cudaFree(block.ptr) != cudaSuccess) (void)cudaGetLastError();
-      stats_.cached_bytes -= static_cast<int64_t>(block.size);
-      ++counters_.cuda_frees;
-    }
-    free_.erase(s);
+    // Its wholly free segments go back to the driver; one that still holds a
+    // live block stays with the stream, now an ordinary one.
+    const BlockPool::Owner owner = owner_of(stream);
+    release_segments([owner](const BlockPool::Segment& s) { return s.owner == owner; });
   }
 
   bool is_private(cudaStream_t stream) const {
@@ -159,95 +165,75 @@ class CachingAllocator final : public Allocator {
   CachingAllocatorCounters counters() const {
     std::lock_guard<std::mutex> lock(mu_);
     CachingAllocatorCounters c = counters_;
-    c.reserved_bytes = stats_.live_bytes + stats_.cached_bytes;
+    c.reserved_bytes = pool_.reserved_bytes();
     return c;
   }
 
  private:
-  struct Block {
-    void* ptr = nullptr;
-    size_t size = 0;
-    cudaStream_t stream = nullptr;  // the stream whose order protects the block
-    cudaEvent_t freed = nullptr;    // recorded on `stream` at free; null: not recorded
-  };
-  using SizeMap = std::multimap<size_t, Block>;
+  bool is_private(cudaStream_t stream) const {
+    return !private_.empty() && private_.count(stream) != 0;
+  }
 
-  // Takes a cached block for `stream` (Notes [Block sizes and reuse] and
-  // [Cross-stream reuse]); false on a miss. Called with mu_ held.
-  bool take_cached(cudaStream_t stream, size_t size, Block* out) {
-    if (auto s = free_.find(stream); s != free_.end()) {
-      auto it = s->second.lower_bound(size);
-      if (it != s->second.end() && fits(it->first, size) && within_limit(it->first)) {
-        *out = take(s->second, it);
-        ++counters_.cache_hits;
-        return true;
-      }
+  void sync_stats() {
+    stats_.live_bytes = pool_.live_bytes();
+    stats_.cached_bytes = pool_.cached_bytes();
+    stats_.live_allocations = pool_.live_blocks();
+    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.live_bytes);
+  }
+
+  // A free block of `stream`'s pool for a request rounded to `size`, else a
+  // wholly free segment of another stream moved to it (Notes [Block sizes and
+  // reuse] and [Cross-stream reuse]); null on a miss. Called with mu_ held.
+  BlockPool::Block* take_cached(cudaStream_t stream, size_t size) {
+    const BlockPool::Owner owner = owner_of(stream);
+    if (BlockPool::Block* b = pool_.find_free(owner, size)) {
+      ++counters_.cache_hits;
+      return b;
     }
-    // A private pool keeps to its own blocks (Note [Private pools for graph capture]).
-    if (!private_.empty() && private_.count(stream) != 0) return false;
-    // Another stream's block, once its free has completed on the device.
-    SizeMap* best_map = nullptr;
-    SizeMap::iterator best;
-    for (auto& [other, blocks] : free_) {
-      if (other == stream) continue;
-      for (auto it = blocks.lower_bound(size); it != blocks.end() && fits(it->first, size); ++it) {
-        if (best_map != nullptr && it->first >= best->first) break;
-        if (!within_limit(it->first) || !free_completed(it->second)) continue;
-        best_map = &blocks;
-        best = it;
-        break;
-      }
-    }
-    if (best_map == nullptr) return false;
-    *out = take(*best_map, best);
-    out->stream = stream;
+    // A private pool keeps to its own segments (Note [Private pools for graph capture]).
+    if (is_private(stream)) return nullptr;
+    BlockPool::Segment* s = pool_.find_idle_segment(owner, size, [this](const BlockPool::Segment& seg) {
+      return seg.fence_armed && !is_private(stream_of(seg.owner)) && free_completed(seg);
+    });
+    if (s == nullptr) return nullptr;
+    pool_.move_segment(s, owner);
+    s->fence_armed = false;  // the new stream's own order protects it from here
     ++counters_.cache_hits;
     ++counters_.cross_stream_reuses;
-    return true;
+    return s->first;
   }
 
-  Block take(SizeMap& blocks, SizeMap::iterator it) {
-    Block block = it->second;
-    blocks.erase(it);
-    if (block.freed != nullptr) events_.push_back(block.freed);
-    block.freed = nullptr;
-    stats_.cached_bytes -= static_cast<int64_t>(block.size);
-    return block;
-  }
-
-  bool within_limit(size_t size) const {
-    return !exceeds_limit(stats_.live_bytes, size, limit_);
-  }
-
-  static bool free_completed(const Block& block) {
-    if (block.freed == nullptr) return false;  // never recorded: only its own stream may reuse it
-    const cudaError_t e = cudaEventQuery(block.freed);
+  static bool free_completed(const BlockPool::Segment& s) {
+    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(s.fence));
     if (e == cudaSuccess) return true;
     (void)cudaGetLastError();  // cudaErrorNotReady, or a failure: not reusable now either way
     return false;
   }
 
-  // An event recorded on `stream` now, or null if that failed (then the
-  // block stays with its stream). Called with mu_ held; never throws.
-  cudaEvent_t record_free(cudaStream_t stream) noexcept {
+  // Records the segment's event on its stream now; false if that failed
+  // (then the segment stays with its stream). Called with mu_ held; never throws.
+  bool record_free(BlockPool::Segment& segment) noexcept {
     try {
       DeviceGuard guard(device_);  // the legacy default stream is the current device's
-      cudaEvent_t event = nullptr;
-      if (!events_.empty()) {
-        event = events_.back();
-        events_.pop_back();
-      } else if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return nullptr;
+      if (segment.fence == nullptr) {
+        cudaEvent_t event = nullptr;
+        if (!events_.empty()) {
+          event = events_.back();
+          events_.pop_back();
+        } else if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) {
+          (void)cudaGetLastError();
+          return false;
+        }
+        segment.fence = event;
       }
-      if (cudaEventRecord(event, stream) != cudaSuccess) {
+      if (cudaEventRecord(static_cast<cudaEvent_t>(segment.fence), stream_of(segment.owner)) !=
+          cudaSuccess) {
         (void)cudaGetLastError();
-        events_.push_back(event);
-        return nullptr;
+        return false;
       }
-      return event;
+      return true;
     } catch (...) {
-      return nullptr;  // the runtime is gone (process exit) or the device is broken
+      return false;  // the runtime is gone (process exit) or the device is broken
     }
   }
 
@@ -267,15 +253,17 @@ class CachingAllocator final : public Allocator {
                "differently from the warm-up runs before the capture");
   }
 
-  // cudaMalloc of `size` bytes, with Note [Out of memory]. Called with mu_ held.
-  void* device_malloc(size_t nbytes, size_t size) {
+  // A new segment of `stream` for a request rounded to `size`: cudaMalloc,
+  // with Note [Out of memory]; returns its one free block. Called with mu_ held.
+  BlockPool::Block* new_segment(cudaStream_t stream, size_t nbytes, size_t size) {
+    const size_t segment = BlockPool::segment_size(size);
     DeviceGuard guard(device_);
     void* ptr = nullptr;
-    cudaError_t e = cudaMalloc(&ptr, size);
+    cudaError_t e = cudaMalloc(&ptr, segment);
     if (e == cudaErrorMemoryAllocation && stats_.cached_bytes > 0) {
       (void)cudaGetLastError();
       release_cached();
-      e = cudaMalloc(&ptr, size);
+      e = cudaMalloc(&ptr, segment);
     }
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
@@ -285,42 +273,58 @@ class CachingAllocator final : public Allocator {
       const bool oom = e == cudaErrorMemoryAllocation;
       throw Error(oom ? ErrorKind::kOutOfMemory : ErrorKind::kBackend,
                   detail::concat("CUDA allocator (device ", device_, "): cannot allocate ",
-                                 nbytes, " bytes (", size, " rounded): cudaMalloc failed: ",
-                                 cudaGetErrorString(e), "; this allocator holds ",
-                                 stats_.live_bytes, " live bytes in ", stats_.live_allocations,
-                                 " blocks and ", stats_.cached_bytes,
+                                 nbytes, " bytes (", size, " rounded, in a new segment of ",
+                                 segment, " bytes): cudaMalloc failed: ", cudaGetErrorString(e),
+                                 "; this allocator holds ", stats_.live_bytes, " live bytes in ",
+                                 stats_.live_allocations, " blocks and ", stats_.cached_bytes,
                                  " cached bytes; the device reports ", free_bytes,
                                  " bytes free of ", total_bytes));
     }
     ++counters_.cuda_mallocs;
-    return ptr;
+    try {
+      BlockPool::Block* b = pool_.add_segment(owner_of(stream), reinterpret_cast<uintptr_t>(ptr),
+                                              segment, BlockPool::is_small(size));
+      sync_stats();
+      return b;
+    } catch (...) {
+      if (cudaFree(ptr) != cudaSuccess) (void)cudaGetLastError();
+      ++counters_.cuda_frees;
+      throw;
+    }
   }
 
-  // cudaFree of every cached block. Called with mu_ held.
-  // A private pool's blocks stay: a captured graph still writes to them
-  // (Note [Private pools for graph capture]).
+  // cudaFree of every wholly free segment but a private pool's: a captured
+  // graph still writes to those (Note [Private pools for graph capture]).
+  // Called with mu_ held.
   void release_cached() {
+    release_segments([this](const BlockPool::Segment& s) { return !is_private(stream_of(s.owner)); });
+  }
+
+  // cudaFree of every wholly free segment that `select` accepts; its event
+  // becomes a spare. Called with mu_ held.
+  template <typename Select>
+  void release_segments(Select&& select) {
     DeviceGuard guard(device_);
-    for (auto it = free_.begin(); it != free_.end();) {
-      if (private_.count(it->first) != 0) {
-        ++it;
-        continue;
-      }
-      for (auto& [size, block] : it->second) {
-        if (cudaFree(block.ptr) != cudaSuccess) (void)cudaGetLastError();
-        if (block.freed != nullptr) events_.push_back(block.freed);
-        stats_.cached_bytes -= static_cast<int64_t>(block.size);
-        ++counters_.cuda_frees;
-      }
-      it = free_.erase(it);
+    pool_.release_free_segments(select, [this](const BlockPool::Segment& s) noexcept {
+      if (cudaFree(reinterpret_cast<void*>(s.base)) != cudaSuccess) (void)cudaGetLastError();
+      if (s.fence != nullptr) keep_spare(static_cast<cudaEvent_t>(s.fence));
+      ++counters_.cuda_frees;
+    });
+    sync_stats();
+  }
+
+  void keep_spare(cudaEvent_t event) noexcept {
+    try {
+      events_.push_back(event);
+    } catch (...) {
+      if (cudaEventDestroy(event) != cudaSuccess) (void)cudaGetLastError();
     }
   }
 
   const int device_;
   mutable std::mutex mu_;
-  std::unordered_map<void*, Block> live_;
-  std::map<cudaStream_t, SizeMap> free_;
-  std::vector<cudaEvent_t> events_;  // spares for record_free
+  BlockPool pool_;
+  std::vector<cudaEvent_t> events_;  // spares for segments' events
   std::unordered_set<cudaStream_t> private_;  // Note [Private pools for graph capture]
   AllocatorStats stats_;
   CachingAllocatorCounters counters_;

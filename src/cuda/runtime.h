@@ -52,21 +52,23 @@ inline int device_of(const StridedView& v) { return v.device.index; }
 
 // --- Memory (allocator.cpp) ------------------------------------------------------------
 // Note [CUDA caching allocator]
-// Blocks freed by a Storage go back to a per-device, per-stream cache and are
-// reused by later allocations of the same stream, so a steady-state run makes
-// no cudaMalloc or cudaFree. A block is tagged with the stream current when it
-// was allocated; reuse on that stream is ordered by the stream itself.
+// cudaMalloc'd segments are carved into blocks (Note [Block sizes and reuse]
+// in cuda/allocator.cpp); blocks freed by a Storage go back to a per-device,
+// per-stream cache and are reused by later allocations of the same stream, so
+// a steady-state run makes no cudaMalloc or cudaFree. A segment belongs to
+// the stream current when it was allocated, and so does every block carved
+// from it; reuse on that stream is ordered by the stream itself.
 class CachingAllocator;  // implements aotrt::Allocator
-// Frees every cached block of a device (cudaFree) but those of CUDA graphs'
-// private pools; live blocks are untouched.
+// Frees every wholly free segment of a device (cudaFree) but those of CUDA
+// graphs' private pools; a segment holding a live block stays.
 void empty_cache(int device_index);
 // What the caching allocator of a device did with the driver, beyond
 // Allocator::stats(): tests and benchmarks check reuse with these.
 struct CachingAllocatorCounters {
   int64_t cuda_mallocs = 0;        // successful cudaMalloc calls
-  int64_t cuda_frees = 0;          // cudaFree calls (cache emptied)
-  int64_t cache_hits = 0;          // allocations served from the cache
-  int64_t cross_stream_reuses = 0; // of those, blocks moved to another stream
+  int64_t cuda_frees = 0;          // cudaFree calls (wholly free segments released)
+  int64_t cache_hits = 0;          // allocations served without a cudaMalloc
+  int64_t cross_stream_reuses = 0; // of those, a segment moved from another stream
   int64_t reserved_bytes = 0;      // live + cached: what cudaMalloc handed us
 };
 CachingAllocatorCounters allocator_counters(int device_index);
@@ -75,14 +77,17 @@ CachingAllocatorCounters allocator_counters(int device_index);
 // A CUDA graph replays with the addresses its capture got from the allocator,
 // so every block the captured run used must stay the graph's while the graph
 // lives, even after the run freed it. A stream marked private keeps its
-// blocks: a block freed on it records no event, so no other stream ever takes
-// it; and the private stream takes no other stream's blocks (that needs
-// cudaEventQuery, which a capture forbids). While a stream captures, a cache
-// miss throws instead of calling cudaMalloc: warm-up runs fill the cache
-// before the capture (see Note [CUDA graph mode] in runtime/cuda_graph.h).
-// empty_cache and the out-of-memory retry leave a private pool's blocks alone;
-// unmarking frees them (cudaFree): the stream must be idle and hold no live
-// block.
+// segments: a block freed on it records no event, so no other stream ever
+// takes its segment; and the private stream takes no other stream's segments
+// (that needs cudaEventQuery, which a capture forbids). Blocks of its own
+// segments are split and merged as any stream's, in the same order in the
+// warm-up runs and the capture. While a stream captures, a cache miss throws
+// instead of calling cudaMalloc: warm-up runs fill the cache before the
+// capture (see Note [CUDA graph mode] in runtime/cuda_graph.h). empty_cache
+// and the out-of-memory retry leave a private pool's segments alone;
+// unmarking frees its wholly free segments (cudaFree): the stream must be
+// idle. A segment that still holds a live block stays with the stream, now an
+// ordinary one.
 void set_private_pool(int device_index, cudaStream_t stream, bool is_private);
 bool is_private_pool(int device_index, cudaStream_t stream);
 

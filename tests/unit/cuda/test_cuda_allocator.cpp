@@ -1,7 +1,10 @@
 // The CUDA caching allocator (cuda/allocator.cpp): reuse without cudaMalloc,
-// the rounding and waste rules, cross-stream safety, limits and OOM messages,
-// stats, and thread safety. The allocator is process-wide, so every check is
-// on the change of a counter across the test's own calls.
+// rounding, segments split and merged, cross-stream safety, private pools,
+// limits and OOM messages, stats, and thread safety. The allocator is
+// process-wide, so every check is on the change of a counter across the
+// test's own calls; tests that count segments run on a fresh stream after
+// empty_cache, whose pool is empty and which finds no wholly free segment of
+// another stream to take (a segment that holds a live block never moves).
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -57,60 +60,121 @@ TEST(CudaAllocator, SteadyStateMakesNoCudaMalloc) {
   EXPECT_EQ(a.stats().total_allocations, total + 5 * static_cast<int64_t>(sizes.size()));
 }
 
-TEST(CudaAllocator, RoundsAndBoundsWaste) {
+TEST(CudaAllocator, RoundsTo512BytesAndSplitsSegments) {
   require_device();
+  Scope scope;
   Allocator& a = allocator(0);
   empty_cache(0);
+  TestStream stream;
+  set_current_cuda_stream(0, stream.get());
   // Small requests round to 512 bytes: 1 and 500 bytes share a block size.
+  const int64_t live0 = a.stats().live_bytes;
   void* p = a.allocate(1);
-  const int64_t live_small = a.stats().live_bytes;
+  EXPECT_EQ(a.stats().live_bytes - live0, 512);
   a.deallocate(p, 1);
   int64_t mallocs = allocator_counters(0).cuda_mallocs;
   void* q = a.allocate(500);
   EXPECT_EQ(q, p);
   EXPECT_EQ(allocator_counters(0).cuda_mallocs, mallocs);
-  EXPECT_GE(live_small, 512);
   a.deallocate(q, 500);
 
-  // A 64 MiB block does not serve a 2 MiB request (too much waste)...
+  // A free 64 MiB segment serves a 2 MiB request: split, the rest stays free...
   void* big = a.allocate(64 << 20);
   a.deallocate(big, 64 << 20);
   mallocs = allocator_counters(0).cuda_mallocs;
   void* small = a.allocate(2 << 20);
-  EXPECT_NE(small, big);
-  EXPECT_EQ(allocator_counters(0).cuda_mallocs, mallocs + 1);
-  // ...but serves a request within a quarter of it.
+  EXPECT_EQ(small, big);
+  // ...and serves the next request, right after it, without cudaMalloc.
   void* near = a.allocate((56 << 20) + 5);
-  EXPECT_EQ(near, big);
-  EXPECT_EQ(allocator_counters(0).cuda_mallocs, mallocs + 1);
+  EXPECT_EQ(near, static_cast<char*>(big) + (2 << 20));
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, mallocs);
+  EXPECT_EQ(a.stats().live_bytes - live0, (2 << 20) + (56 << 20) + 512);
+  // Freed, the blocks merge back into the whole segment.
   a.deallocate(small, 2 << 20);
   a.deallocate(near, (56 << 20) + 5);
+  void* whole = a.allocate(64 << 20);
+  EXPECT_EQ(whole, big);
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, mallocs);
+  a.deallocate(whole, 64 << 20);
+  CUDA_OK(cudaStreamSynchronize(stream.get()));
   empty_cache(0);
+}
+
+// Issue 13: a [1, 64, 80, 80] float32 activation (1.5625 MiB) held 2 MiB when
+// every block was its own cudaMalloc; now blocks share segments and count
+// their 512-rounded size, as eager PyTorch's allocator does.
+TEST(CudaAllocator, TwoRequestsOfOneAndAHalfMiBShareOneSegment) {
+  require_device();
+  Scope scope;
+  Allocator& a = allocator(0);
+  empty_cache(0);
+  TestStream stream;
+  set_current_cuda_stream(0, stream.get());
+  const AllocatorStats s0 = a.stats();
+  const CachingAllocatorCounters c0 = allocator_counters(0);
+  a.reset_peak();
+  const size_t n = 3 << 19;  // 1.5 MiB
+  void* p = a.allocate(n);
+  void* q = a.allocate(n);
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, c0.cuda_mallocs + 1) << "one 20 MiB segment";
+  EXPECT_EQ(q, static_cast<char*>(p) + n);
+  EXPECT_EQ(a.stats().live_bytes - s0.live_bytes, 2 * static_cast<int64_t>(n)) << "not 2 x 2 MiB";
+  EXPECT_EQ(a.stats().peak_bytes - s0.live_bytes, 2 * static_cast<int64_t>(n));
+  EXPECT_EQ(allocator_counters(0).reserved_bytes - c0.reserved_bytes, 20 << 20);
+  EXPECT_EQ(a.stats().cached_bytes - s0.cached_bytes, (20 << 20) - 2 * static_cast<int64_t>(n));
+  const size_t act = 1638400;  // [1, 64, 80, 80] float32
+  void* r = a.allocate(act);
+  EXPECT_EQ(r, static_cast<char*>(q) + n);
+  EXPECT_EQ(a.stats().live_bytes - s0.live_bytes, 2 * static_cast<int64_t>(n) + static_cast<int64_t>(act));
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, c0.cuda_mallocs + 1);
+  CUDA_OK(cudaMemsetAsync(p, 1, n, stream.get()));
+  CUDA_OK(cudaMemsetAsync(q, 2, n, stream.get()));
+  CUDA_OK(cudaMemsetAsync(r, 3, act, stream.get()));
+  a.deallocate(q, n);
+  a.deallocate(p, n);
+  a.deallocate(r, act);
+  AllocatorStats s = a.stats();
+  EXPECT_EQ(s.live_bytes, s0.live_bytes);
+  EXPECT_EQ(s.cached_bytes - s0.cached_bytes, 20 << 20);
+  EXPECT_EQ(allocator_counters(0).reserved_bytes, s.live_bytes + s.cached_bytes);
+  CUDA_OK(cudaStreamSynchronize(stream.get()));
+  const int64_t frees = allocator_counters(0).cuda_frees;
+  empty_cache(0);
+  EXPECT_EQ(allocator_counters(0).cuda_frees, frees + 1) << "the segment, merged back whole";
+  EXPECT_EQ(a.stats().cached_bytes, s0.cached_bytes);
+  EXPECT_EQ(allocator_counters(0).reserved_bytes, c0.reserved_bytes);
 }
 
 TEST(CudaAllocator, StatsCountLivePeakAndCached) {
   require_device();
+  Scope scope;
   Allocator& a = allocator(0);
   empty_cache(0);
+  TestStream stream;
+  set_current_cuda_stream(0, stream.get());
   const AllocatorStats s0 = a.stats();
+  const int64_t reserved0 = allocator_counters(0).reserved_bytes;
   a.reset_peak();
-  void* p = a.allocate(10 << 20);
-  void* q = a.allocate(4 << 20);
+  void* p = a.allocate(10 << 20);  // a 10 MiB segment of its own
+  void* q = a.allocate(4 << 20);   // 4 MiB of a new 20 MiB segment
   AllocatorStats s = a.stats();
   EXPECT_EQ(s.live_bytes - s0.live_bytes, 14 << 20);
   EXPECT_EQ(s.live_allocations - s0.live_allocations, 2);
   EXPECT_EQ(s.peak_bytes, s.live_bytes);
+  EXPECT_EQ(s.cached_bytes - s0.cached_bytes, 16 << 20);
   a.deallocate(p, 10 << 20);
   s = a.stats();
   EXPECT_EQ(s.live_bytes - s0.live_bytes, 4 << 20);
-  EXPECT_EQ(s.cached_bytes, 10 << 20);
+  EXPECT_EQ(s.cached_bytes - s0.cached_bytes, 26 << 20);
   EXPECT_EQ(s.peak_bytes - s0.live_bytes, 14 << 20);
   EXPECT_EQ(allocator_counters(0).reserved_bytes, s.live_bytes + s.cached_bytes);
+  EXPECT_EQ(allocator_counters(0).reserved_bytes - reserved0, 30 << 20);
   a.deallocate(q, 4 << 20);
   const int64_t frees = allocator_counters(0).cuda_frees;
   empty_cache(0);
-  EXPECT_EQ(a.stats().cached_bytes, 0);
+  EXPECT_EQ(a.stats().cached_bytes, s0.cached_bytes);
   EXPECT_EQ(allocator_counters(0).cuda_frees, frees + 2);
+  EXPECT_EQ(allocator_counters(0).reserved_bytes, reserved0);
   EXPECT_EQ(a.allocate(0), nullptr);
 }
 
@@ -122,7 +186,9 @@ TEST(CudaAllocator, CrossStreamReuseWaitsForTheFree) {
   Allocator& a = allocator(0);
   TestStream sa, sb;
   ASSERT_NE(sa.get(), nullptr);
-  const size_t size = 8 << 20;
+  // A segment of its own (>= 10 MiB): stream B's first segment has no room
+  // for its second request, which can only come from A's segment or cudaMalloc.
+  const size_t size = 12 << 20;
   empty_cache(0);  // no completed block of another stream to take instead
 
   set_current_cuda_stream(0, sa.get());
@@ -165,10 +231,104 @@ TEST(CudaAllocator, CrossStreamReuseWaitsForTheFree) {
   empty_cache(0);
 }
 
+// Note [Cross-stream reuse]: a segment moves to another stream only whole;
+// its free blocks wait for their own stream while another block of it lives.
+TEST(CudaAllocator, CrossStreamReuseTakesOnlyWhollyFreeSegments) {
+  require_device();
+  Scope scope;
+  Allocator& a = allocator(0);
+  TestStream sa, sb;
+  const size_t n = 3 << 19;  // 1.5 MiB
+  empty_cache(0);
+
+  set_current_cuda_stream(0, sa.get());
+  void* p = a.allocate(n);
+  void* q = a.allocate(n);
+  ASSERT_EQ(q, static_cast<char*>(p) + n) << "both from one segment of stream A";
+  a.deallocate(p, n);
+  CUDA_OK(cudaStreamSynchronize(sa.get()));  // p's free has completed
+
+  set_current_cuda_stream(0, sb.get());
+  const CachingAllocatorCounters c0 = allocator_counters(0);
+  void* other = a.allocate(n);
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + (20 << 20);
+  const uintptr_t at = reinterpret_cast<uintptr_t>(other);
+  EXPECT_FALSE(at >= lo && at < hi) << "stream B got a block of A's segment while q lives in it";
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, c0.cuda_mallocs + 1);
+  EXPECT_EQ(allocator_counters(0).cross_stream_reuses, c0.cross_stream_reuses);
+
+  // q freed (on A's order) and completed: A's segment is wholly free and
+  // moves to B for a request B's own segment (18.5 MiB free) cannot serve.
+  a.deallocate(q, n);
+  CUDA_OK(cudaStreamSynchronize(sa.get()));
+  const size_t large = 19 << 20;
+  void* moved = a.allocate(large);
+  EXPECT_EQ(moved, p);
+  EXPECT_EQ(allocator_counters(0).cross_stream_reuses, c0.cross_stream_reuses + 1);
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, c0.cuda_mallocs + 1);
+  a.deallocate(other, n);
+  a.deallocate(moved, large);
+  CUDA_OK(cudaDeviceSynchronize());
+  empty_cache(0);
+}
+
+// Note [Private pools for graph capture] at the allocator: a private stream's
+// segments never go to another stream nor back to the driver until the
+// stream is unmarked.
+TEST(CudaAllocator, PrivatePoolKeepsItsSegments) {
+  require_device();
+  Scope scope;
+  Allocator& a = allocator(0);
+  TestStream priv, other;
+  const size_t n = 3 << 19;
+  empty_cache(0);
+  set_private_pool(0, priv.get(), true);
+  const int64_t reserved0 = allocator_counters(0).reserved_bytes;
+
+  set_current_cuda_stream(0, priv.get());
+  void* p = a.allocate(n);
+  CUDA_OK(cudaMemsetAsync(p, 0, n, priv.get()));
+  a.deallocate(p, n);
+  CUDA_OK(cudaStreamSynchronize(priv.get()));
+
+  // Wholly free and idle, but private: another stream does not take it.
+  set_current_cuda_stream(0, other.get());
+  const CachingAllocatorCounters c0 = allocator_counters(0);
+  void* o = a.allocate(n);
+  EXPECT_NE(o, p);
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, c0.cuda_mallocs + 1);
+  EXPECT_EQ(allocator_counters(0).cross_stream_reuses, c0.cross_stream_reuses);
+  a.deallocate(o, n);
+  CUDA_OK(cudaStreamSynchronize(other.get()));
+
+  // empty_cache frees the other stream's segment, not the private one.
+  const int64_t frees = allocator_counters(0).cuda_frees;
+  empty_cache(0);
+  EXPECT_EQ(allocator_counters(0).cuda_frees, frees + 1);
+  EXPECT_EQ(allocator_counters(0).reserved_bytes - reserved0, 20 << 20);
+  set_current_cuda_stream(0, priv.get());
+  const int64_t mallocs = allocator_counters(0).cuda_mallocs;
+  void* again = a.allocate(n);
+  EXPECT_EQ(again, p);
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, mallocs);
+  a.deallocate(again, n);
+  CUDA_OK(cudaStreamSynchronize(priv.get()));
+
+  // Unmarking gives its wholly free segment back to the driver.
+  set_private_pool(0, priv.get(), false);
+  EXPECT_EQ(allocator_counters(0).cuda_frees, frees + 2);
+  EXPECT_EQ(allocator_counters(0).reserved_bytes, reserved0);
+}
+
 TEST(CudaAllocator, LimitFailsNamingTheSize) {
   require_device();
   Scope scope;
   Allocator& a = allocator(0);
+  // A fresh stream: the 16 MiB come from a new segment of exactly 16 MiB, not
+  // from a cached block whose unsplit rest would count as live.
+  empty_cache(0);
+  TestStream stream;
+  set_current_cuda_stream(0, stream.get());
   const int64_t live = a.stats().live_bytes;
   a.set_limit(live + (32 << 20));
   void* ok = a.allocate(16 << 20);
@@ -194,11 +354,18 @@ TEST(CudaAllocator, LimitFailsNamingTheSize) {
 
 TEST(CudaAllocator, DeviceOutOfMemoryFreesTheCacheRetriesAndNamesTheSize) {
   require_device();
+  Scope scope;
   Allocator& a = allocator(0);
-  // Something in the cache, so the retry path frees it.
+  // A wholly free segment in the cache, so the retry path frees it; what
+  // stays cached is the free part of segments that hold a live block.
+  empty_cache(0);
+  const int64_t kept = a.stats().cached_bytes;
+  TestStream stream;
+  set_current_cuda_stream(0, stream.get());
   void* p = a.allocate(6 << 20);
   a.deallocate(p, 6 << 20);
-  ASSERT_GT(a.stats().cached_bytes, 0);
+  CUDA_OK(cudaStreamSynchronize(stream.get()));
+  ASSERT_EQ(a.stats().cached_bytes, kept + (20 << 20));
   const int64_t frees = allocator_counters(0).cuda_frees;
   const size_t huge = size_t{1} << 50;  // 1 PiB
   try {
@@ -211,7 +378,7 @@ TEST(CudaAllocator, DeviceOutOfMemoryFreesTheCacheRetriesAndNamesTheSize) {
     EXPECT_NE(m.find("live bytes"), std::string::npos) << m;
     EXPECT_NE(m.find("cached bytes"), std::string::npos) << m;
   }
-  EXPECT_EQ(a.stats().cached_bytes, 0) << "the cache was not freed before the retry";
+  EXPECT_EQ(a.stats().cached_bytes, kept) << "the cache was not freed before the retry";
   EXPECT_GT(allocator_counters(0).cuda_frees, frees);
   // The device still works afterwards (the error was not sticky).
   void* q = a.allocate(1 << 20);
