@@ -157,9 +157,10 @@ class CachingAllocator final : public Allocator {
     release_segments([owner](const BlockPool::Segment& s) { return s.owner == owner; });
   }
 
-  bool is_private(cudaStream_t stream) const {
+  // is_private, for callers outside (cublaslt_workspace).
+  bool stream_is_private(cudaStream_t stream) const {
     std::lock_guard<std::mutex> lock(mu_);
-    return private_.count(stream) != 0;
+    return is_private(stream);
   }
 
   CachingAllocatorCounters counters() const {
@@ -367,7 +368,7 @@ void set_private_pool(int device_index, cudaStream_t stream, bool is_private) {
 }
 
 bool is_private_pool(int device_index, cudaStream_t stream) {
-  return caching_allocator(device_index).is_private(stream);
+  return caching_allocator(device_index).stream_is_private(stream);
 }
 
 DeviceBuffer::DeviceBuffer(int device_index, size_t nbytes)
