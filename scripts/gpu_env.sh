@@ -11,6 +11,9 @@
 #                            and puts WHEEL_LIBS on LD_LIBRARY_PATH
 #   aotrt_gpu_cmake_args DIR [ARG...]  sets CMAKE_ARGS to the configure of a CUDA build in DIR
 #                            (the one every GPU script uses), plus ARGs
+#   aotrt_gpu_python_build_deps DIR    puts nanobind 3.1.0 and scikit-build-core 1.1.2 (what
+#                            pyproject.toml pins; the image has other versions) first on PYTHONPATH,
+#                            installed from .whl/ into DIR/build-deps unless python3 has them
 # `nvidia` is a namespace package (no __file__), so the wheels are searched through its __path__.
 WHEEL_ROOTS=$(python3 -c '
 import glob, os
@@ -50,4 +53,16 @@ aotrt_gpu_cmake_args() {
   [ -n "$NVCC" ] && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$NVCC")
   [ -n "$CUDA_WHEELS_ROOT" ] && CMAKE_ARGS+=(-DAOTRT_CUDA_WHEELS_ROOT="$CUDA_WHEELS_ROOT")
   return 0
+}
+
+aotrt_gpu_python_build_deps() {
+  local dir=$1
+  if ! python3 -c "
+import importlib.metadata as m, sys
+sys.exit(0 if m.version('nanobind') == '3.1.0' and m.version('scikit-build-core') == '1.1.2' else 1)
+" 2>/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target "$dir/build-deps" \
+      --upgrade .whl/nanobind-3.1.0-*.whl .whl/scikit_build_core-1.1.2-*.whl || return 1
+    export PYTHONPATH="$PWD/$dir/build-deps${PYTHONPATH:+:$PYTHONPATH}"
+  fi
 }

@@ -19,8 +19,7 @@
 #   attention      bench/attention_gpu.py: SDPA one-op packages over L = 128 ... 8192 and the
 #                  bf16 LLaMA decoder, eager against aotrt ($ATTENTION_ARGS replaces the defaults)
 # Steps joined with '+' run at the same time (their GPU work shares the card: never use it for
-# steps that time anything; python reconfigures build-gpu/ with the extension, so it runs alone),
-# e.g.  build:360 ops:60 python:120 weights+triton:150 triton-load:150
+# steps that time anything), e.g.  build:360 ops:60 python+weights:120 triton:150 triton-load:150
 # A step's default limit is 300 s; STEP:SECONDS sets it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,9 +46,12 @@ run_step() {  # name seconds: runs it, appends its line to the summary
   t=$(date +%s)
   case "$name" in
     build)
-      aotrt_gpu_cmake_args build-gpu
+      # With the Python extension from the start, so that the python step's configure changes
+      # nothing that other steps' binaries use.
+      aotrt_gpu_python_build_deps build-python-gpu >"$log" 2>&1
+      aotrt_gpu_cmake_args build-gpu -DAOTRT_PYTHON=ON
       timeout "$limit" bash -c 'cmake "$@" && ninja -C build-gpu -j"$(nproc)"' _ "${CMAKE_ARGS[@]}" \
-        >"$log" 2>&1 ;;
+        >>"$log" 2>&1 ;;
     ops) OUT=$LOGS/ops timeout "$limit" scripts/gpu_ops_check.sh --skip-build >"$log" 2>&1 ;;
     weights) OUT=$LOGS/weights timeout "$limit" scripts/gpu_weights.sh >"$log" 2>&1 ;;
     python) OUT=$LOGS/python timeout "$limit" scripts/python_gpu.sh --from-build build-gpu -k cuda \

@@ -34,14 +34,7 @@ aotrt_gpu_runtime_env
 # pyproject.toml pins its build requirements (minimum-version = build-system.requires), and
 # the H200 image's own scikit-build-core is older (1.1.0): the pinned ones go into a folder of
 # the build dir, first on PYTHONPATH, unless python3 already has exactly those versions.
-if ! python3 -c "
-import importlib.metadata as m, sys
-sys.exit(0 if m.version('nanobind') == '3.1.0' and m.version('scikit-build-core') == '1.1.2' else 1)
-" 2>/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target "$BUILD_DIR/build-deps" \
-    --upgrade .whl/nanobind-3.1.0-*.whl .whl/scikit_build_core-1.1.2-*.whl
-  export PYTHONPATH="$REPO_ROOT/$BUILD_DIR/build-deps${PYTHONPATH:+:$PYTHONPATH}"
-fi
+aotrt_gpu_python_build_deps "$BUILD_DIR"
 if [ -n "$FROM_BUILD" ]; then
   STAGE="$REPO_ROOT/$FROM_BUILD/python-package"
   aotrt_gpu_cmake_args "$FROM_BUILD" -DAOTRT_PYTHON=ON
