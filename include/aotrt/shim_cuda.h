@@ -94,6 +94,18 @@ AOTRT_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
     AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
     int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8);
 
+// Returns (output, logsumexp, philox_seed, philox_offset, max_seqlen_q,
+// max_seqlen_k) for [batch, seq, heads, dim] query/key/value. dropout_p must be
+// 0; cu_seqlens_q/k, seqlen_k and window_size must be None; custom_mask_type
+// is 0 (none), 1 (causal, top-left) or 2 (causal, bottom-right).
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__efficient_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* bias,
+    AtenTensorHandle* cu_seqlens_q, AtenTensorHandle* cu_seqlens_k, int64_t* max_seqlen_q,
+    int64_t* max_seqlen_k, double dropout_p, int64_t custom_mask_type, int32_t compute_log_sumexp,
+    double* scale, AtenTensorHandle* seqlen_k, int64_t* window_size, AtenTensorHandle* ret0,
+    AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
+    int64_t* ret5);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

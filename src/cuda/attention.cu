@@ -1,5 +1,6 @@
 // Scaled dot-product attention for the fallbacks torch 2.11 emits
-// (_scaled_dot_product_efficient_attention, _scaled_dot_product_cudnn_attention):
+// (_scaled_dot_product_efficient_attention, _scaled_dot_product_cudnn_attention,
+// and _efficient_attention_forward through ops/attention.cpp):
 // fp16 and bf16 on cuDNN's fused tensor-core kernels where cuDNN serves the
 // call (attention_cudnn.cpp), everything else - fp32 exactly, and any layout
 // cuDNN refuses - on aotrt's own tiled kernel below.
@@ -12,7 +13,9 @@
 // so the [Lq, Lk] score matrix never exists. Everything accumulates in fp32
 // whatever the input dtype; q, k, v, the bias and the output are read and
 // written through their own strides (generated code passes permuted views),
-// and the causal mask skips key tiles wholly above the diagonal. Head dims up
+// and the causal mask skips key tiles wholly above the diagonal (which starts
+// at the top-left corner, or at the bottom-right one: key j is hidden from
+// query i when j > i + causal_offset, the offset 0 or Lk - Lq). Head dims up
 // to 256 are served (each lane keeps up to 8 output columns per row). This
 // is a CUDA-core kernel: correct for every layout and shape, not tuned to
 // tensor-core speed (fp16/bf16 reach it only when cuDNN declines).
@@ -21,7 +24,9 @@
 // The outputs match what ATen's CUDA kernels return, because the generated
 // code that reads them was compiled against ATen's meta functions:
 // - efficient attention: output [B, H, Lq, Ev] with the strides of a
-//   contiguous [B, Lq, H, Ev] tensor transposed (1, 2); logsumexp float32
+//   contiguous [B, Lq, H, Ev] tensor transposed (1, 2) (viewed back, the
+//   contiguous [B, M, H, Kv] output of _efficient_attention_forward: Note
+//   [Efficient attention forward] in ops/attention.cpp); logsumexp float32
 //   [B, H, ceil(Lq / 32) * 32] when asked (the padding rows hold +inf, as
 //   the memory-efficient kernel writes them), else [B, H, 0]; philox seed and
 //   offset are 0-d int64 tensors on the CPU (what ATen returns without
@@ -32,7 +37,9 @@
 //   when asked, else undefined; cum_seq_q/k and the debug mask undefined;
 //   max_q = Lq, max_k = Lk; seed and offset 0-d int64 CUDA tensors holding 0.
 // A row that every key is masked from (all -inf bias) gets output 0 and
-// logsumexp 0, as the memory-efficient kernel returns them.
+// logsumexp 0, as the memory-efficient kernel returns them; so does a row a
+// bottom-right causal mask hides every key from (query i < Lq - Lk), which
+// was not checked against ATen.
 // All of this was checked against eager torch 2.11 on an H200.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -69,6 +76,7 @@ struct AttentionParams {
   int64_t q_tiles;       // ceil(Lq / kBlockRows)
   int64_t lse_rows;      // rows of lse per (b, h): Lq, or Lq padded
   int64_t qs[4], ks[4], vs[4], bs[4], os[4], ls[3];
+  int64_t causal_offset;  // causal: key j is hidden from query i when j > i + causal_offset
   float scale;
   bool causal;
 };
@@ -140,9 +148,10 @@ __global__ void __launch_bounds__(kWarps * 32)
     for (int c = 0; c < DV; ++c) acc[r][c] = 0.0f;
   }
 
-  // Upper-left causal mask: row i sees keys j <= i, so no key past the
-  // block's last row matters.
-  const int64_t key_end = p.causal ? min(p.Lk, row0 + kBlockRows) : p.Lk;
+  // Causal mask: row i sees keys j <= i + causal_offset, so no key past the
+  // block's last row's matters.
+  const int64_t key_end =
+      p.causal ? min(p.Lk, max(int64_t{0}, row0 + kBlockRows + p.causal_offset)) : p.Lk;
   for (int64_t j0 = 0; j0 < key_end; j0 += kBlockKeys) {
     __syncthreads();  // Q is loaded; the previous tile is consumed
     for (int idx = tid; idx < kBlockKeys * e4; idx += nthreads) {
@@ -178,7 +187,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
       const int64_t i = first_row + r;
-      const bool valid = j < p.Lk && i < p.Lq && !(p.causal && j > i);
+      const bool valid = j < p.Lk && i < p.Lq && !(p.causal && j > i + p.causal_offset);
       float x = -INFINITY;
       if (valid) {
         x = s[r] * p.scale;
@@ -291,8 +300,9 @@ std::vector<int64_t> matching_layout_strides(const TensorImpl& q,
 
 AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
                            const TensorImpl& value, const TensorImpl* attn_bias,
-                           bool is_causal, std::optional<double> scale,
-                           bool compute_log_sumexp, AttentionFlavor flavor, const char* fn) {
+                           bool is_causal, bool causal_bottom_right,
+                           std::optional<double> scale, bool compute_log_sumexp,
+                           AttentionFlavor flavor, const char* fn) {
   // --- Arguments.
   const Device device = query.device();
   AOTRT_CHECK(device.is_cuda(), kInvalidArgument, fn, ": 'query' is on ", device.str(),
@@ -395,6 +405,7 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
   for (int d = 0; d < 3; ++d) p.ls[d] = lse_strides[d];
   p.scale = static_cast<float>(scale.has_value() ? *scale : 1.0 / std::sqrt(double(E)));
   p.causal = is_causal;
+  p.causal_offset = is_causal && causal_bottom_right ? Lk - Lq : 0;
 
   const int64_t blocks = p.q_tiles * H * B;
   if (blocks == 0) return result;
@@ -407,8 +418,10 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
   cudaStream_t stream = current_cuda_stream(device.index);
   // fp16/bf16 go to cuDNN's tensor-core kernels when it serves the call (Note
   // [cuDNN attention]); the memory-efficient flavour's padded logsumexp rows
-  // are aotrt's kernel's to write.
-  if (dtype != ScalarType::Float32 && (lse_rows == 0 || lse_rows == Lq)) {
+  // are aotrt's kernel's to write, and so are the rows a bottom-right causal
+  // mask hides every key from (cuDNN refuses Lq > Lk with that mask anyway).
+  if (dtype != ScalarType::Float32 && (lse_rows == 0 || lse_rows == Lq) &&
+      p.causal_offset >= 0) {
     int64_t bias_sizes[4] = {1, 1, 1, 1}, bias_view_strides[4] = {0, 0, 0, 0};
     if (bias_data != nullptr) {
       const int64_t want[4] = {B, H, Lq, Lk};
@@ -434,6 +447,7 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
     call.lse = p.lse;
     call.lse_strides = p.ls;
     call.causal = is_causal;
+    call.causal_bottom_right = is_causal && causal_bottom_right && Lq != Lk;
     call.scale = p.scale;
     if (cudnn_attention(call, device.index, stream, fn)) return result;
   }

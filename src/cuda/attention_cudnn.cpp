@@ -14,7 +14,9 @@
 // is answered false (and a configuration cuDNN rejected is remembered as
 // such), and attention() runs aotrt's own kernel, which serves every layout.
 // Semantics as ATen's: the causal mask is top-left aligned (key j is masked
-// from query i when j > i); K/V may have fewer heads than Q (GQA, Hk | H);
+// from query i when j > i), or bottom-right aligned for _efficient_attention_forward's
+// custom_mask_type 2 (j > i + Lk - Lq; cuDNN serves it without a bias and
+// with Lq <= Lk); K/V may have fewer heads than Q (GQA, Hk | H);
 // the bias broadcasts over batch and heads through dims of size 1; cuDNN's
 // softmax statistics are the natural-log logsumexp, fp32 [B, H, Lq, 1].
 // AOTRT_CUDNN_ATTENTION=0 (read once) sends every call to aotrt's kernel.
@@ -93,7 +95,8 @@ AttentionPlan build_plan(const CudnnAttentionCall& c, cudnnHandle_t handle) {
                      .set_name("aotrt_sdpa")
                      .set_generate_stats(c.lse != nullptr)
                      .set_attn_scale(c.scale)
-                     .set_causal_mask(c.causal);
+                     .set_causal_mask(c.causal && !c.causal_bottom_right)
+                     .set_causal_mask_bottom_right(c.causal && c.causal_bottom_right);
   if (c.bias.data != nullptr) {
     options.set_bias(tensor("Bias", kBias, dims4(c.bias.sizes), dims4(c.bias.strides)));
   }
@@ -153,7 +156,7 @@ bool cudnn_attention(const CudnnAttentionCall& c, int device, cudaStream_t strea
   } else {
     key.push(-1);
   }
-  key.push(c.causal ? 1 : 0);
+  key.push(c.causal ? (c.causal_bottom_right ? 2 : 1) : 0);
   int32_t scale_bits = 0;
   std::memcpy(&scale_bits, &c.scale, sizeof scale_bits);
   key.push(scale_bits);

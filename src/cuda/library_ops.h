@@ -90,11 +90,14 @@ struct AttentionOutputs {
 };
 
 // softmax(q @ k^T * scale + attn_bias, causal mask) @ v for q [B, H, Lq, E],
-// k [B, Hk, Lk, E], v [B, Hk, Lk, Ev] (Hk divides H), any strides.
+// k [B, Hk, Lk, E], v [B, Hk, Lk, Ev] (Hk divides H), any strides. The causal
+// mask hides key j from query i when j > i, or with causal_bottom_right when
+// j > i + Lk - Lq.
 AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
                            const TensorImpl& value, const TensorImpl* attn_bias,
-                           bool is_causal, std::optional<double> scale,
-                           bool compute_log_sumexp, AttentionFlavor flavor, const char* fn);
+                           bool is_causal, bool causal_bottom_right,
+                           std::optional<double> scale, bool compute_log_sumexp,
+                           AttentionFlavor flavor, const char* fn);
 
 // The fp16/bf16 attention of attention() on cuDNN's fused kernels
 // (attention_cudnn.cpp, Note [cuDNN attention]). Every view is 4-d; the bias
@@ -107,6 +110,7 @@ struct CudnnAttentionCall {
   float* lse;
   const int64_t* lse_strides;
   bool causal;
+  bool causal_bottom_right;  // with causal: the diagonal ends at the bottom-right corner
   float scale;
 };
 bool cudnn_attention(const CudnnAttentionCall& call, int device, cudaStream_t stream,

@@ -9,6 +9,9 @@ them with torch's own flow and runs them through aotrt.
 `dynamic` names, per input, the dims exported as dynamic (torch.export.Dim): such an entry is
 run at its export shape and again at `second`, another size of those dims, with the same
 package. `dtype` other than float32 casts the model's weights (inputs stay integer ids).
+`source` is the library whose models an entry builds: "transformers" here; torchvision's and
+timm's entries (full-size image classifiers) are in tests/hf/vision.py, which registers them
+in ENTRIES too when it is imported.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Entry:
     dtype: torch.dtype = torch.float32
     dynamic: dict[int, dict[int, str]] = field(default_factory=dict)  # input -> dim -> Dim name
     second: Callable[[], tuple] | None = None  # inputs at other dynamic sizes
+    source: str = "transformers"  # the library the module comes from (and must be installed)
 
     @property
     def tol(self) -> dict:
@@ -292,11 +296,13 @@ def _wav2vec2():
 
 
 def build(name: str) -> tuple[nn.Module, tuple, Entry]:
-    """The entry's module (eval, its dtype) and inputs, from a fixed seed."""
+    """The entry's module (eval, its dtype) and inputs, from a fixed seed. Builders return
+    (model, keys, inputs); keys None: the model takes the inputs positionally and returns one
+    tensor (torchvision's and timm's classifiers)."""
     e = ENTRIES[name]
     torch.manual_seed(0)
     model, keys, inputs = e.build()
-    module = FirstOutput(model.eval(), keys).eval()
+    module = (FirstOutput(model.eval(), keys) if keys is not None else model).eval()
     if e.dtype != torch.float32:
         module = module.to(e.dtype)
     return module, inputs, e

@@ -15,8 +15,10 @@ ops::AttentionOutputs attention_kernel(const ops::AttentionArgs& a, const char* 
   const AttentionFlavor flavor = a.flavor == ops::AttentionFlavor::kEfficient
                                      ? AttentionFlavor::kEfficient
                                      : AttentionFlavor::kCudnn;
-  AttentionOutputs r = attention(a.query, a.key, a.value, a.mask, a.is_causal, a.scale,
-                                 a.compute_log_sumexp, flavor, fn);
+  AttentionOutputs r = attention(
+      a.query, a.key, a.value, a.mask, a.is_causal,
+      a.causal_alignment == ops::CausalAlignment::kBottomRight, a.scale, a.compute_log_sumexp,
+      flavor, fn);
   return {std::move(r.output), std::move(r.logsumexp)};
 }
 

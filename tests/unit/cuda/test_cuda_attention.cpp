@@ -1,8 +1,9 @@
-// aoti_torch_cuda__scaled_dot_product_{efficient,cudnn}_attention
-// (cuda/attention.cu) against a double-precision softmax(q k^T * scale +
-// bias) v on the host, for permuted and padded views, causal masks, broadcast
-// biases, head dims up to 256 and the three floating dtypes; and the shapes,
-// layouts and extra outputs ATen returns (Note [Attention outputs]).
+// aoti_torch_cuda__scaled_dot_product_{efficient,cudnn}_attention and
+// aoti_torch_cuda__efficient_attention_forward (cuda/attention.cu) against a
+// double-precision softmax(q k^T * scale + bias) v on the host, for permuted
+// and padded views, causal masks from either corner, broadcast biases, head
+// dims up to 256 and the three floating dtypes; and the shapes, layouts and
+// extra outputs ATen returns (Note [Attention outputs]).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,7 +19,9 @@
 namespace aotrt::cuda_test {
 namespace {
 
-enum class Flavor { kEfficient, kCudnn };
+// kForward: _efficient_attention_forward, given the case's [B, H, L, E] views
+// transposed to [B, L, H, E] (the same memory), its output viewed back.
+enum class Flavor { kEfficient, kCudnn, kForward };
 
 ViewSpec bhle(int64_t B, int64_t H, int64_t L, int64_t E) {
   return {{B, H, L, E}, {H * L * E, L * E, E, 1}, 0};
@@ -37,6 +40,7 @@ struct AttentionCase {
   double bias_fill = 0.0;  // used when bias_special
   bool bias_special = false;
   bool causal = false;
+  bool bottom_right = false;  // kForward's custom_mask_type 2: key j hidden when j > i + Lk - Lq
   bool has_scale = false;
   double scale = 0.0;
   bool compute_lse = true;
@@ -81,7 +85,7 @@ void check(const AttentionCase& c) {
             }
             x += bias->at(idx);
           }
-          if (c.causal && j > i) x = -INFINITY;
+          if (c.causal && j > i + (c.bottom_right ? Lk - Lq : 0)) x = -INFINITY;
           s[static_cast<size_t>(j)] = x;
           m = std::max(m, x);
         }
@@ -103,7 +107,28 @@ void check(const AttentionCase& c) {
   double scale_arg = c.scale;
   Handle out, lse, r2, r3, r6, r7, r8;
   int64_t max_q = -1, max_k = -1;
-  if (c.flavor == Flavor::kEfficient) {
+  if (c.flavor == Flavor::kForward) {
+    auto bmhk = [](const DeviceView& t) {
+      const std::vector<int64_t> z = sizes_of(t.get()), st = strides_of(t.get());
+      const int64_t sizes[] = {z[0], z[2], z[1], z[3]}, strides[] = {st[0], st[2], st[1], st[3]};
+      Handle h;
+      EXPECT_EQ(aoti_torch__reinterpret_tensor(t.get(), 4, sizes, strides, 0, h.out()), 0);
+      return h;
+    };
+    Handle qf = bmhk(q), kf = bmhk(k), vf = bmhk(v), out_bmhk;
+    AOTRT_OK(aoti_torch_cuda__efficient_attention_forward(
+        qf.get(), kf.get(), vf.get(), bias ? &bias_h : nullptr, nullptr, nullptr, nullptr,
+        nullptr, 0.0, c.causal ? (c.bottom_right ? 2 : 1) : 0, c.compute_lse,
+        c.has_scale ? &scale_arg : nullptr, nullptr, nullptr, out_bmhk.out(), lse.out(),
+        r2.out(), r3.out(), &max_q, &max_k));
+    EXPECT_EQ(sizes_of(out_bmhk.get()), (std::vector<int64_t>{B, Lq, H, Ev}));
+    EXPECT_EQ(strides_of(out_bmhk.get()), (std::vector<int64_t>{Lq * H * Ev, H * Ev, Ev, 1}))
+        << "the output is a contiguous [B, M, H, Kv] tensor";
+    const int64_t sizes[] = {B, H, Lq, Ev}, strides[] = {Lq * H * Ev, Ev, H * Ev, 1};
+    AOTRT_OK(aoti_torch__reinterpret_tensor(out_bmhk.get(), 4, sizes, strides, 0, out.out()));
+    EXPECT_EQ(max_q, Lq);
+    EXPECT_EQ(max_k, Lk);
+  } else if (c.flavor == Flavor::kEfficient) {
     AOTRT_OK(aoti_torch_cuda__scaled_dot_product_efficient_attention(
         q.get(), k.get(), v.get(), bias ? &bias_h : nullptr, c.compute_lse, 0.0, c.causal,
         c.has_scale ? &scale_arg : nullptr, out.out(), lse.out(), r2.out(), r3.out()));
@@ -117,7 +142,7 @@ void check(const AttentionCase& c) {
 
   // Output: shape, ATen's layout, values.
   ASSERT_EQ(sizes_of(out.get()), (std::vector<int64_t>{B, H, Lq, Ev}));
-  if (c.flavor == Flavor::kEfficient) {
+  if (c.flavor != Flavor::kCudnn) {
     EXPECT_EQ(strides_of(out.get()), (std::vector<int64_t>{Lq * H * Ev, Ev, H * Ev, 1}))
         << "efficient attention returns a [B, Lq, H, Ev] tensor transposed";
   }
@@ -132,7 +157,7 @@ void check(const AttentionCase& c) {
   EXPECT_EQ(aoti_torch_is_defined(lse.get(), &lse_defined), 0);
   const std::vector<double> got_lse = lse_defined ? read(lse.get()) : std::vector<double>{};
   const double lse_tol = c.dtype == kF32 ? 5e-5 : 1e-3;
-  if (c.flavor == Flavor::kEfficient) {
+  if (c.flavor != Flavor::kCudnn) {
     const int64_t padded = c.compute_lse ? (Lq + 31) / 32 * 32 : 0;
     ASSERT_EQ(sizes_of(lse.get()), (std::vector<int64_t>{B, H, padded}));
     if (c.compute_lse) {
@@ -360,6 +385,72 @@ TEST(CudaAttention, FullyMaskedRowGivesZero) {
   c.bias = ViewSpec{{5, 6}, {6, 1}, 0};
   c.label = "every key masked";
   check(c);
+}
+
+// _efficient_attention_forward: the op of OpInfo's samples, on aotrt's kernel
+// (fp32) and, for fp16/bf16, cuDNN's where it serves a bottom-right mask (no
+// bias, Lq <= Lk). The rows of tests/unit/ops/test_ops_attention.cpp compare
+// it with eager torch; these add layouts, tiles and GQA.
+TEST(CudaAttention, EfficientForwardMaskCorners) {
+  AOTRT_REQUIRE_GPU();
+  for (const auto& [lq, lk] : std::vector<std::pair<int64_t, int64_t>>{{11, 32}, {50, 50}, {33, 100}}) {
+    for (bool bottom_right : {false, true}) {
+      AttentionCase c;
+      c.flavor = Flavor::kForward;
+      c.q = bhle(2, 2, lq, 32);
+      c.k = bhle(2, 2, lk, 32);
+      c.v = bhle(2, 2, lk, 32);
+      c.causal = true;
+      c.bottom_right = bottom_right;
+      c.label = std::string(bottom_right ? "bottom-right" : "top-left") + " Lq " +
+                std::to_string(lq) + " Lk " + std::to_string(lk);
+      check(c);
+    }
+  }
+  for (int32_t dt : {kF16, kBF16}) {
+    AttentionCase c;
+    c.flavor = Flavor::kForward;
+    c.dtype = dt;
+    c.q = blhe(1, 4, 64, 64);  // contiguous [B, L, H, E] memory, as the op is usually given
+    c.k = blhe(1, 4, 128, 64);
+    c.v = blhe(1, 4, 128, 64);
+    c.causal = c.bottom_right = true;
+    c.label = std::string(dt == kF16 ? "fp16" : "bf16") + " bottom-right, cuDNN's kernels";
+    check(c);
+    c.compute_lse = false;
+    c.has_bias = true;
+    c.bias = ViewSpec{{1, 4, 64, 128}, {4 * 64 * 128, 64 * 128, 128, 1}, 0};
+    c.label = std::string(dt == kF16 ? "fp16" : "bf16") + " bottom-right with a bias (aotrt's kernel)";
+    check(c);
+  }
+  AttentionCase c;
+  c.flavor = Flavor::kForward;
+  c.q = bhle(1, 4, 19, 16);
+  c.k = bhle(1, 2, 40, 16);
+  c.v = bhle(1, 2, 40, 24);
+  c.has_scale = true;
+  c.scale = 0.7;
+  c.causal = c.bottom_right = true;
+  c.label = "bottom-right, GQA, Ev 24, scale 0.7";
+  check(c);
+}
+
+// With Lq > Lk a bottom-right mask hides every key from the first Lq - Lk
+// queries: aotrt gives them output 0 and logsumexp 0, its convention for a
+// fully masked row (Note [Attention outputs]); not checked against ATen.
+TEST(CudaAttention, EfficientForwardBottomRightHiddenRows) {
+  AOTRT_REQUIRE_GPU();
+  for (int32_t dt : {kF32, kF16}) {
+    AttentionCase c;
+    c.flavor = Flavor::kForward;
+    c.dtype = dt;
+    c.q = bhle(1, 2, 45, 32);
+    c.k = bhle(1, 2, 20, 32);
+    c.v = bhle(1, 2, 20, 32);
+    c.causal = c.bottom_right = true;
+    c.label = std::string(dt == kF32 ? "fp32" : "fp16") + " bottom-right Lq 45 Lk 20";
+    check(c);
+  }
 }
 
 TEST(CudaAttention, RefusesWhatItCannotServe) {

@@ -1805,13 +1805,95 @@ def intmatmul_cases():
     return out
 
 
+# --- attention -------------------------------------------------------------------------
+# _efficient_attention_forward (CUDA only: ATen has no CPU kernel for it). The reference is
+# eager CPU attention in float64 on the same values (softmax(q k^T * scale + bias, causal
+# mask) v, logsumexp over the keys); sizes, strides and the returned ints are those of
+# torch's meta function for the op. inputs: query, key, value [B, M, H, K] views, then the
+# bias when given (an expanded bias as the tensor it was expanded from, size 1 where the test
+# gives it stride 0); ints: custom_mask_type, compute_log_sumexp, max_seqlen_k (kNone: None),
+# then the max_seqlen_q and max_seqlen_k the op returns; floats: the scale, when given.
+# outputs: output [B, M, H, Kv], logsumexp [B, H, ceil(M / 32) * 32] (padding rows +inf,
+# as the memory-efficient kernel writes them) or [B, H, 0].
+def attention_cases():
+    out = []
+    g = torch.Generator().manual_seed(7)
+
+    def rand(sizes, dtype):  # multiples of 1/64 in [-1, 1]: exact in bf16 and fp16 too
+        return (torch.randint(-64, 65, sizes, generator=g, dtype=torch.int64) / 64).to(dtype)
+
+    def bmhk(B, M, H, K, dtype, from_bhmk=False):
+        if from_bhmk:  # [B, H, M, K] memory seen as BMHK, as OpInfo's samples make them
+            return rand([B, H, M, K], dtype).transpose(1, 2)
+        return rand([B, M, H, K], dtype)
+
+    def row(name, q, k, v, mask_type, lse, bias=None, scale=None, max_seqlen_k=None):
+        meta = torch.ops.aten._efficient_attention_forward(
+            q.to("meta"), k.to("meta"), v.to("meta"), None if bias is None else bias.to("meta"),
+            None, None, None, max_seqlen_k, 0.0, mask_type, lse, scale=scale)
+        M, N = q.shape[1], k.shape[1]
+        qh, kh, vh = (t.double().permute(0, 2, 1, 3) for t in (q, k, v))
+        s = qh @ kh.transpose(-1, -2) * (scale if scale is not None else q.shape[-1] ** -0.5)
+        if bias is not None:
+            s = s + bias.double()
+        if mask_type:
+            offset = 0 if mask_type == 1 else N - M
+            hidden = torch.arange(N)[None, :] > torch.arange(M)[:, None] + offset
+            if hidden.all(-1).any():
+                raise ValueError(f"{name}: a query row sees no key; its result is no eager fact")
+            s = s.masked_fill(hidden, -math.inf)
+        o = (torch.softmax(s, -1) @ vh).permute(0, 2, 1, 3).contiguous().to(q.dtype)
+        want_o = torch.empty_strided(meta[0].shape, meta[0].stride(), dtype=meta[0].dtype)
+        want_o.copy_(o)
+        want_lse = torch.full(meta[1].shape, math.inf, dtype=meta[1].dtype)
+        if lse:
+            want_lse[:, :, :M] = torch.logsumexp(s, -1)
+        assert want_lse.stride() == meta[1].stride()
+        ins = [q, k, v]
+        if bias is not None:  # an expanded bias as its un-expanded tensor: the test expands it
+            base = bias[tuple(slice(0, 1) if st == 0 else slice(None) for st in bias.stride())]
+            ins.append(torch.empty(base.shape, dtype=base.dtype).copy_(base))
+        ints = [mask_type, int(lse), NONE if max_seqlen_k is None else max_seqlen_k, meta[4], meta[5]]
+        out.append(case(name, "_efficient_attention_forward", ins, ints, [want_o, want_lse],
+                        floats=[] if scale is None else [scale]))
+
+    f32, f16, bf16 = torch.float32, torch.float16, torch.bfloat16
+    # OpInfo's sample (torch.ops.aten._efficient_attention_forward; batch and heads 2, not 4):
+    # transposed BHMK memory.
+    q, k, v = (bmhk(2, L, 2, 8, f32, True) for L in (11, 32, 32))
+    row("opinfo_causal_top_left_f32", q, k, v, 1, False)
+    row("opinfo_causal_bottom_right_scale1_lse_f32", q, k, v, 2, True, scale=1.0)
+    row("no_mask_bias_kv_dim_lse_f32", bmhk(1, 20, 2, 8, f32), bmhk(1, 45, 2, 8, f32),
+        bmhk(1, 45, 2, 16, f32), 0, True, bias=rand([1, 2, 20, 45], f32))
+    # sdpa expands a broadcast mask to [B, H, M, N] (stride 0) before the kernel.
+    row("bottom_right_expanded_bias_f32", bmhk(2, 12, 2, 8, f32), bmhk(2, 40, 2, 8, f32),
+        bmhk(2, 40, 2, 8, f32), 2, True, bias=rand([1, 1, 12, 40], f32).expand(2, 2, 12, 40))
+    # Several query and key tiles of aotrt's kernel (32 x 32), the diagonal 30 keys in.
+    row("bottom_right_tiles_lse_f32", bmhk(1, 70, 1, 8, f32), bmhk(1, 100, 1, 8, f32),
+        bmhk(1, 100, 1, 8, f32), 2, True)
+    row("max_seqlen_k_returned_f32", bmhk(1, 5, 1, 8, f32), bmhk(1, 7, 1, 8, f32),
+        bmhk(1, 7, 1, 8, f32), 0, False, max_seqlen_k=99)
+    # Half precisions: cuDNN's kernels where it serves the call (no bias with a bottom-right
+    # mask; M a multiple of 32 when the logsumexp is asked), aotrt's otherwise.
+    for dt in (f16, bf16):
+        nm = DTYPES[dt][1:].lower()
+        row(f"bottom_right_lse_{nm}", bmhk(1, 64, 1, 8, dt), bmhk(1, 96, 1, 8, dt),
+            bmhk(1, 96, 1, 8, dt), 2, True)
+        row(f"causal_top_left_{nm}", bmhk(1, 40, 1, 8, dt), bmhk(1, 56, 1, 8, dt),
+            bmhk(1, 56, 1, 8, dt), 1, False)
+    row("bias_bottom_right_odd_lengths_lse_f16", bmhk(1, 37, 1, 8, f16), bmhk(1, 50, 1, 8, f16),
+        bmhk(1, 50, 1, 8, f16), 2, True, bias=rand([1, 1, 37, 50], f16))
+    return out
+
+
 FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
             "distance": distance_cases,
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
-            "special": special_cases, "intmatmul": intmatmul_cases}
+            "special": special_cases, "intmatmul": intmatmul_cases,
+            "attention": attention_cases}
 
 
 def main(names):
