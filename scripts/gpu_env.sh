@@ -11,6 +11,8 @@
 #                            and puts WHEEL_LIBS on LD_LIBRARY_PATH
 #   aotrt_gpu_cmake_args DIR [ARG...]  sets CMAKE_ARGS to the configure of a CUDA build in DIR
 #                            (the one every GPU script uses), plus ARGs
+#   aotrt_gpu_build DIR LOG [TARGET...]  configures DIR so and builds TARGETs (all when none),
+#                            the output into LOG; on failure prints LOG's tail and returns 1
 #   aotrt_gpu_python_build_deps DIR    puts nanobind 3.1.0 and scikit-build-core 1.1.2 (what
 #                            pyproject.toml pins; the image has other versions) first on PYTHONPATH,
 #                            installed from .whl/ into DIR/build-deps unless python3 has them
@@ -65,4 +67,16 @@ sys.exit(0 if m.version('nanobind') == '3.1.0' and m.version('scikit-build-core'
       --upgrade .whl/nanobind-3.1.0-*.whl .whl/scikit_build_core-1.1.2-*.whl || return 1
     export PYTHONPATH="$PWD/$dir/build-deps${PYTHONPATH:+:$PYTHONPATH}"
   fi
+}
+
+aotrt_gpu_build() {
+  local dir=$1 log=$2 t
+  shift 2
+  aotrt_gpu_cmake_args "$dir"
+  t=$(date +%s)
+  if ! { cmake "${CMAKE_ARGS[@]}" && ninja -C "$dir" -j"$(nproc)" "$@"; } >"$log" 2>&1; then
+    tail -n 40 "$log"
+    return 1
+  fi
+  echo "== build: $(( $(date +%s) - t )) s"
 }

@@ -50,12 +50,7 @@ if [ "$DEVICE" = cuda ]; then
   aotrt_gpu_runtime_env
   AOTRT=${AOTRT:-$BUILD_DIR/aotrt}
   if [ "$SKIP_BUILD" = 0 ]; then
-    aotrt_gpu_cmake_args "$BUILD_DIR"
-    T=$(date +%s)
-    if ! { cmake "${CMAKE_ARGS[@]}" && ninja -C "$BUILD_DIR" -j"$(nproc)" aotrt_cli; } >"$LOG_DIR/build.log" 2>&1; then
-      tail -n 40 "$LOG_DIR/build.log"; echo "hf_gpu: build failed" >&2; exit 1
-    fi
-    echo "== build: $(( $(date +%s) - T )) s"
+    aotrt_gpu_build "$BUILD_DIR" "$LOG_DIR/build.log" aotrt_cli || { echo "hf_gpu: build failed" >&2; exit 1; }
   fi
 else
   AOTRT=${AOTRT:-build/aotrt}

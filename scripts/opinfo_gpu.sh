@@ -46,12 +46,7 @@ fi
 source scripts/gpu_env.sh
 aotrt_gpu_runtime_env
 if [ "$SKIP_BUILD" = 0 ]; then
-  aotrt_gpu_cmake_args "$BUILD_DIR"
-  T=$(date +%s)
-  if ! { cmake "${CMAKE_ARGS[@]}" && ninja -C "$BUILD_DIR" -j"$(nproc)" aotrt_cli; } >"$LOG_DIR/build.log" 2>&1; then
-    tail -n 40 "$LOG_DIR/build.log"; echo "opinfo_gpu: build failed" >&2; exit 1
-  fi
-  echo "== build: $(( $(date +%s) - T )) s"
+  aotrt_gpu_build "$BUILD_DIR" "$LOG_DIR/build.log" aotrt_cli || { echo "opinfo_gpu: build failed" >&2; exit 1; }
 fi
 
 # Results accumulate in build-gpu/opinfo-<device> across calls (one table, a few dtypes per
