@@ -16,6 +16,8 @@
 #   triton-load    the load table alone (scripts/triton_gpu.sh --skip-tests), nothing beside it
 #   e2e            scripts/gpu_e2e.sh --skip-build --skip-unit (the CUDA zoo against eager)
 #   bench          scripts/bench_gpu.sh --skip-build (eager, torch.compile, aotrt, aotrt graph)
+#   hf             scripts/hf_gpu.sh --skip-build ($HF_ARGS, default --slice vision --jobs 8): the
+#                  torchvision/timm (or Hugging Face) sweep on cuda, its table back as hf_table.md
 #   attention      bench/attention_gpu.py: SDPA one-op packages over L = 128 ... 8192 and the
 #                  bf16 LLaMA decoder, eager against aotrt ($ATTENTION_ARGS replaces the defaults)
 # Steps joined with '+' run at the same time (their GPU work shares the card: never use it for
@@ -65,6 +67,8 @@ run_step() {  # name seconds: runs it, appends its line to the summary
            ${E2E_ARGS:-} >"$log" 2>&1 ;;
     bench) OUT=$LOGS/bench timeout "$limit" scripts/bench_gpu.sh --skip-build ${BENCH_ARGS:-} \
              >"$log" 2>&1 ;;
+    hf) OUT=$LOGS/hf timeout "$limit" scripts/hf_gpu.sh --skip-build --time-limit "$(( limit - 10 ))" \
+          ${HF_ARGS:---slice vision --jobs 8} >"$log" 2>&1 ;;
     attention) mkdir -p "$LOGS/attention"
                timeout "$limit" python3 bench/attention_gpu.py --aotrt build-gpu/aotrt \
                  ${ATTENTION_ARGS:---part all --lengths 128,512,1024,2048,4096,8192 --jobs 12 --iters 30 --rounds 2} \
@@ -96,6 +100,7 @@ collect() {
            "$LOGS"/attention/attention.md; do
     [ -f "$f" ] && cp "$f" "$OUT_DIR/"
   done
+  [ -f "$LOGS"/hf/hf-cuda/table.md ] && cp "$LOGS"/hf/hf-cuda/table.md "$OUT_DIR/hf_table.md"
   return 0
 }
 
