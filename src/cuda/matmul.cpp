@@ -280,16 +280,12 @@ struct GemmScalars {
 //   before; a bias plan falls back to copying self into C.
 // - Numerics: the compute types of compute_type() (TF32 only where Note
 //   [TF32] allows it, float64 in float64, float16/bfloat16 accumulating in
-//   float32). Split-K partial sums are reduced in float32 too
-//   (CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK: none or the compute type).
-//   ATen's defaults (allow_fp16/bf16_reduced_precision_reduction = True)
-//   let cuBLASLt reduce them in the output's precision instead: on the H200
-//   the algorithm it chose for a bfloat16 addmm [17, 64] x [64, 33] then put
-//   elements 0.0016 (13 ulps) from the float64 reference at 0.017, which a
-//   float32 sum rounded once to bfloat16 cannot do (CudaMatmul.
-//   ThreadsPlanTheirOwnAndMatchSerialResults). A sum rounded once is as close
-//   to eager's as bfloat16 allows, whichever split eager's algorithm makes.
-//   The fallback's handle runs with CUBLAS_DEFAULT_MATH.
+//   float32). Split-K reductions in the output's precision stay allowed for
+//   float16/bfloat16, as ATen's defaults have it
+//   (allow_fp16/bf16_reduced_precision_reduction = True: its cuBLAS path
+//   keeps CUBLAS_DEFAULT_MATH and its cuBLASLt path leaves
+//   CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK at "all schemes"); the
+//   fallback's handle runs with CUBLAS_DEFAULT_MATH too.
 
 constexpr size_t kMaxGemmPlans = 1024;
 
@@ -425,8 +421,6 @@ cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& cfg, const void* bia
     }
   };
   set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<uint64_t>(workspace_bytes));
-  const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-  set_pref(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reductions);
   // Views at an offset are not 256-byte aligned, which the heuristic
   // assumes unless told. C and D are the same buffer.
   set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, cfg.align_a);
