@@ -1,6 +1,7 @@
 // Scaled dot-product attention for the fallbacks torch 2.11 emits
 // (_scaled_dot_product_efficient_attention, _scaled_dot_product_cudnn_attention,
-// and _efficient_attention_forward through ops/attention.cpp):
+// and through ops/attention.cpp _efficient_attention_forward and the flash
+// ops, _scaled_dot_product_flash_attention and _flash_attention_forward):
 // fp16 and bf16 on cuDNN's fused tensor-core kernels where cuDNN serves the
 // call (attention_cudnn.cpp), everything else - fp32 exactly, and any layout
 // cuDNN refuses - on aotrt's own tiled kernel below.
@@ -36,11 +37,17 @@
 //   else the query's dim order by stride); logsumexp float32 [B, H, Lq, 1]
 //   when asked, else undefined; cum_seq_q/k and the debug mask undefined;
 //   max_q = Lq, max_k = Lk; seed and offset 0-d int64 CUDA tensors holding 0.
+// - flash attention: the output is written into the view its op lays out
+//   (`out`; Note [Flash attention] in ops/attention.cpp, which makes the other
+//   outputs); logsumexp float32 [B, H, Lq], always.
 // A row that every key is masked from (all -inf bias) gets output 0 and
 // logsumexp 0, as the memory-efficient kernel returns them; so does a row a
 // bottom-right causal mask hides every key from (query i < Lq - Lk), which
-// was not checked against ATen.
-// All of this was checked against eager torch 2.11 on an H200.
+// was not checked against ATen. The flash flavor gives such a row (bottom-right
+// causal with Lq > Lk, or no keys at all) logsumexp +inf, as FlashAttention
+// writes it.
+// All of this but the flash flavor was checked against eager torch 2.11 on an
+// H200.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -78,6 +85,7 @@ struct AttentionParams {
   int64_t qs[4], ks[4], vs[4], bs[4], os[4], ls[3];
   int64_t causal_offset;  // causal: key j is hidden from query i when j > i + causal_offset
   float scale;
+  float masked_row_lse;   // the logsumexp of a row that sees no key
   bool causal;
 };
 
@@ -245,7 +253,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       const int d = lane + 32 * c;
       if (d < ev) out[i * p.os[2] + d * p.os[3]] = from_float<T>(acc[r][c] * inv);
     }
-    if (lse && lane == 0) lse[i * p.ls[2]] = l[r] > 0.0f ? m[r] + logf(l[r]) : 0.0f;
+    if (lse && lane == 0) lse[i * p.ls[2]] = l[r] > 0.0f ? m[r] + logf(l[r]) : p.masked_row_lse;
   }
 }
 
@@ -302,7 +310,7 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
                            const TensorImpl& value, const TensorImpl* attn_bias,
                            bool is_causal, bool causal_bottom_right,
                            std::optional<double> scale, bool compute_log_sumexp,
-                           AttentionFlavor flavor, const char* fn) {
+                           AttentionFlavor flavor, const TensorImpl* out, const char* fn) {
   // --- Arguments.
   const Device device = query.device();
   AOTRT_CHECK(device.is_cuda(), kInvalidArgument, fn, ": 'query' is on ", device.str(),
@@ -365,19 +373,34 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
     out_strides = {Lq * H * Ev, Ev, H * Ev, 1};
     lse_rows = compute_log_sumexp ? (Lq + 31) / 32 * 32 : 0;
     lse_sizes = {B, H, lse_rows};
+  } else if (flavor == AttentionFlavor::kFlash) {
+    out_strides = matching_layout_strides(query, out_sizes);
+    lse_rows = Lq;
+    lse_sizes = {B, H, Lq};
   } else {
     out_strides = matching_layout_strides(query, out_sizes);
     lse_rows = compute_log_sumexp ? Lq : 0;
     lse_sizes = {B, H, Lq, 1};
   }
   lse_strides = contiguous_strides(lse_sizes);
-  result.output = empty_strided(out_sizes, out_strides, dtype, device, fn);
-  if (flavor == AttentionFlavor::kEfficient || compute_log_sumexp) {
+  if (out != nullptr) {
+    AOTRT_CHECK(std::equal(out->sizes().begin(), out->sizes().end(), out_sizes.begin(),
+                           out_sizes.end()) &&
+                    out->dtype() == dtype && out->device() == device,
+                kInvalidArgument, fn, ": out ", shape_str(out->sizes()), " ",
+                dtype_name(out->dtype()), " on ", out->device().str(), " must be ",
+                shape_str(out_sizes), " ", dtype_name(dtype), " on ", device.str());
+    out_strides.assign(out->strides().begin(), out->strides().end());
+  } else {
+    result.output = empty_strided(out_sizes, out_strides, dtype, device, fn);
+  }
+  const TensorImpl& output = out != nullptr ? *out : *result.output;
+  if (flavor != AttentionFlavor::kCudnn || compute_log_sumexp) {
     result.logsumexp = empty_strided(lse_sizes, lse_strides, ScalarType::Float32, device, fn);
   } else {
     result.logsumexp = std::make_unique<TensorImpl>();  // undefined, as ATen returns None
   }
-  if (result.output->numel() == 0 && lse_rows == 0) return result;
+  if (output.numel() == 0 && lse_rows == 0) return result;
 
   // --- Launch.
   AttentionParams p{};
@@ -385,7 +408,7 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
   p.k = key.data_ptr();
   p.v = value.data_ptr();
   p.bias = bias_data;
-  p.out = result.output->data_ptr();
+  p.out = output.data_ptr();
   p.lse = lse_rows > 0 ? static_cast<float*>(result.logsumexp->data_ptr()) : nullptr;
   p.H = H;
   p.Lq = Lq;
@@ -406,6 +429,7 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
   p.scale = static_cast<float>(scale.has_value() ? *scale : 1.0 / std::sqrt(double(E)));
   p.causal = is_causal;
   p.causal_offset = is_causal && causal_bottom_right ? Lk - Lq : 0;
+  p.masked_row_lse = flavor == AttentionFlavor::kFlash ? INFINITY : 0.0f;
 
   const int64_t blocks = p.q_tiles * H * B;
   if (blocks == 0) return result;
@@ -419,9 +443,10 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
   // fp16/bf16 go to cuDNN's tensor-core kernels when it serves the call (Note
   // [cuDNN attention]); the memory-efficient flavour's padded logsumexp rows
   // are aotrt's kernel's to write, and so are the rows a bottom-right causal
-  // mask hides every key from (cuDNN refuses Lq > Lk with that mask anyway).
+  // mask hides every key from (cuDNN refuses Lq > Lk with that mask anyway)
+  // and, in the flash flavor, the +inf logsumexp of rows without keys (Lk 0).
   if (dtype != ScalarType::Float32 && (lse_rows == 0 || lse_rows == Lq) &&
-      p.causal_offset >= 0) {
+      p.causal_offset >= 0 && (flavor != AttentionFlavor::kFlash || Lk > 0)) {
     int64_t bias_sizes[4] = {1, 1, 1, 1}, bias_view_strides[4] = {0, 0, 0, 0};
     if (bias_data != nullptr) {
       const int64_t want[4] = {B, H, Lq, Lk};
@@ -438,7 +463,7 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
     call.q = strided_view(query);
     call.k = strided_view(key);
     call.v = strided_view(value);
-    call.out = strided_view(*result.output);
+    call.out = strided_view(output);
     call.bias.data = static_cast<char*>(const_cast<void*>(bias_data));
     call.bias.sizes = bias_sizes;
     call.bias.strides = bias_view_strides;

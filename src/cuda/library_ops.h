@@ -82,22 +82,23 @@ ConvTuningCounters conv_tuning_counters();
 // --- attention.cu -----------------------------------------------------------------------
 // Which ATen op's output conventions to follow (layout of the output, shape
 // of the logsumexp): see Note [Attention outputs].
-enum class AttentionFlavor { kEfficient, kCudnn };
+enum class AttentionFlavor { kEfficient, kCudnn, kFlash };
 
 struct AttentionOutputs {
-  std::unique_ptr<TensorImpl> output;     // [B, H, Lq, Ev], query's dtype
+  std::unique_ptr<TensorImpl> output;     // [B, H, Lq, Ev], query's dtype; null when out is given
   std::unique_ptr<TensorImpl> logsumexp;  // float32, shape per flavor; may be undefined
 };
 
 // softmax(q @ k^T * scale + attn_bias, causal mask) @ v for q [B, H, Lq, E],
 // k [B, Hk, Lk, E], v [B, Hk, Lk, Ev] (Hk divides H), any strides. The causal
 // mask hides key j from query i when j > i, or with causal_bottom_right when
-// j > i + Lk - Lq.
+// j > i + Lk - Lq. `out` (may be null): a [B, H, Lq, Ev] tensor of the
+// query's dtype and device, any strides, written instead of a new output.
 AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
                            const TensorImpl& value, const TensorImpl* attn_bias,
                            bool is_causal, bool causal_bottom_right,
                            std::optional<double> scale, bool compute_log_sumexp,
-                           AttentionFlavor flavor, const char* fn);
+                           AttentionFlavor flavor, const TensorImpl* out, const char* fn);
 
 // The fp16/bf16 attention of attention() on cuDNN's fused kernels
 // (attention_cudnn.cpp, Note [cuDNN attention]). Every view is 4-d; the bias

@@ -1,5 +1,5 @@
 // The CUDA attention kernel (cuda/attention.cu) as the attention family's
-// table (Note [Op dispatch]), in the efficient and cuDNN flavors.
+// table (Note [Op dispatch]), in the efficient, cuDNN and flash flavors.
 #include "core/error.h"
 #include "cuda/library_ops.h"
 #include "ops/attention.h"
@@ -12,13 +12,13 @@ using ops::AttentionKernels;
 ops::AttentionOutputs attention_kernel(const ops::AttentionArgs& a, const char* fn) {
   AOTRT_CHECK(a.flavor != ops::AttentionFlavor::kFlashForCpu, kInternal, fn,
               ": CUDA attention has no _for_cpu flavor");
-  const AttentionFlavor flavor = a.flavor == ops::AttentionFlavor::kEfficient
-                                     ? AttentionFlavor::kEfficient
-                                     : AttentionFlavor::kCudnn;
+  const AttentionFlavor flavor = a.flavor == ops::AttentionFlavor::kEfficient ? AttentionFlavor::kEfficient
+                                 : a.flavor == ops::AttentionFlavor::kFlash   ? AttentionFlavor::kFlash
+                                                                              : AttentionFlavor::kCudnn;
   AttentionOutputs r = attention(
       a.query, a.key, a.value, a.mask, a.is_causal,
       a.causal_alignment == ops::CausalAlignment::kBottomRight, a.scale, a.compute_log_sumexp,
-      flavor, fn);
+      flavor, a.out, fn);
   return {std::move(r.output), std::move(r.logsumexp)};
 }
 
