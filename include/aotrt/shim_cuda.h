@@ -106,6 +106,54 @@ AOTRT_EXPORT AOTITorchError aoti_torch_cuda__efficient_attention_forward(
     AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
     int64_t* ret5);
 
+// FlashAttention's ops. The causal mask is aligned to the bottom-right corner
+// (key j hidden from query i when j > i + Lk - Lq); key/value may have fewer
+// heads than the query. dropout_p must be 0 and return_debug_mask false.
+// Returns (output, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, rng_state,
+// unused, debug_attn_mask) for [batch, heads, seq, dim] query/key/value:
+// cum_seq_q/k undefined, rng_state uint64 [2] and unused uint64 [] holding 0,
+// the debug mask empty.
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p,
+    int32_t is_causal, int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0,
+    AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
+    int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8);
+// Returns (output, logsumexp, rng_state, unused, debug_attn_mask) for
+// [batch, seq, heads, dim] query/key/value. cum_seq_q/k, seqused_k,
+// alibi_slopes and block_table must be None; window_size_left/right None or
+// limiting nothing (negative, or at least the key count); max_q, max_k and
+// num_splits are not read.
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__flash_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle* cum_seq_q, AtenTensorHandle* cum_seq_k, int64_t max_q, int64_t max_k,
+    double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+    int64_t* window_size_left, int64_t* window_size_right, AtenTensorHandle* seqused_k,
+    AtenTensorHandle* alibi_slopes, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+    AtenTensorHandle* ret2, AtenTensorHandle* ret3, AtenTensorHandle* ret4);
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__flash_attention_forward_v2(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle* cum_seq_q, AtenTensorHandle* cum_seq_k, int64_t max_q, int64_t max_k,
+    double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+    int64_t* window_size_left, int64_t* window_size_right, AtenTensorHandle* seqused_k,
+    AtenTensorHandle* alibi_slopes, AtenTensorHandle* block_table, int64_t* num_splits,
+    AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, AtenTensorHandle* ret4);
+// Writes the output into `out` ([batch, seq, heads, dim], borrowed) and returns
+// the logsumexp.
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__flash_attention_forward_no_dropout_inplace(
+    AtenTensorHandle out, AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle* cum_seq_q, AtenTensorHandle* cum_seq_k, int64_t max_q, int64_t max_k,
+    double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+    int64_t* window_size_left, int64_t* window_size_right, AtenTensorHandle* seqused_k,
+    AtenTensorHandle* alibi_slopes, AtenTensorHandle* block_table, AtenTensorHandle* ret0);
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__flash_attention_forward_no_dropout_inplace_v2(
+    AtenTensorHandle out, AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle* cum_seq_q, AtenTensorHandle* cum_seq_k, int64_t max_q, int64_t max_k,
+    double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+    int64_t* window_size_left, int64_t* window_size_right, AtenTensorHandle* seqused_k,
+    AtenTensorHandle* alibi_slopes, AtenTensorHandle* block_table, int64_t* num_splits,
+    AtenTensorHandle* ret0);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif
