@@ -1886,6 +1886,91 @@ def attention_cases():
     return out
 
 
+# --- flash attention -------------------------------------------------------------------
+# _scaled_dot_product_flash_attention (query, key, value [B, H, L, E]) and
+# _flash_attention_forward ([B, L, H, E]), CUDA only: ATen's kernel is FlashAttention-2's. The
+# reference is eager CPU attention in float64 with FlashAttention's causal mask, aligned to the
+# bottom-right corner (key j hidden from query i when j > i + Lk - Lq); layouts and returned
+# ints are those of torch's meta functions. inputs: query, key, value; ints: is_causal, then
+# for the SDPA op the max_q and max_k it returns, for the forward window_size_left and
+# window_size_right (kNone: None); floats: the scale, when given. outputs: output, logsumexp
+# [B, H, Lq]. float32 rows are aotrt's own (ATen's kernel takes fp16 and bf16 only).
+def flash_cases():
+    out = []
+    g = torch.Generator().manual_seed(11)
+
+    def rand(sizes, dtype):  # multiples of 1/64 in [-1, 1]: exact in bf16 and fp16 too
+        return (torch.randint(-64, 65, sizes, generator=g, dtype=torch.int64) / 64).to(dtype)
+
+    def meta_of(t):  # the same sizes and strides on the meta device
+        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+
+    def reference(q, k, v, causal, scale):  # [B, H, L, E] in float64
+        H, Hk, Lq, Lk = q.shape[1], k.shape[1], q.shape[2], k.shape[2]
+        k, v = (t.double().repeat_interleave(H // Hk, 1) for t in (k, v))
+        s = q.double() @ k.transpose(-1, -2) * (scale if scale is not None else q.shape[-1] ** -0.5)
+        if causal:
+            hidden = torch.arange(Lk)[None, :] > torch.arange(Lq)[:, None] + (Lk - Lq)
+            if hidden.all(-1).any():
+                raise ValueError("a query row sees no key; its result is no eager fact")
+            s = s.masked_fill(hidden, -math.inf)
+        return torch.softmax(s, -1) @ v, torch.logsumexp(s, -1)
+
+    def laid_out(meta, values):
+        t = torch.empty_strided(meta.shape, meta.stride(), dtype=meta.dtype)
+        return t.copy_(values)
+
+    def sdpa_row(name, q, k, v, causal, scale=None):
+        meta = torch.ops.aten._scaled_dot_product_flash_attention(
+            meta_of(q), meta_of(k), meta_of(v), 0.0, causal, False, scale=scale)
+        o, lse = reference(q, k, v, causal, scale)
+        out.append(case(name, "_scaled_dot_product_flash_attention", [q, k, v],
+                        [int(causal), meta[4], meta[5]], [laid_out(meta[0], o), laid_out(meta[1], lse)],
+                        floats=[] if scale is None else [scale]))
+
+    def forward_row(name, q, k, v, causal, scale=None, window=(None, None)):
+        meta = torch.ops.aten._flash_attention_forward(
+            meta_of(q), meta_of(k), meta_of(v), None, None, q.shape[1], k.shape[1], 0.0, causal, False,
+            scale=scale, window_size_left=window[0], window_size_right=window[1])
+        o, lse = reference(*(t.transpose(1, 2) for t in (q, k, v)), causal, scale)
+        ints = [int(causal)] + [NONE if w is None else w for w in window]
+        out.append(case(name, "_flash_attention_forward", [q, k, v], ints,
+                        [laid_out(meta[0], o.transpose(1, 2)), laid_out(meta[1], lse)],
+                        floats=[] if scale is None else [scale]))
+
+    def blhe(B, L, H, E, dtype):
+        return rand([B, L, H, E], dtype)
+
+    f32, f16, bf16 = torch.float32, torch.float16, torch.bfloat16
+    # SDPA: q, k, v as attention modules pass them (linear -> view -> transpose: [B, L, H, E]
+    # memory), the output laid out like the query. Long rows and more head dims are in
+    # tests/unit/cuda/test_cuda_attention.cpp, against a host reference.
+    for dt in (f16, bf16):
+        nm = DTYPES[dt][1:].lower()
+        sdpa_row(f"sdpa_causal_square_e64_{nm}", *(blhe(1, 9, 1, 64, dt).transpose(1, 2) for _ in range(3)), True)
+    sdpa_row("sdpa_gqa_causal_odd_e128_bf16", blhe(1, 7, 2, 128, bf16).transpose(1, 2),
+             blhe(1, 7, 1, 128, bf16).transpose(1, 2), blhe(1, 7, 1, 128, bf16).transpose(1, 2), True)
+    sdpa_row("sdpa_contiguous_query_lq_lk_f16", rand([1, 2, 21, 16], f16), rand([1, 2, 45, 16], f16),
+             rand([1, 2, 45, 16], f16), False)
+    sdpa_row("sdpa_scale_causal_tiles_f32", rand([1, 1, 70, 8], f32), rand([1, 1, 70, 8], f32),
+             rand([1, 1, 70, 8], f32), True, scale=0.5)
+    # The forward: [B, L, H, E]; the causal diagonal ends at the bottom-right corner.
+    forward_row("forward_bottom_right_f16", blhe(1, 24, 2, 16, f16), blhe(1, 56, 2, 16, f16),
+                blhe(1, 56, 2, 16, f16), True)
+    forward_row("forward_decode_gqa_e64_bf16", blhe(1, 1, 4, 64, bf16), blhe(1, 19, 2, 64, bf16),
+                blhe(1, 19, 2, 64, bf16), True)
+    forward_row("forward_bottom_right_tiles_f32", blhe(1, 33, 1, 8, f32), blhe(1, 100, 1, 8, f32),
+                blhe(1, 100, 1, 8, f32), True)
+    # Windows that limit nothing (ATen turns a side of at least Lk into none) are served.
+    forward_row("forward_windows_limiting_nothing_f32", blhe(1, 9, 2, 8, f32), blhe(1, 12, 2, 8, f32),
+                blhe(1, 12, 2, 8, f32), False, scale=0.25, window=(-1, 12))
+    # q, k, v sliced out of one packed [B, L, 3, H, E] projection: not dense, so the output
+    # is a dense [B, L, H, E] tensor (empty_like's rule).
+    qkv = rand([2, 17, 3, 2, 8], f16)
+    forward_row("forward_packed_qkv_odd_f16", qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], True)
+    return out
+
+
 FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
@@ -1893,7 +1978,7 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
             "special": special_cases, "intmatmul": intmatmul_cases,
-            "attention": attention_cases}
+            "attention": attention_cases, "flash": flash_cases}
 
 
 def main(names):
