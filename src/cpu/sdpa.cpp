@@ -122,10 +122,11 @@ T exp_weights(T* sc, int64_t n, T max) {
   return sum;
 }
 
+// Query head h reads key/value head h / group (GQA: H = Hk * group).
 template <typename T>
 void attend(const std::vector<T>& q, const std::vector<T>& kt, const std::vector<T>& v,
-            const std::vector<T>* mask, int64_t B, int64_t H, int64_t Lq, int64_t Lk,
-            int64_t E, int64_t Ev, bool causal, T scale, std::vector<T>& out,
+            const std::vector<T>* mask, int64_t B, int64_t H, int64_t group, int64_t Lq,
+            int64_t Lk, int64_t E, int64_t Ev, bool causal, T scale, std::vector<T>& out,
             std::vector<T>& lse) {
   const int64_t rows = B * H * Lq;
 #pragma omp parallel
@@ -134,9 +135,10 @@ void attend(const std::vector<T>& q, const std::vector<T>& kt, const std::vector
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = r % Lq, bh = r / Lq;
+      const int64_t bhk = bh / H * (H / group) + bh % H / group;  // (b, h / group)
       const T* qi = q.data() + r * E;
-      const T* ktb = kt.data() + bh * E * Lk;
-      const T* vb = v.data() + bh * Lk * Ev;
+      const T* ktb = kt.data() + bhk * E * Lk;
+      const T* vb = v.data() + bhk * Lk * Ev;
       const T* mi = mask ? mask->data() + r * Lk : nullptr;
       T* sc = scores.data();
       for (int64_t j0 = 0; j0 < Lk; j0 += kBlock) {
@@ -233,8 +235,9 @@ MaskRows mask_rows(const TensorImpl& mask, std::span<const int64_t> sizes, const
 }
 
 void attend_gemm(const HeadMatrices& q, const HeadMatrices& k, const HeadMatrices& v, const MaskRows* mask,
-                 const HeadMatrices& out, int64_t B, int64_t H, int64_t Lq, int64_t Lk, int64_t E, int64_t Ev,
-                 bool causal, float scale, std::vector<float>& lse, const char* fn) {
+                 const HeadMatrices& out, int64_t B, int64_t H, int64_t group, int64_t Lq, int64_t Lk,
+                 int64_t E, int64_t Ev, bool causal, float scale, std::vector<float>& lse,
+                 const char* fn) {
   const int64_t blocks = (Lq + kQueryBlock - 1) / kQueryBlock;
   const float inf = std::numeric_limits<float>::infinity();
 #pragma omp parallel
@@ -257,7 +260,8 @@ void attend_gemm(const HeadMatrices& q, const HeadMatrices& k, const HeadMatrice
         }
         continue;
       }
-      sgemm_row_major(false, true, rows, keys, E, scale, qb, q.ld, k.at(b, h), k.ld, 0.0f, sc, keys, fn);
+      sgemm_row_major(false, true, rows, keys, E, scale, qb, q.ld, k.at(b, h / group), k.ld, 0.0f, sc,
+                      keys, fn);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = i0 + r;
         float* row = sc + r * keys;
@@ -280,7 +284,8 @@ void attend_gemm(const HeadMatrices& q, const HeadMatrices& k, const HeadMatrice
         sums[static_cast<size_t>(r)] = sum;
         lse[bh * Lq + i] = max + std::log(sum);
       }
-      sgemm_row_major(false, false, rows, Ev, keys, 1.0f, sc, keys, v.at(b, h), v.ld, 0.0f, ob, out.ld, fn);
+      sgemm_row_major(false, false, rows, Ev, keys, 1.0f, sc, keys, v.at(b, h / group), v.ld, 0.0f, ob,
+                      out.ld, fn);
       for (int64_t r = 0; r < rows; ++r) {
         const float inv = 1.0f / sums[static_cast<size_t>(r)];  // NaN for a fully masked row
         float* o = ob + r * out.ld;
@@ -304,10 +309,15 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
   AOTRT_CHECK(is_floating(q.dtype()) && element_size(q.dtype()) >= 2, kUnsupported, what,
               ": dtype ", dtype_name(q.dtype()), " is not served");
   const int64_t B = q.sizes()[0], H = q.sizes()[1], Lq = q.sizes()[2], E = q.sizes()[3];
-  const int64_t Lk = k.sizes()[2], Ev = v.sizes()[3];
-  AOTRT_CHECK(k.sizes()[0] == B && v.sizes()[0] == B && k.sizes()[1] == H &&
-                  v.sizes()[1] == H && k.sizes()[3] == E && v.sizes()[2] == Lk,
-              kInvalidArgument, what, ": query, key and value shapes do not agree");
+  const int64_t Hk = k.sizes()[1], Lk = k.sizes()[2], Ev = v.sizes()[3];
+  // Key/value may have fewer heads than the query (GQA, as SDPA's enable_gqa
+  // passes them): query head h reads key/value head h / (H / Hk), as ATen's.
+  AOTRT_CHECK(k.sizes()[0] == B && v.sizes()[0] == B && v.sizes()[1] == Hk &&
+                  k.sizes()[3] == E && v.sizes()[2] == Lk && Hk > 0 && H % Hk == 0,
+              kInvalidArgument, what,
+              ": query, key and value shapes do not agree (key/value heads must divide the "
+              "query's)");
+  const int64_t group = H / Hk;
   if (mask != nullptr) {
     AOTRT_CHECK(mask->dtype() == q.dtype(), kUnsupported, what,
                 ": attn_mask must have the query's dtype (an additive mask), as ATen's "
@@ -349,7 +359,8 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
       om.batch = H * om.head;
     }
     std::vector<float> lse(static_cast<size_t>(B * H * Lq));
-    attend_gemm(qm, km, vm, mm ? &*mm : nullptr, om, B, H, Lq, Lk, E, Ev, is_causal, fscale, lse, what);
+    attend_gemm(qm, km, vm, mm ? &*mm : nullptr, om, B, H, group, Lq, Lk, E, Ev, is_causal, fscale, lse,
+                what);
     copy_strided(strided_view(*result.logsumexp),
                  StridedView{reinterpret_cast<char*>(lse.data()), lse_sizes, contiguous_strides(lse_sizes),
                              ScalarType::Float32, cpu_device()});
@@ -360,7 +371,7 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
     return result;
   }
   // float64: keys transposed to [B, H, E, Lk] (Note [Attention loop order]).
-  const int64_t kt_sizes[] = {B, H, E, Lk};
+  const int64_t kt_sizes[] = {B, Hk, E, Lk};
   const int64_t kt_strides[] = {k.strides()[0], k.strides()[1], k.strides()[3], k.strides()[2]};
   std::vector<double> qd = dense_copy<double>(q, q.sizes(), q.strides());
   std::vector<double> kd = dense_copy<double>(k, kt_sizes, kt_strides);
@@ -369,7 +380,7 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
   if (mask != nullptr) md = dense_copy<double>(*mask, mask_sizes, broadcast_to(*mask, mask_sizes, what));
   std::vector<double> out(static_cast<size_t>(B * H * Lq * Ev));
   std::vector<double> lse(static_cast<size_t>(B * H * Lq));
-  attend<double>(qd, kd, vd, mask ? &md : nullptr, B, H, Lq, Lk, E, Ev, is_causal, s, out, lse);
+  attend<double>(qd, kd, vd, mask ? &md : nullptr, B, H, group, Lq, Lk, E, Ev, is_causal, s, out, lse);
   copy_strided(strided_view(*result.output),
                StridedView{reinterpret_cast<char*>(out.data()), out_sizes, contiguous_strides(out_sizes),
                            ScalarType::Float64, cpu_device()});

@@ -14,7 +14,8 @@ struct SdpaResult {
   std::unique_ptr<TensorImpl> logsumexp;  // [B,H,Lq] float32, memory order [B,Lq,H]
 };
 
-// q [B,H,Lq,E], k [B,H,Lk,E], v [B,H,Lk,Ev], any strides; mask (optional)
+// q [B,H,Lq,E], k [B,Hk,Lk,E], v [B,Hk,Lk,Ev] with Hk dividing H (query head
+// h reads key/value head h / (H / Hk)), any strides; mask (optional)
 // additive, of q's dtype, broadcastable to [B,H,Lq,Lk]; is_causal masks
 // j > i (upper-left aligned); scale defaults to 1/sqrt(E).
 SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k,

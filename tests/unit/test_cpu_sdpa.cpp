@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "aotrt/shim.h"
@@ -135,4 +136,75 @@ TEST(CpuSdpa, RefusesDropoutAndBadShapes) {
   EXPECT_NE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q.h, bad.h, q.h, 0.0, 0, nullptr, nullptr, &out.h, &lse.h), 0);
   EXPECT_EQ(out.h, nullptr);
   EXPECT_EQ(lse.h, nullptr);
+}
+
+// Key/value with fewer heads than the query (SDPA's enable_gqa hands them to the op as
+// they are): query head h reads key/value head h / (H / Hk), in float32 (the gemm path)
+// and float64 (the loop), with and without the causal mask.
+TEST(CpuSdpa, GroupedKeyValueHeads) {
+  const int64_t B = 2, H = 6, Hk = 2, Lq = 9, Lk = 11, E = 8;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> nd;
+  std::vector<double> q(B * H * Lq * E), k(B * Hk * Lk * E), v(B * Hk * Lk * E);
+  for (auto* t : {&q, &k, &v})
+    for (double& x : *t) x = static_cast<float>(nd(rng));  // exact in float32 too
+  for (int32_t dtype : {6, 7}) {
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(std::string(dtype == 6 ? "float32" : "float64") + (causal ? " causal" : ""));
+      std::vector<float> qf(q.begin(), q.end()), kf(k.begin(), k.end()), vf(v.begin(), v.end());
+      auto blob = [&](std::vector<double>& d, std::vector<float>& f, int64_t heads, int64_t L,
+                      Owned& t) {
+        const int64_t sizes[] = {B, heads, L, E};
+        const int64_t strides[] = {heads * L * E, L * E, E, 1};
+        void* data = dtype == 6 ? static_cast<void*>(f.data()) : static_cast<void*>(d.data());
+        ASSERT_EQ(aoti_torch_create_tensor_from_blob(data, 4, sizes, strides, 0, dtype, 0, 0, &t.h), 0);
+      };
+      Owned qt, kt, vt, out, lse;
+      blob(q, qf, H, Lq, qt);
+      blob(k, kf, Hk, Lk, kt);
+      blob(v, vf, Hk, Lk, vt);
+      ASSERT_EQ(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
+                    qt.h, kt.h, vt.h, 0.0, causal, nullptr, nullptr, &out.h, &lse.h),
+                0)
+          << aotrt_last_error();
+      void* o = nullptr;
+      int64_t* os = nullptr;
+      ASSERT_EQ(aoti_torch_get_data_ptr(out.h, &o), 0);
+      ASSERT_EQ(aoti_torch_get_strides(out.h, &os), 0);
+      double worst = 0;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t i = 0; i < Lq; ++i) {
+            const int64_t hk = h / (H / Hk);
+            std::vector<double> s(Lk);
+            double mx = -INFINITY;
+            for (int64_t j = 0; j < Lk; ++j) {
+              double d = 0;
+              for (int64_t e = 0; e < E; ++e)
+                d += q[((b * H + h) * Lq + i) * E + e] * k[((b * Hk + hk) * Lk + j) * E + e];
+              s[j] = causal && j > i ? -INFINITY : d / std::sqrt(double(E));
+              mx = std::max(mx, s[j]);
+            }
+            double sum = 0;
+            for (double x : s) sum += std::exp(x - mx);
+            for (int64_t e = 0; e < E; ++e) {
+              double acc = 0;
+              for (int64_t j = 0; j < Lk; ++j)
+                acc += std::exp(s[j] - mx) / sum * v[((b * Hk + hk) * Lk + j) * E + e];
+              const int64_t off = b * os[0] + h * os[1] + i * os[2] + e * os[3];
+              const double got = dtype == 6 ? static_cast<float*>(o)[off] : static_cast<double*>(o)[off];
+              worst = std::max(worst, std::abs(got - acc));
+            }
+          }
+      EXPECT_LT(worst, dtype == 6 ? 1e-5 : 1e-12);
+    }
+  }
+  // Key heads that do not divide the query's are refused.
+  int64_t s4[] = {1, 4, 2, 2}, st4[] = {16, 4, 2, 1}, s3[] = {1, 3, 2, 2}, st3[] = {12, 4, 2, 1};
+  Owned q4, k3, out, lse;
+  ASSERT_EQ(aoti_torch_empty_strided(4, s4, st4, 6, 0, 0, &q4.h), 0);
+  ASSERT_EQ(aoti_torch_empty_strided(4, s3, st3, 6, 0, 0, &k3.h), 0);
+  EXPECT_NE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q4.h, k3.h, k3.h, 0.0, 0, nullptr, nullptr, &out.h, &lse.h), 0);
+  EXPECT_NE(std::string(aotrt_last_error()).find("key/value heads must divide"), std::string::npos)
+      << aotrt_last_error();
 }
