@@ -19,6 +19,9 @@ compiled for):
                     loader segfaults, see shared/reference/measured-on-h200.md)
   ort               ONNX Runtime's CPU execution provider on the same model exported to ONNX by
                     torch.onnx.export(dynamo=True), SessionOptions() as they come (cpu only)
+  aotrt-baseline    another aotrt CLI (--baseline, e.g. a copy of main's) on its own exports of the same
+                    models (--baseline-export-option, e.g. freezing=false for the export before
+                    the CPU inference default): a before/after in one run, alternated round by round
   ort-tuned         the same with the session tuned after ORT's performance guide: every graph
                     optimization, intra-op threads = the cores (or --threads), one inter-op thread,
                     sequential execution, spinning workers, inputs and outputs bound once
@@ -75,6 +78,7 @@ CONTENDERS = {
     "cpu": ["eager", "compile", "aotrt", "libtorch-aoti", "ort", "ort-tuned"],
 }
 ORT_CONTENDERS = ("ort", "ort-tuned")
+BASELINE = "aotrt-baseline"  # --baseline: another aotrt CLI on its own exports
 # The issue's CPU targets, aotrt / libtorch's loader.
 CPU_TARGETS = {"per_run": 1.0, "startup": 0.2, "peak_rss": 0.25}
 # Same kernels on both sides: aotrt's export options set it already (a link_libtorch=False
@@ -590,7 +594,8 @@ def _eager_outputs(module, inputs) -> list[Any]:
 
 
 def compare_model(name: str, info: dict[str, Any], device: str, contenders: list[str], aotrt: Path,
-                  rounds: int, warmup: int, iters: int, threads: int | None = None) -> dict[str, Any]:
+                  rounds: int, warmup: int, iters: int, threads: int | None = None,
+                  baseline: tuple[Path, dict[str, Any]] | None = None) -> dict[str, Any]:
     import torch
     from aotrt_tools import zoo
 
@@ -617,15 +622,18 @@ def compare_model(name: str, info: dict[str, Any], device: str, contenders: list
     import tempfile
 
     check_root = Path(tempfile.mkdtemp(prefix=f"compare-{name}-"))
-    reference = _eager_outputs(module, inputs) if any(c == "aotrt" or c in ORT_CONTENDERS for c in contenders) else []
+    reference = (_eager_outputs(module, inputs)
+                 if any(c in ("aotrt", BASELINE) or c in ORT_CONTENDERS for c in contenders) else [])
     result["max_abs_diff"] = {}
-    if "aotrt" in contenders and device == "cpu":
+    for c, (cli, c_info) in (("aotrt", (aotrt, info)), (BASELINE, baseline)):
+        if c not in contenders or device != "cpu":
+            continue
         try:
-            (check_root / "aotrt").mkdir()
-            aotrt_outputs(aotrt, info, check_root / "aotrt")
-            result["max_abs_diff"]["aotrt"] = max_abs_diff(reference, check_root / "aotrt")
+            (check_root / c).mkdir()
+            aotrt_outputs(cli, c_info, check_root / c)
+            result["max_abs_diff"][c] = max_abs_diff(reference, check_root / c)
         except Exception as err:  # noqa: BLE001
-            result["max_abs_diff"]["aotrt"] = f"{type(err).__name__}: {str(err)[:300]}"
+            result["max_abs_diff"][c] = f"{type(err).__name__}: {str(err)[:300]}"
     rows: dict[str, list[dict[str, Any]]] = {c: [] for c in contenders}
     for r in range(rounds):
         order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
@@ -637,6 +645,8 @@ def compare_model(name: str, info: dict[str, Any], device: str, contenders: list
                     row = torch_objs[c].measure(warmup, iters)
                 elif c in ("aotrt", "aotrt-graph"):
                     row = run_aotrt(aotrt, {**info, "device": device}, warmup, iters, graph=c == "aotrt-graph")
+                elif c == BASELINE:
+                    row = run_aotrt(baseline[0], {**baseline[1], "device": device}, warmup, iters, graph=False)
                 elif c in ORT_CONTENDERS:
                     check_dir = check_root / c if r == 0 else None
                     if check_dir:
@@ -789,7 +799,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         ratios = [("aotrt", "compile"), ("aotrt", "reduce-overhead"),
                   ("aotrt-graph", "compile"), ("aotrt-graph", "reduce-overhead")]
     else:
-        ratios += [("aotrt", "libtorch-aoti"), ("aotrt", "ort"), ("aotrt", "ort-tuned")]
+        ratios += [("aotrt", BASELINE), ("aotrt", "libtorch-aoti"), ("aotrt", "ort"), ("aotrt", "ort-tuned"),
+                   (BASELINE, "ort")]
     ratios = [(a, b) for a, b in ratios if a in contenders and b in contenders]
     head += [f"{a} / {b}" for a, b in ratios]
     lines.append("| " + " | ".join(head) + " |")
@@ -886,13 +897,16 @@ def _diff(x: Any) -> str:
 def render_ort(data: dict[str, Any]) -> list[str]:
     """The ONNX Runtime section: aotrt against ORT's default and tuned sessions."""
     ort_cs = [c for c in ORT_CONTENDERS if c in data["contenders"]]
-    side = ["aotrt"] + ort_cs
+    side = ["aotrt"] + ([BASELINE] if BASELINE in data["contenders"] else []) + ort_cs
     names = " / ".join(side)
     opts = next((r.get("ort_options") for r in data["models"].values() if r.get("ort_options")), {}) or {}
     lines = ["## aotrt against ONNX Runtime (CPU execution provider)", ""]
+    exported = {json.dumps(e.get("options"), sort_keys=True) for e in (data.get("aotrt_export") or {}).values()}
+    how = ("`link_libtorch=False`, " + ", ".join(f"`{k}={v}`" for k, v in json.loads(next(iter(exported))).items())
+           if len(exported) == 1 else "`link_libtorch=False`, `cpp.vec_isa_ok=True`; per model in the .json")
     lines.append(
         "The same zoo model exported twice by torch from the same weights: to a `.pt2` by AOTInductor "
-        "(`link_libtorch=False`, `cpp.vec_isa_ok=True`) for aotrt, and to ONNX by `torch.onnx.export(..., "
+        f"through aotrt_tools.export ({how}) for aotrt, and to ONNX by `torch.onnx.export(..., "
         "dynamo=True)` for ONNX Runtime"
         + (f" (onnx {data['machine']['onnx']['onnx']}, onnxscript {data['machine']['onnx']['onnxscript']}, "
            f"onnxruntime {data['machine']['onnx']['onnxruntime']})" if data["machine"].get("onnx") else "")
@@ -905,6 +919,11 @@ def render_ort(data: dict[str, Any]) -> list[str]:
         o = opts.get(c) if isinstance(opts, dict) else None
         if o:
             lines.append(f"- `{c}`: " + ", ".join(f"{k}={v}" for k, v in o.items()))
+    if data.get("baseline"):
+        b = data["baseline"]
+        lines.append(f"- `{BASELINE}`: `{b['aotrt']}` ({b.get('commit', 'commit unknown')}) on packages exported "
+                     "with " + (", ".join(f"`{k}={v}`" for k, v in b["export_options"].items()) or "the same options")
+                     + ", measured in the same rounds (the aotrt / best ORT ratio and the target are aotrt's)")
     lines.append("")
     lines.append("Per-run is the median over rounds of each round's p50; on a loaded machine a round "
                  "that shared its cores is slower for everyone, so the fastest round's p50 (the least "
@@ -1033,7 +1052,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=("cuda", "cpu"), required=True)
     p.add_argument("--models", help="comma-separated zoo names (default: the device's set)")
-    p.add_argument("--contenders", help="comma-separated subset of " + ", ".join(sorted({*CONTENDERS['cuda'], *CONTENDERS['cpu']})))
+    p.add_argument("--contenders", help="comma-separated subset of " + ", ".join(sorted({*CONTENDERS['cuda'], *CONTENDERS['cpu'], BASELINE})))
     p.add_argument("--rounds", type=int, help="rounds (default: cpu 5, cuda 3)")
     p.add_argument("--iters", type=int, help="timed iterations per round (default: cpu 200, cuda 100)")
     p.add_argument("--warmup", type=int, default=10)
@@ -1047,6 +1066,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="an inductor option added to aotrt's package exports (repeatable; true/false "
                         "and integers are parsed), e.g. layout_optimization=false; use its own "
                         "--export-dir, since the cached packages are redone when options change")
+    p.add_argument("--baseline", metavar="AOTRT",
+                   help=f"another aotrt CLI, measured as the '{BASELINE}' contender on its own exports")
+    p.add_argument("--baseline-export-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an inductor option for the baseline's exports (repeatable), e.g. freezing=false")
+    p.add_argument("--baseline-export-dir", help="the baseline's package cache (default <export dir>-baseline)")
+    p.add_argument("--baseline-label", help="what the baseline CLI is (e.g. a commit), for the table")
     p.add_argument("--threads", type=int,
                    help="CPU threads for every contender (torch.set_num_threads here, OMP_NUM_THREADS "
                         "for the subprocesses); default: each library's own default")
@@ -1063,6 +1088,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in models:
             warm_caches(name, device)
         return 0
+    if BASELINE in contenders and not (args.baseline and os.access(args.baseline, os.X_OK)):
+        print(f"compare: the {BASELINE} contender needs --baseline pointing at an aotrt CLI", file=sys.stderr)
+        return 2
     if any(c.startswith("aotrt") for c in contenders) and not os.access(aotrt, os.X_OK):
         print(f"compare: no aotrt CLI at {aotrt}: build it (scripts/build.sh, or scripts/gpu_e2e.sh on the "
               "GPU machine) or pass --aotrt", file=sys.stderr)
@@ -1078,15 +1106,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     export_dir = Path(args.export_dir) if args.export_dir else REPO / "build-bench" / device
     t0 = time.perf_counter()
-    extra: dict[str, Any] = {}
-    for item in args.export_option:
-        key, sep, value = item.partition("=")
-        if not sep:
-            p.error(f"--export-option wants KEY=VALUE, got {item!r}")
-        low = value.lower()
-        extra[key] = True if low == "true" else False if low == "false" else (
-            int(value) if value.lstrip("-").isdigit() else value)
+    def parse_options(items: list[str], flag: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for item in items:
+            key, sep, value = item.partition("=")
+            if not sep:
+                p.error(f"{flag} wants KEY=VALUE, got {item!r}")
+            low = value.lower()
+            out[key] = True if low == "true" else False if low == "false" else (
+                int(value) if value.lstrip("-").isdigit() else value)
+        return out
+
+    extra = parse_options(args.export_option, "--export-option")
     infos = export_models(models, device, export_dir, contenders, extra)
+    base_infos: dict[str, dict[str, Any]] = {}
+    base_extra = parse_options(args.baseline_export_option, "--baseline-export-option")
+    if BASELINE in contenders:
+        base_dir = Path(args.baseline_export_dir) if args.baseline_export_dir else export_dir.with_name(
+            export_dir.name + "-baseline")
+        base_infos = export_models(models, device, base_dir, ["aotrt"], base_extra)
     data: dict[str, Any] = {
         "device": device, "date": datetime.date.today().isoformat(), "rounds": rounds, "iters": iters,
         "warmup": args.warmup, "contenders": contenders, "machine": machine_info(device, aotrt),
@@ -1094,9 +1132,19 @@ def main(argv: list[str] | None = None) -> int:
         "threads": args.threads or f"default (torch {torch.get_num_threads()})",
         "models": {},
     }
+    # The inductor options aotrt's packages were exported with (Note [CPU inference default]
+    # in aotrt_tools/export.py: freezing=True on the CPU unless an --export-option says otherwise).
+    shown = ("freezing", "cpp.weight_prepack", "layout_optimization", "cpp.vec_isa_ok")
+    data["aotrt_export"] = {name: {"options": {k: v for k, v in (info.get("options") or {}).items() if k in shown},
+                                   "cpu_inference": info.get("cpu_inference")}
+                            for name, info in infos.items()}
+    if BASELINE in contenders:
+        data["baseline"] = {"aotrt": args.baseline, "commit": args.baseline_label or "unlabelled",
+                            "export_options": base_extra}
     for name in models:
+        baseline = (Path(args.baseline), base_infos[name]) if BASELINE in contenders else None
         data["models"][name] = compare_model(name, infos[name], device, contenders, aotrt, rounds,
-                                             args.warmup, iters, args.threads)
+                                             args.warmup, iters, args.threads, baseline)
         if "onnx_versions" in infos[name]:
             data["machine"]["onnx"] = infos[name]["onnx_versions"]
     if device == "cpu" and "aotrt" in contenders and any(c in contenders for c in ORT_CONTENDERS):

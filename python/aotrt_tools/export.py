@@ -68,6 +68,22 @@ AOTRT_INDUCTOR_OPTIONS: dict[str, Any] = {
     "cpp.vec_isa_ok": True,
 }
 
+# Note [CPU inference default]
+# On the CPU, packages are exported with freezing=True unless the caller (or a zoo entry)
+# sets `freezing` itself: inductor's inference path folds batch norms into convolutions and,
+# with cpp.weight_prepack (on by default), turns every convolution and linear into one of
+# torch's fused oneDNN ops on prepacked constants (Note [Frozen CPU packages] in
+# src/runtime/preflight.cpp), which aotrt runs as one oneDNN primitive with its post-ops on
+# weights reordered once (Note [Fused convolutions] in src/cpu/conv.cpp). Measured with
+# bench/compare.py on this project's 2-core machine (bench/results/cpu-ort-2026-12-03.md):
+# resnet18 14.1 -> 8.6 ms, resnet50_b1 29.9 -> 21.6 ms, mobilenet_v3_small 2.0 -> 0.77 ms.
+# What it costs: a frozen package's weights are folded constants, so it cannot take new
+# weights by their original names (Model::swap_weights, `aotrt run --weights`,
+# package_constants_in_so=False for external weights): export such a model with
+# freezing=False. A module without parameters compiles the same either way. export_package
+# records the choice (`cpu_inference`) and the CLI prints it.
+CPU_INFERENCE_OPTIONS: dict[str, Any] = {"freezing": True}
+
 # Note [CPU vectorization and Sleef]
 # Vectorized CPU kernels (at::vec) call Sleef for exp/log/tanh/pow/sin/... (SiLU imports
 # Sleef_expf16_u10 with AVX-512, Sleef_expf8_u10 with AVX2); in a torch process libtorch_cpu
@@ -135,12 +151,17 @@ def _config_has(dotted: str) -> bool:
     return hasattr(obj, parts[-1])
 
 
-def resolve_options(extra_options: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+def resolve_options(extra_options: dict[str, Any] | None = None,
+                    device: str | None = None) -> tuple[dict[str, Any], list[str]]:
     """aotrt's options merged with `extra_options` (which win), minus those this torch lacks.
 
-    Returns (options to pass to inductor, names of the options that were dropped).
+    For a CPU export (`device` "cpu") the defaults include CPU_INFERENCE_OPTIONS (Note [CPU
+    inference default]). Returns (options to pass to inductor, names of the options that were
+    dropped).
     """
     wanted = dict(AOTRT_INDUCTOR_OPTIONS)
+    if device is not None and torch.device(device).type == "cpu":
+        wanted.update(CPU_INFERENCE_OPTIONS)
     wanted.update(extra_options or {})
     applied, missing = {}, []
     for key, value in wanted.items():
@@ -395,7 +416,7 @@ def export_package(
     module.eval()
     if dynamic_batch:
         inputs = tuple(_batch_of_two(t) for t in inputs)
-    options, missing = resolve_options(extra_options)
+    options, missing = resolve_options(extra_options, device)
     if missing:
         print(f"warning: torch {torch.__version__} lacks inductor options {missing}; "
               "the package may not be loadable without libtorch", file=sys.stderr)
@@ -441,12 +462,22 @@ def export_package(
     }
     result.update(inspect_package(pkg))
     if torch.device(device).type == "cpu":
+        result["cpu_inference"] = cpu_inference(options)
         result["cpu_kernels"] = cpu_kernels(pkg)
         if result["cpu_kernels"] == "scalar":
             print(f"warning: {pkg}: the CPU kernels are scalar (no at::vec): cpp.vec_isa_ok="
                   f"{options.get('cpp.vec_isa_ok')!r}; Note [CPU vectorization and Sleef]",
                   file=sys.stderr)
     return result
+
+
+def cpu_inference(options: dict[str, Any]) -> str:
+    """What a CPU export chose (Note [CPU inference default]), in words."""
+    if not options.get("freezing"):
+        return "freezing=False: weights stay named parameters (swappable), batch norms unfolded"
+    if options.get("cpp.weight_prepack", True):
+        return "freezing=True, weight prepack: fused oneDNN convolutions/linears on folded weights"
+    return "freezing=True, cpp.weight_prepack=False: folded weights, plain convolutions"
 
 
 def cpu_kernels(pkg: str | os.PathLike) -> str:
@@ -645,6 +676,8 @@ def summarize(info: dict[str, Any]) -> str:
         if und.get(group):
             lines.append(f"   undefined {group} ({len(und[group])}): {' '.join(und[group])}")
     lines.append(f"   undefined system: {len(und.get('system', []))} (libc/libstdc++/libgcc)")
+    if info.get("cpu_inference"):
+        lines.append(f"   CPU export: {info['cpu_inference']} (Note [CPU inference default])")
     if info.get("cpu_kernels"):
         lines.append(f"   CPU kernels: {info['cpu_kernels']} (Note [CPU vectorization and Sleef])")
     if info.get("fallback_ops"):

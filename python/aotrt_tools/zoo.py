@@ -61,6 +61,12 @@ DEFAULT_REASON = "fp32 default"
 GPU_ATOL = 1e-4
 GPU_RTOL = 1e-4
 GPU_REASON = "fp32 GPU default (the issue's 1e-4; reference computed with TF32 off)"
+# Entries that exist for a lowering (views into aten's addmm/convolution, aten's conv variants,
+# SiLU as a Sleef call in generated code) keep it on the CPU, where aotrt_tools.export now
+# freezes by default (Note [CPU inference default] in export.py: convolutions and linears
+# become fused oneDNN ops, their activations post-ops). The CNN, transformer and Hugging Face
+# entries take the default; tests/e2e/test_cpu_freezing.py covers the fused ops op by op.
+ATEN_LOWERING = {"freezing": False}
 
 @dataclasses.dataclass(frozen=True)
 class ZooEntry:
@@ -173,7 +179,7 @@ class PointwiseC2f(nn.Module):
         return F.silu(self.cv2(torch.cat(y, dim=1)))
 
 
-@register("pointwise_c2f")
+@register("pointwise_c2f", options=ATEN_LOWERING)
 def _pointwise_c2f():
     """C2f block, 1x1 convs, 64ch 40x40 b1, model and input channels-last."""
     model = PointwiseC2f().to(memory_format=torch.channels_last)
@@ -195,13 +201,13 @@ class LinearChunk(nn.Module):
         return self.l2(b)
 
 
-@register("linear_chunk_first_dim")
+@register("linear_chunk_first_dim", options=ATEN_LOWERING)
 def _linear_chunk_first_dim():
     """Linear -> chunk(2, dim=0) -> second chunk (packed, at an offset) into a Linear."""
     return LinearChunk(dim=0), (torch.randn(12, 7),)
 
 
-@register("linear_chunk_last_dim")
+@register("linear_chunk_last_dim", options=ATEN_LOWERING)
 def _linear_chunk_last_dim():
     """Linear -> chunk(2, dim=-1) -> second chunk (non-packed, offset 8) into a Linear."""
     return LinearChunk(dim=-1), (torch.randn(12, 7),)
@@ -219,7 +225,7 @@ class LinearChunkCat(nn.Module):
         return torch.cat([self.la(a), self.lb(b)], dim=-1)
 
 
-@register("linear_chunk_cat_last_dim")
+@register("linear_chunk_cat_last_dim", options=ATEN_LOWERING)
 def _linear_chunk_cat_last_dim():
     """Linear -> chunk(2, -1) -> each chunk through a Linear -> cat(-1)."""
     return LinearChunkCat(), (torch.randn(12, 7),)
@@ -237,7 +243,7 @@ class LinearNestedChunk(nn.Module):
         return self.l2(inner)
 
 
-@register("linear_nested_chunk")
+@register("linear_nested_chunk", options=ATEN_LOWERING)
 def _linear_nested_chunk():
     """Chunk of a chunk: a view of a view, both offsets adding up, into a Linear."""
     return LinearNestedChunk(), (torch.randn(12, 7),)
@@ -252,7 +258,7 @@ class LinearChunkOutput(nn.Module):
         return self.l1(x).chunk(2, dim=-1)[1]
 
 
-@register("linear_chunk_last_dim_output")
+@register("linear_chunk_last_dim_output", options=ATEN_LOWERING)
 def _linear_chunk_last_dim_output():
     """Returns linear(x).chunk(2, -1)[1]: the model output is a non-packed view at an offset."""
     return LinearChunkOutput(), (torch.randn(12, 7),)
@@ -268,7 +274,7 @@ class LinearChunkTwoOutputs(nn.Module):
         return a, b
 
 
-@register("linear_chunk_two_outputs")
+@register("linear_chunk_two_outputs", options=ATEN_LOWERING)
 def _linear_chunk_two_outputs():
     """Returns both chunks of one Linear: two outputs that are views of the same buffer."""
     return LinearChunkTwoOutputs(), (torch.randn(12, 7),)
@@ -303,13 +309,13 @@ def _mm():
     return MatMul(), (torch.randn(3, 4), torch.randn(4, 5))
 
 
-@register("linear_bias")
+@register("linear_bias", options=ATEN_LOWERING)
 def _linear_bias():
     """Linear(7, 101) on (127, 7): addmm with odd sizes."""
     return nn.Linear(7, 101), (torch.randn(127, 7),)
 
 
-@register("conv1d_bias")
+@register("conv1d_bias", options=ATEN_LOWERING)
 def _conv1d_bias():
     """Conv1d(8, 16, 3) with bias on (1, 8, 50)."""
     return nn.Conv1d(8, 16, 3), (torch.randn(1, 8, 50),)
@@ -331,7 +337,7 @@ class BmmPermuted(nn.Module):
         return torch.bmm(x.permute(2, 0, 1), self.w)
 
 
-@register("bmm_permuted")
+@register("bmm_permuted", options=ATEN_LOWERING)
 def _bmm_permuted():
     """bmm(x.permute(2,0,1) [2,64,400] strides [1,800,2], w [2,400,16])."""
     return BmmPermuted(), (torch.randn(64, 400, 2),)
@@ -383,14 +389,14 @@ def _transformer_encoder_layer():
     return layer, (torch.randn(2, 16, 64),)
 
 
-@register("conv_transposed")
+@register("conv_transposed", options=ATEN_LOWERING)
 def _conv_transposed():
     """ConvTranspose2d(8, 12, 3, stride 2, padding 1, output_padding 1, groups 2) on (1,8,10,10)."""
     conv = nn.ConvTranspose2d(8, 12, 3, stride=2, padding=1, output_padding=1, groups=2)
     return conv, (torch.randn(1, 8, 10, 10),)
 
 
-@register("conv_grouped_dilated")
+@register("conv_grouped_dilated", options=ATEN_LOWERING)
 def _conv_grouped_dilated():
     """Conv2d(8, 16, 3, groups 4, stride 2, padding 2, dilation 2) on (1,8,20,20)."""
     conv = nn.Conv2d(8, 16, 3, stride=2, padding=2, dilation=2, groups=4)
@@ -406,7 +412,7 @@ def _conv_grouped_dilated():
 # alone, that they got it. See Note [CPU vectorization and Sleef] in export.py.
 _IS_VECTORIZED = (code_contains(r"at::vec::Vectorized<float>", "CPU kernels are vectorized (at::vec)", "cpu"),)
 
-register("pointwise_c2f_vec", devices=("cpu",), checks=_IS_VECTORIZED,
+register("pointwise_c2f_vec", devices=("cpu",), checks=_IS_VECTORIZED, options=ATEN_LOWERING,
          note="Vectorized CPU kernels: SiLU imports Sleef_expf16_u10 (AVX-512) / _expf8_u10 (AVX2).")(
     _pointwise_c2f)
 

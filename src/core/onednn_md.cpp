@@ -136,40 +136,91 @@ OnednnBlockedDesc decode_onednn_md(std::span<const uint8_t> blob, std::span<cons
   return d;
 }
 
+namespace {
+
+// dst[to[i]] = src[from[i]] along the innermost dim, `T` an element's bytes.
+template <typename T>
+void copy_row(const char* s, char* o, int64_t from0, int64_t to0, const int64_t* from,
+              const int64_t* to, int64_t n) {
+  const auto* st = reinterpret_cast<const T*>(s);
+  auto* ot = reinterpret_cast<T*>(o);
+  for (int64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, st + from0 + from[i], sizeof(T));
+    std::memcpy(ot + to0 + to[i], &v, sizeof(T));
+  }
+}
+
+}  // namespace
+
+// An element's source offset (Note [Serialized oneDNN descriptors]) is offset0
+// plus one term per dim that depends on that dim's index alone (its outer
+// block times the stride, and its place in each inner block of the dim); so
+// is its destination offset. Both are tabled per dim once, and the copy walks
+// the dims adding table entries: 25 M elements of a resnet50's weights took
+// 0.7 s at load with the offsets worked out per element, divisions included.
 void unpack_onednn_blocked(const OnednnBlockedDesc& d, const void* src, void* dst,
                            std::span<const int64_t> dst_strides, size_t itemsize) {
   const size_t nd = d.dims.size();
+  if (nd == 0) return;
   const bool grouped = nd == dst_strides.size() + 1;
   const std::vector<int64_t> block = block_of_dim(d, "unpack_onednn_blocked");
-  std::vector<int64_t> idx(nd, 0), cur(nd);
+  // Per dim k and index i: the source and destination offset terms.
+  std::vector<std::vector<int64_t>> from(nd), to(nd);
+  for (size_t k = 0; k < nd; ++k) {
+    from[k].resize(static_cast<size_t>(d.dims[k]));
+    to[k].resize(static_cast<size_t>(d.dims[k]));
+    int64_t to_stride;
+    if (grouped) {
+      to_stride = k == 0 ? d.dims[1] * dst_strides[0] : dst_strides[k == 1 ? 0 : k - 1];
+    } else {
+      to_stride = dst_strides[k];
+    }
+    for (int64_t i = 0; i < d.dims[k]; ++i) {
+      int64_t f = i / block[k] * d.strides[k], cur = 1, stride = 1;
+      for (size_t j = d.inner_blks.size(); j-- > 0;) {
+        if (static_cast<size_t>(d.inner_idxs[j]) == k) {
+          f += (i % block[k]) / cur % d.inner_blks[j] * stride;
+          cur *= d.inner_blks[j];
+        }
+        stride *= d.inner_blks[j];
+      }
+      from[k][static_cast<size_t>(i)] = f;
+      to[k][static_cast<size_t>(i)] = i * to_stride;
+    }
+  }
   const auto* s = static_cast<const char*>(src);
   auto* o = static_cast<char*>(dst);
+  const size_t last = nd - 1;
+  const int64_t n = d.dims[last];
+  std::vector<int64_t> idx(nd, 0);
   while (true) {
-    int64_t from = d.offset0, to = 0;
-    for (size_t k = 0; k < nd; ++k) from += idx[k] / block[k] * d.strides[k];
-    std::fill(cur.begin(), cur.end(), 1);
-    int64_t stride = 1;
-    for (size_t j = d.inner_blks.size(); j-- > 0;) {
-      const auto k = static_cast<size_t>(d.inner_idxs[j]);
-      from += (idx[k] % block[k]) / cur[k] % d.inner_blks[j] * stride;
-      stride *= d.inner_blks[j];
-      cur[k] *= d.inner_blks[j];
+    int64_t from0 = d.offset0, to0 = 0;
+    for (size_t k = 0; k < last; ++k) {
+      from0 += from[k][static_cast<size_t>(idx[k])];
+      to0 += to[k][static_cast<size_t>(idx[k])];
     }
-    if (grouped) {
-      to = (idx[0] * d.dims[1] + idx[1]) * dst_strides[0];
-      for (size_t k = 2; k < nd; ++k) to += idx[k] * dst_strides[k - 1];
-    } else {
-      for (size_t k = 0; k < nd; ++k) to += idx[k] * dst_strides[k];
+    const int64_t* fl = from[last].data();
+    const int64_t* tl = to[last].data();
+    switch (itemsize) {
+      case 1: copy_row<uint8_t>(s, o, from0, to0, fl, tl, n); break;
+      case 2: copy_row<uint16_t>(s, o, from0, to0, fl, tl, n); break;
+      case 4: copy_row<uint32_t>(s, o, from0, to0, fl, tl, n); break;
+      case 8: copy_row<uint64_t>(s, o, from0, to0, fl, tl, n); break;
+      default:
+        for (int64_t i = 0; i < n; ++i) {
+          std::memcpy(o + (to0 + tl[i]) * static_cast<int64_t>(itemsize),
+                      s + (from0 + fl[i]) * static_cast<int64_t>(itemsize), itemsize);
+        }
     }
-    std::memcpy(o + to * static_cast<int64_t>(itemsize), s + from * static_cast<int64_t>(itemsize),
-                itemsize);
-    size_t k = nd;
+    size_t k = last;
     while (k > 0) {
       --k;
       if (++idx[k] < d.dims[k]) break;
       idx[k] = 0;
       if (k == 0) return;
     }
+    if (last == 0) return;
   }
 }
 

@@ -51,6 +51,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -66,6 +67,7 @@
 #include "cpu/cpu.h"
 #include "cpu/elements.h"
 #include "cpu/ops.h"
+#include "ops/conv.h"
 
 namespace aotrt::cpu {
 namespace {
@@ -302,8 +304,40 @@ struct KeyHash {
   }
 };
 
+// Note [Fused convolutions]
+// The fused oneDNN ops of freezing=True packages (Note [Fused oneDNN ops] in
+// ops/linear.h) compute unary(binary(conv(x, W) + bias, other)). Run as a
+// convolution followed by separate passes, every element of the result is
+// written, read back and written again once per post-op; oneDNN applies
+// post-ops to each block of the result while it is still in registers, as
+// ATen's own mkldnn ops do. So the fused entry point (convolution_fused)
+// builds the primitive with post-ops: the activation as oneDNN eltwise
+// post-ops (hardsigmoid, which oneDNN 2.6 lacks, as linear then clip), the
+// binary as a binary post-op reading `other` in place when it has the
+// result's layout (oneDNN 2.6's jit kernels read it with dst's strides
+// whatever its descriptor says: tests/unit/test_cpu_conv.cpp found a plain
+// `other` beside a channels-last result misread), or, where the result
+// is written into `other` itself (the in-place _binary_ op's add), as a sum
+// post-op. The result must be written where the caller wants it (fresh
+// channels-last memory, or `other`): only modes that keep dst as it is are
+// tried, with the weight and, failing that, the source reordered; where each
+// of them gets the reference kernel, or a dtype, a transposed convolution or
+// an operand oneDNN cannot take is involved, convolution_fused returns null
+// and the caller runs the unfused path, which gives the same values.
+struct Eltwise {
+  dnnl::algorithm alg;
+  float alpha = 0, beta = 0;
+};
+struct Fusion {
+  bool sum = false;  // dst += conv (dst holds `other` already)
+  std::optional<dnnl::algorithm> binary;  // binary post-op with src1 = other
+  DnnlTensor other;                       // its view (binary only)
+  std::vector<Eltwise> eltwise;           // after the sum or binary
+  bool empty() const { return !sum && !binary && eltwise.empty(); }
+};
+
 Key make_key(const Conv& c, const DnnlTensor& src, const DnnlTensor& wei, bool has_bias,
-             const DnnlTensor& dst, bool constant_weights) {
+             const DnnlTensor& dst, bool constant_weights, const Fusion* fusion) {
   Key k{c.transposed, c.groups, has_bias, constant_weights};
   auto add = [&k](const Dims& d) {
     k.push_back(static_cast<int64_t>(d.size()));
@@ -314,6 +348,23 @@ Key make_key(const Conv& c, const DnnlTensor& src, const DnnlTensor& wei, bool h
     add(t->strides);
   }
   for (const auto* v : {&c.stride, &c.padding, &c.dilation, &c.output_padding}) add(*v);
+  if (fusion != nullptr && !fusion->empty()) {
+    auto bits = [](float f) {
+      uint32_t u;
+      std::memcpy(&u, &f, sizeof u);
+      return static_cast<int64_t>(u);
+    };
+    k.push_back(-1);  // a marker: keys without fusion never have it here
+    k.push_back(fusion->sum);
+    k.push_back(fusion->binary ? static_cast<int64_t>(*fusion->binary) : -1);
+    if (fusion->binary) {
+      add(fusion->other.dims);
+      add(fusion->other.strides);
+    }
+    for (const Eltwise& e : fusion->eltwise) {
+      k.insert(k.end(), {static_cast<int64_t>(e.alg), bits(e.alpha), bits(e.beta)});
+    }
+  }
   return k;
 }
 
@@ -331,23 +382,43 @@ struct ConvPrimitive {
   dnnl::memory::desc conv_scratch;
   std::optional<Reorder> src_reorder, wei_reorder, dst_reorder;
   size_t scratch_bytes = 0;  // largest scratchpad of the primitives above
+  dnnl::memory::desc other;  // a binary post-op's src1 (Note [Fused convolutions]), or zero
+  // Note [Bound arguments]: the convolution's arguments, reused by one call at a time.
+  struct Bound {
+    dnnl::memory src, wei, dst, bias, other, scratch;
+    std::unordered_map<int, dnnl::memory> args;
+  };
+  mutable std::mutex bound_mu;
+  mutable std::unique_ptr<Bound> bound;
 };
 
-dnnl::primitive_attr user_scratchpad() {
+dnnl::primitive_attr user_scratchpad(const Fusion* fusion = nullptr) {
   // A per-call scratchpad keeps primitives safe to run from several threads.
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (fusion != nullptr && !fusion->empty()) {
+    // Note [Fused convolutions]: the binary (or sum) first, then the activation.
+    dnnl::post_ops ops;
+    if (fusion->sum) ops.append_sum(1.f);
+    if (fusion->binary) {
+      ops.append_binary(*fusion->binary,
+                        dnnl::memory::desc(fusion->other.dims, dnnl::memory::data_type::f32,
+                                           fusion->other.strides));
+    }
+    for (const Eltwise& e : fusion->eltwise) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+    attr.set_post_ops(ops);
+  }
   return attr;
 }
 
 // The primitive descriptor for one mode, or an empty one if none exists.
 dnnl::primitive_desc describe(const Conv& c, const dnnl::memory::desc& src,
                               const dnnl::memory::desc& wei, const dnnl::memory::desc& bias,
-                              const dnnl::memory::desc& dst) {
+                              const dnnl::memory::desc& dst, const Fusion* fusion = nullptr) {
   Dims strides(c.stride.begin(), c.stride.end()), pad_l(c.padding.begin(), c.padding.end());
   Dims dilates, pad_r(c.pad_r.begin(), c.pad_r.end());
   for (int i = 0; i < c.k; ++i) dilates.push_back(c.dilation[i] - 1);  // oneDNN counts gaps
-  const auto attr = user_scratchpad();
+  const auto attr = user_scratchpad(fusion);
   const auto kind = dnnl::prop_kind::forward_inference;
   if (!c.transposed) {
     dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, src, wei, bias,
@@ -396,10 +467,36 @@ dnnl::primitive_desc describe_for_constant_weights(const Conv& c, const dnnl::me
   return weights;
 }
 
+// Note [Fused convolutions]: the first mode that writes dst as it is and
+// whose kernel is not the reference one; an empty descriptor if none.
+dnnl::primitive_desc describe_fused(const Conv& c, const dnnl::memory::desc& src,
+                                   const dnnl::memory::desc& wei, const dnnl::memory::desc& bias,
+                                   const dnnl::memory::desc& dst,
+                                   const dnnl::memory::desc& any_src,
+                                   const dnnl::memory::desc& any_wei, bool constant_weights,
+                                   const Fusion& fusion) {
+  auto usable = [](const dnnl::primitive_desc& pd) { return pd && !is_reference(pd); };
+  const bool pointwise =
+      std::all_of(c.kernel.begin(), c.kernel.end(), [](int64_t k) { return k == 1; });
+  // As describe_for_constant_weights orders them, less the modes that move dst.
+  dnnl::primitive_desc user;
+  if (!constant_weights || pointwise) {
+    user = describe(c, src, wei, bias, dst, &fusion);
+    if (usable(user) && (!constant_weights || is_gemm(user))) return user;
+  }
+  dnnl::primitive_desc weights = describe(c, src, any_wei, bias, dst, &fusion);
+  if (usable(weights)) return weights;
+  if (usable(user)) return user;
+  dnnl::primitive_desc source = describe(c, any_src, any_wei, bias, dst, &fusion);
+  if (usable(source)) return source;
+  return {};
+}
+
 std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlTensor& src,
                                                       const DnnlTensor& wei, bool has_bias,
                                                       const DnnlTensor& dst,
-                                                      bool constant_weights) {
+                                                      bool constant_weights,
+                                                      const Fusion* fusion) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   auto p = std::make_shared<ConvPrimitive>();
@@ -410,17 +507,26 @@ std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlT
   const dnnl::memory::desc any_src(src.dims, dt::f32, tag::any),
       any_wei(wei.dims, dt::f32, tag::any), any_dst(dst.dims, dt::f32, tag::any);
 
-  // Note [oneDNN layouts]: the first mode whose kernel is not the reference one.
   dnnl::primitive_desc pd;
-  if (constant_weights) {
-    pd = describe_for_constant_weights(c, p->user_src, p->user_wei, p->conv_bias, p->user_dst,
-                                       any_src, any_wei, any_dst);
+  if (fusion != nullptr) {
+    pd = describe_fused(c, p->user_src, p->user_wei, p->conv_bias, p->user_dst, any_src, any_wei,
+                        constant_weights, *fusion);
+    if (!pd) return nullptr;  // the caller runs the unfused path
+  } else {
+    // Note [oneDNN layouts]: the first mode whose kernel is not the reference one.
+    if (constant_weights) {
+      pd = describe_for_constant_weights(c, p->user_src, p->user_wei, p->conv_bias, p->user_dst,
+                                         any_src, any_wei, any_dst);
+    }
+    if (!pd || is_reference(pd)) pd = describe(c, p->user_src, p->user_wei, p->conv_bias, p->user_dst);
+    if (!pd || is_reference(pd)) pd = describe(c, p->user_src, any_wei, p->conv_bias, p->user_dst);
+    if (!pd || is_reference(pd)) pd = describe(c, any_src, any_wei, p->conv_bias, any_dst);
+    AOTRT_CHECK(pd, kUnsupported, kFn, ": oneDNN has no kernel for this convolution");
   }
-  if (!pd || is_reference(pd)) pd = describe(c, p->user_src, p->user_wei, p->conv_bias, p->user_dst);
-  if (!pd || is_reference(pd)) pd = describe(c, p->user_src, any_wei, p->conv_bias, p->user_dst);
-  if (!pd || is_reference(pd)) pd = describe(c, any_src, any_wei, p->conv_bias, any_dst);
-  AOTRT_CHECK(pd, kUnsupported, kFn, ": oneDNN has no kernel for this convolution");
 
+  if (fusion != nullptr && fusion->binary) {
+    p->other = dnnl::memory::desc(fusion->other.dims, dt::f32, fusion->other.strides);
+  }
   p->conv_src = pd.src_desc();
   p->conv_wei = pd.weights_desc();
   p->conv_dst = pd.dst_desc();
@@ -472,24 +578,34 @@ class PrimitiveCache {
   int64_t hits_ = 0, misses_ = 0;
 };
 
+// The cache's entry for a fusion that no mode serves.
+const std::shared_ptr<const ConvPrimitive>& unfusable() {
+  static const auto none = std::make_shared<const ConvPrimitive>();
+  return none;
+}
+
 PrimitiveCache& cache() {
   engine();  // made first, so it is destroyed after the primitives it made
   static PrimitiveCache c;
   return c;
 }
 
+// A fused primitive (fusion non-null) is null where no mode fuses
+// (Note [Fused convolutions]); that answer is cached too.
 std::shared_ptr<const ConvPrimitive> get_primitive(const Conv& c, const DnnlTensor& src,
                                                    const DnnlTensor& wei, bool has_bias,
                                                    const DnnlTensor& dst, bool constant_weights,
-                                                   Key* key_out) {
-  Key key = make_key(c, src, wei, has_bias, dst, constant_weights);
+                                                   Key* key_out,
+                                                   const Fusion* fusion = nullptr) {
+  Key key = make_key(c, src, wei, has_bias, dst, constant_weights, fusion);
   auto p = cache().find(key);
   if (p == nullptr) {
-    p = create_primitive(c, src, wei, has_bias, dst, constant_weights);
+    p = create_primitive(c, src, wei, has_bias, dst, constant_weights, fusion);
+    if (p == nullptr) p = unfusable();
     cache().insert(key, p);
   }
   *key_out = std::move(key);
-  return p;
+  return p == unfusable() ? nullptr : p;
 }
 
 // Scratch bytes from the CPU allocator, counted like any tensor.
@@ -533,14 +649,76 @@ std::unique_ptr<TensorImpl> scratch_buffer(size_t bytes) {
 // cpu-ort-2026-12-02.md), and freezing=True packages keep their folded
 // weights as Buffer-typed constants, which are not marked.
 std::atomic<int64_t> weights_cached{0};  // ConvCacheStats::weights_cached
+std::atomic<int64_t> fused_calls{0};     // ConvCacheStats::fused_calls
 
 struct CachedWeight {
   dnnl::memory::desc md;
   std::unique_ptr<TensorImpl> bytes;
 };
 
+// Note [Bound arguments]
+// A call that reorders nothing (the steady state of a model's constant-weight
+// convolutions) runs the primitive on its operands as they are. Making its
+// oneDNN memory objects, argument map and scratchpad anew on every call cost
+// more than the smallest convolutions themselves (a 16->16 1x1 at 1x1: 5 us a
+// call, mostly malloc and free; mobilenet_v3_small has 52 convolutions), so
+// each primitive keeps one set, bound to the call's pointers with
+// set_data_handle (the scratchpad stays a block of the allocator's per call).
+// One call at a time uses it (try_lock); a concurrent call on the same
+// primitive makes its own, as every call did before.
+bool execute_bound(const ConvPrimitive& p, const DnnlTensor& src, const void* ready_wei,
+                   void* bias, const DnnlTensor& dst, const void* other) {
+  std::unique_lock<std::mutex> lock(p.bound_mu, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  const dnnl::engine& eng = engine();
+  // The scratchpad is the allocator's for the call (a cached block), never
+  // kept: a primitive outlives no allocation it could free.
+  std::unique_ptr<TensorImpl> scratch;
+  if (p.conv_scratch.get_size() > 0) scratch = scratch_buffer(p.conv_scratch.get_size());
+  if (!p.bound) {
+    auto b = std::make_unique<ConvPrimitive::Bound>();
+    b->src = dnnl::memory(p.conv_src, eng, src.data);
+    b->wei = dnnl::memory(p.conv_wei, eng, const_cast<void*>(ready_wei));
+    b->dst = dnnl::memory(p.conv_dst, eng, dst.data);
+    b->args = {{DNNL_ARG_SRC, b->src}, {DNNL_ARG_WEIGHTS, b->wei}, {DNNL_ARG_DST, b->dst}};
+    if (scratch) {
+      b->scratch = dnnl::memory(p.conv_scratch, eng, scratch->data_ptr());
+      b->args.emplace(DNNL_ARG_SCRATCHPAD, b->scratch);
+    }
+    if (bias != nullptr) {
+      b->bias = dnnl::memory(p.conv_bias, eng, bias);
+      b->args.emplace(DNNL_ARG_BIAS, b->bias);
+    }
+    if (other != nullptr) {
+      b->other = dnnl::memory(p.other, eng, const_cast<void*>(other));
+      b->args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, b->other);
+    }
+    p.bound = std::move(b);
+  } else {
+    ConvPrimitive::Bound& b = *p.bound;
+    b.src.set_data_handle(src.data);
+    b.wei.set_data_handle(const_cast<void*>(ready_wei));
+    b.dst.set_data_handle(dst.data);
+    if (scratch) b.scratch.set_data_handle(scratch->data_ptr());
+    if (bias != nullptr) b.bias.set_data_handle(bias);
+    if (other != nullptr) b.other.set_data_handle(const_cast<void*>(other));
+  }
+  dnnl::stream& s = thread_stream();
+  p.conv.execute(s, p.bound->args);
+  s.wait();
+  return true;
+}
+
+// other: a binary post-op's operand (null when the primitive has none).
 void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& wei,
-             void* bias, const DnnlTensor& dst, const void* reordered_wei) {
+             void* bias, const DnnlTensor& dst, const void* reordered_wei,
+             const void* other = nullptr) {
+  if (!p.src_reorder && !p.dst_reorder && (reordered_wei != nullptr || !p.wei_reorder)) {
+    // A key names whether there is a bias and an other, so a bound set
+    // always has the same arguments.
+    const void* ready = reordered_wei != nullptr ? reordered_wei : wei.data;
+    if (execute_bound(p, src, ready, bias, dst, other)) return;
+  }
   const dnnl::engine& eng = engine();
   dnnl::stream& s = thread_stream();
   auto scratch = scratch_buffer(p.scratch_bytes);
@@ -576,6 +754,10 @@ void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& we
       {{DNNL_ARG_SRC, conv_src}, {DNNL_ARG_WEIGHTS, conv_wei}, {DNNL_ARG_DST, conv_dst}},
       p.conv_scratch);
   if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.conv_bias, eng, bias));
+  if (other != nullptr) {
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                 dnnl::memory(p.other, eng, const_cast<void*>(other)));
+  }
   p.conv.execute(s, args);
   if (p.dst_reorder) run_reorder(*p.dst_reorder, conv_dst, user_dst);
   s.wait();
@@ -850,7 +1032,120 @@ void convolve_direct(const Conv& c, const TensorImpl& input, const TensorImpl& w
 ConvCacheStats conv_cache_stats() {
   ConvCacheStats s = cache().stats();
   s.weights_cached = weights_cached.load(std::memory_order_relaxed);
+  s.fused_calls = fused_calls.load(std::memory_order_relaxed);
   return s;
+}
+
+namespace {
+
+// Note [Fused convolutions]: the activation as oneDNN eltwise post-ops, or
+// false where oneDNN's would not give ATen's values.
+bool eltwise_of(const ops::PostOp& op, std::vector<Eltwise>& out) {
+  using A = ops::Activation;
+  using alg = dnnl::algorithm;
+  const float a = static_cast<float>(op.a), b = static_cast<float>(op.b);
+  switch (op.act) {
+    case A::kRelu: out.push_back({alg::eltwise_relu}); return true;
+    case A::kLeakyRelu: out.push_back({alg::eltwise_relu, a}); return true;
+    case A::kHardtanh:
+      if (!(a <= b)) return false;  // clamp's max wins there; oneDNN's clip differs
+      out.push_back({alg::eltwise_clip, a, b});
+      return true;
+    case A::kGelu: out.push_back({alg::eltwise_gelu_erf}); return true;
+    case A::kGeluTanh: out.push_back({alg::eltwise_gelu_tanh}); return true;
+    case A::kSilu: out.push_back({alg::eltwise_swish, 1.f}); return true;
+    case A::kHardswish: out.push_back({alg::eltwise_hardswish}); return true;
+    case A::kHardsigmoid:  // relu6(x + 3) / 6
+      out.push_back({alg::eltwise_linear, 1.f / 6, 0.5f});
+      out.push_back({alg::eltwise_clip, 0.f, 1.f});
+      return true;
+    case A::kSigmoid: out.push_back({alg::eltwise_logistic}); return true;
+    case A::kTanh: out.push_back({alg::eltwise_tanh}); return true;
+  }
+  return false;
+}
+
+dnnl::algorithm binary_of(ops::BinaryPost op) {
+  switch (op) {
+    case ops::BinaryPost::kAdd: return dnnl::algorithm::binary_add;
+    case ops::BinaryPost::kSub: return dnnl::algorithm::binary_sub;
+    case ops::BinaryPost::kMul: return dnnl::algorithm::binary_mul;
+    case ops::BinaryPost::kDiv: break;
+  }
+  return dnnl::algorithm::binary_div;
+}
+
+bool shares_storage(const TensorImpl& a, const TensorImpl* b) {
+  return b != nullptr && a.storage().get() == b->storage().get();
+}
+
+}  // namespace
+
+std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const TensorImpl& weight,
+                                              const TensorImpl* bias, const ConvParams& params,
+                                              const ops::ConvFusion& fusion) {
+  const Conv c = resolve(input, weight, bias, params);
+  const auto f32 = [](const TensorImpl* t) {
+    return t == nullptr || (t->dtype() == ScalarType::Float32 && !has_stride_zero(*t));
+  };
+  if (c.transposed || c.n == 0 || !f32(&input) || !f32(&weight) || !f32(bias)) return nullptr;
+  if (bias != nullptr && bias->strides()[0] != 1 && bias->sizes()[0] != 1) return nullptr;
+  const TensorImpl* other = fusion.other;
+  if (other != nullptr) {
+    if (!f32(other) || !other->device().is_cpu() ||
+        !std::equal(other->sizes().begin(), other->sizes().end(), c.out_sizes.begin(),
+                    c.out_sizes.end())) {
+      return nullptr;  // the unfused path refuses or broadcasts as ATen's does
+    }
+  }
+  // The in-place op's add is a sum into `other`, which must not be read as
+  // an operand while it is written.
+  const bool into_other = fusion.into_other && other != nullptr &&
+                          fusion.binary == ops::BinaryPost::kAdd &&
+                          !shares_storage(*other, &input) && !shares_storage(*other, &weight) &&
+                          !shares_storage(*other, bias);
+  if (fusion.into_other && !into_other) return nullptr;
+
+  Fusion f;
+  f.sum = into_other;
+  if (fusion.unary && !eltwise_of(*fusion.unary, f.eltwise)) return nullptr;
+  DnnlTensor src = as_dnnl(input), wei = weights_as_dnnl(c, weight);
+  const std::vector<int64_t> out_strides = channels_last_strides(c.out_sizes);
+  DnnlTensor dst = into_other ? as_dnnl(*other)
+                              : DnnlTensor{nullptr, Dims(c.out_sizes.begin(), c.out_sizes.end()),
+                                           Dims(out_strides.begin(), out_strides.end())};
+  canonicalize_all(c, src, wei, dst);
+  if (other != nullptr && !into_other) {
+    f.binary = binary_of(fusion.binary);
+    f.other = as_dnnl(*other);
+    canonicalize_strides(f.other, 1);
+    // oneDNN 2.6's jit kernels read a full-size binary operand as if it had
+    // dst's layout (a plain one beside a channels-last dst gave wrong values).
+    if (f.other.strides != dst.strides) return nullptr;
+  }
+  DerivedCache* derived = weight.storage()->derived();
+  std::shared_ptr<const ConvPrimitive> prim;
+  Key key;
+  try {
+    prim = get_primitive(c, src, wei, bias != nullptr, dst, derived != nullptr, &key, &f);
+  } catch (const dnnl::error&) {
+    return nullptr;  // oneDNN refused the views or the post-ops: the unfused path
+  }
+  if (prim == nullptr) return nullptr;
+  std::unique_ptr<TensorImpl> out =
+      into_other ? make_tensor(other->storage(), other->sizes(), other->strides(),
+                               other->storage_offset(), other->dtype(), kFn)
+                 : empty_strided(c.out_sizes, out_strides, ScalarType::Float32, cpu_device(), kFn);
+  dst.data = out->data_ptr();
+  const void* reordered_wei = nullptr;
+  if (derived != nullptr) {
+    reordered_wei = AOTRT_CHECK_DNNL(constant_weight(*prim, std::move(key), weight, wei, *derived));
+  }
+  AOTRT_CHECK_DNNL((execute(*prim, src, wei, bias != nullptr ? bias->data_ptr() : nullptr, dst,
+                            reordered_wei, f.binary ? other->data_ptr() : nullptr),
+                    0));
+  fused_calls.fetch_add(1, std::memory_order_relaxed);
+  return out;
 }
 
 std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImpl& weight,

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/conv_params.h"
 #include "core/tensor.h"
+#include "ops/conv.h"
 
 namespace aotrt::cpu {
 
@@ -41,6 +43,14 @@ using aotrt::ConvParams;  // core/conv_params.h
 std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImpl& weight,
                                         const TensorImpl* bias, const ConvParams& params);
 
+// The convolution with its post-ops in one oneDNN primitive, the result in
+// new channels-last memory (or `other`); null where it cannot be fused
+// (Note [Fused convolutions] in cpu/conv.cpp): the caller then runs the
+// convolution and the post-ops apart.
+std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const TensorImpl& weight,
+                                              const TensorImpl* bias, const ConvParams& params,
+                                              const ops::ConvFusion& fusion);
+
 // Counters of the convolution primitive cache (for tests and diagnostics).
 struct ConvCacheStats {
   int64_t hits = 0;
@@ -48,6 +58,8 @@ struct ConvCacheStats {
   int64_t entries = 0;
   // Constant weights reordered and kept (Note [Constant weights]), ever.
   int64_t weights_cached = 0;
+  // Calls convolution_fused served with one fused primitive, ever.
+  int64_t fused_calls = 0;
 };
 ConvCacheStats conv_cache_stats();
 

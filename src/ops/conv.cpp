@@ -18,6 +18,21 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   return kernel(&ConvKernels::convolution, input.device(), fn)(input, weight, bias, params, fn);
 }
 
+namespace {
+
+// The device's fused convolution (ConvKernels::convolution_fused), or null
+// where it has none or declines this one.
+std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const TensorImpl& weight,
+                                              const TensorImpl* bias, const ConvParams& params,
+                                              const ConvFusion& fusion) {
+  const ConvKernels* table = input.device().is_cpu() ? KernelRegistry<ConvKernels>::cpu
+                                                      : KernelRegistry<ConvKernels>::cuda;
+  if (table == nullptr || table->convolution_fused == nullptr) return nullptr;
+  return table->convolution_fused(input, weight, bias, params, fusion);
+}
+
+}  // namespace
+
 std::unique_ptr<TensorImpl> convolution_pointwise(const TensorImpl& input,
                                                   const TensorImpl& weight,
                                                   const TensorImpl* bias,
@@ -68,6 +83,9 @@ std::unique_ptr<TensorImpl> convolution_pointwise(const TensorImpl& input,
     }
     w = swapped.get();
   }
+  if (auto fused = convolution_fused(input, *w, bias, params, ConvFusion{other, binary, unary})) {
+    return fused;
+  }
   auto out = convolution(input, *w, bias, params, fn);
   const std::vector<int64_t> want = channels_last_strides(out->sizes());
   if (out->numel() > 0 && !std::equal(want.begin(), want.end(), out->strides().begin(),
@@ -78,6 +96,25 @@ std::unique_ptr<TensorImpl> convolution_pointwise(const TensorImpl& input,
   }
   apply_post_ops(*out, other, binary, unary, fn);
   return out;
+}
+
+std::unique_ptr<TensorImpl> convolution_pointwise_(const TensorImpl& other,
+                                                   const TensorImpl& input,
+                                                   const TensorImpl& weight,
+                                                   const TensorImpl* bias,
+                                                   const ConvParams& params, BinaryPost binary,
+                                                   const std::optional<PostOp>& unary,
+                                                   const char* fn) {
+  AOTRT_CHECK(input.dim() >= 3 && input.dim() <= 5, kInvalidArgument, fn, ": X is ", input.dim(),
+              "-d; a fused convolution takes 3-, 4- or 5-d input");
+  if (!params.transposed) {
+    ConvFusion into{&other, binary, unary, /*into_other=*/true};
+    if (auto view = convolution_fused(input, weight, bias, params, into)) return view;
+  }
+  auto result = convolution_pointwise(input, weight, bias, params, &other, binary, unary, fn);
+  copy_tensor(other, *result, fn);
+  return make_tensor(other.storage(), other.sizes(), other.strides(), other.storage_offset(),
+                     other.dtype(), fn);
 }
 
 }  // namespace aotrt::ops

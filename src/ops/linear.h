@@ -68,7 +68,9 @@ namespace aotrt::ops {
 // _mkl_linear), with ATen's mkldnn fusion semantics (checked against torch
 // 2.13 eager by tests/e2e/test_cpu_freezing.py):
 //   out = unary(binary(op(x, W) + bias, other))
-// op the tree's convolution (oneDNN) or gemm; binary add, sub, mul or div
+// op the tree's convolution (oneDNN; on the CPU with the binary and the
+// activation as post-ops of its primitive where oneDNN can: Note [Fused
+// convolutions] in cpu/conv.cpp) or gemm; binary add, sub, mul or div
 // with a same-shaped `other` (alpha None or 1, as ATen requires); unary
 // attr "none", relu, sigmoid, tanh, hardswish, hardsigmoid, silu/swish,
 // gelu (algorithm "none": erf, or "tanh"), leaky_relu (scalars [slope]),

@@ -149,9 +149,10 @@ AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim,
 // reads the blocked bytes in place, was not taken: the fused ops run on the
 // tree's convolution and gemm (one implementation of each), which take
 // strided tensors, and the gemm (OpenBLAS) cannot read a blocked matrix at
-// all. The price is the tree's conv path reordering a plain weight to
-// oneDNN's choice on a call (Note [oneDNN layouts] in cpu/conv.cpp), which
-// the plain-weight export pays too. Measured (bench/results/
+// all. The copy is marked constant, so the conv path reorders it to the
+// primitive's layout once, on first use (Note [Constant weights] in
+// cpu/conv.cpp), as torch's prepacking did at export. Measured before that
+// mark (bench/results/
 // cpu-freezing-prepacked-2026-12-01.md, 1 thread, shared 2-core machine):
 // the 4-conv CNN at 224x224 runs in 29.6 ms prepacked vs 31.6 ms with plain
 // weights (cpp.weight_prepack=False) and 28.4 ms in torch's own loader on the
@@ -194,6 +195,10 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(
     if (plain->numel() > 0) {
       unpack_onednn_blocked(desc, data, strided_view(*plain).data, strides, element_size(t));
     }
+    // Nothing writes it: the model reaches an opaque tensor only as a fused
+    // op's weight, and this memory is aotrt's own. So it is marked constant
+    // (Note [Constant storages]): its reorder to oneDNN's layout is done once.
+    plain->storage()->mark_constant();
     *ret = give(std::move(plain));
   });
 }

@@ -27,6 +27,28 @@
 #include "cpu/ops.h"
 #include "cpu_ops_testing.h"
 
+// The fused oneDNN convolutions of torch's c/shim_cpu.h (served in
+// src/shim/ops/conv.cpp), as generated code calls them.
+extern "C" {
+AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise(
+    AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding,
+    int64_t padding_len_, const int64_t* stride, int64_t stride_len_, const int64_t* dilation,
+    int64_t dilation_len_, int64_t groups, const char* attr, const double** scalars,
+    int64_t scalars_len_, const char** algorithm, AtenTensorHandle* ret0);
+AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary(
+    AtenTensorHandle X, AtenTensorHandle other, AtenTensorHandle W, AtenTensorHandle* B,
+    const int64_t* padding, int64_t padding_len_, const int64_t* stride, int64_t stride_len_,
+    const int64_t* dilation, int64_t dilation_len_, int64_t groups, const char* binary_attr,
+    double* alpha, const char** unary_attr, const double** unary_scalars,
+    int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0);
+AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary_(
+    AtenTensorHandle other, AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B,
+    const int64_t* padding, int64_t padding_len_, const int64_t* stride, int64_t stride_len_,
+    const int64_t* dilation, int64_t dilation_len_, int64_t groups, const char* binary_attr,
+    double* alpha, const char** unary_attr, const double** unary_scalars,
+    int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0);
+}
+
 namespace aotrt::test {
 namespace {
 
@@ -616,6 +638,292 @@ TEST(CpuConvConstantWeights, HalfWeightIsNotCached) {
   ASSERT_EQ(run_conv(c, hin.get(), hw.get(), nullptr, out), AOTI_TORCH_SUCCESS)
       << aotrt_last_error();
   EXPECT_EQ(cache.size(), 0u);
+}
+
+
+// --- Fused convolutions (Note [Fused convolutions] in cpu/conv.cpp) ---------------------
+
+// A fused op's activation by its definition (ATen's), in double.
+struct Unary {
+  std::string attr;
+  std::vector<double> scalars;
+  std::string algorithm;  // gelu's "none" / "tanh"; "" for none given
+};
+
+double activate(const Unary& u, double x) {
+  const double kPi = 3.14159265358979323846;
+  if (u.attr == "none") return x;
+  if (u.attr == "relu") return x > 0 ? x : 0;
+  if (u.attr == "leaky_relu") return x > 0 ? x : x * u.scalars[0];
+  if (u.attr == "hardtanh") return std::min(std::max(x, u.scalars[0]), u.scalars[1]);
+  if (u.attr == "sigmoid") return 1 / (1 + std::exp(-x));
+  if (u.attr == "tanh") return std::tanh(x);
+  if (u.attr == "swish") return x / (1 + std::exp(-x));
+  if (u.attr == "hardswish") return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
+  if (u.attr == "hardsigmoid") return std::min(std::max(x + 3, 0.0), 6.0) / 6;
+  if (u.attr == "gelu" && u.algorithm == "tanh") {
+    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
+  }
+  if (u.attr == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  ADD_FAILURE() << "no reference for attr " << u.attr;
+  return 0;
+}
+
+double combine(const std::string& binary, double a, double b) {
+  if (binary == "add") return a + b;
+  if (binary == "sub") return a - b;
+  if (binary == "mul") return a * b;
+  return a / b;
+}
+
+// The fused op's scalars and algorithm as the C ABI takes them.
+struct UnaryArgs {
+  std::vector<double> values;
+  std::vector<const double*> ptrs;
+  const char* alg = nullptr;
+  explicit UnaryArgs(const Unary& u) : values(u.scalars) {
+    for (const double& v : values) ptrs.push_back(&v);
+    if (!u.algorithm.empty()) alg = u.algorithm.c_str();
+  }
+  const double** scalars() { return ptrs.empty() ? nullptr : ptrs.data(); }
+  int64_t len() const { return static_cast<int64_t>(ptrs.size()); }
+  const char** algorithm() { return alg != nullptr ? &alg : nullptr; }
+};
+
+// Checks a float32 result handle against want(index) (dense index n of e),
+// each within the conv's tolerance scaled by `grow` (a binary mul/div or an
+// activation can stretch the conv's error), plus oneDNN's approximations of
+// the transcendental activations.
+template <typename Want>
+void expect_fused(AtenTensorHandle out, const Expected& e, double grow, Want&& want) {
+  ASSERT_EQ(sizes_of(out), e.sizes);
+  void* data = nullptr;
+  ASSERT_EQ(aoti_torch_get_data_ptr(out, &data), AOTI_TORCH_SUCCESS);
+  const Layout l{e.sizes, strides_of(out), 0}, d = dense(e.sizes);
+  int failures = 0;
+  for_each_index(e.sizes, [&](const std::vector<int64_t>& idx) {
+    const int64_t n = d.at(idx);
+    const double got = static_cast<const float*>(data)[l.at(idx)], w = want(idx, n);
+    const double tol = grow * (1e-5 * e.scale[n] + 1e-6) + 1e-5 * std::fabs(w) + 1e-6;
+    if (!(std::fabs(got - w) <= tol) && failures++ < 5) {
+      std::string at;
+      for (int64_t i : idx) at += std::to_string(i) + ",";
+      ADD_FAILURE() << "out[" << at << "] = " << got << ", expected " << w;
+    }
+  });
+  EXPECT_EQ(failures, 0);
+}
+
+AOTITorchError run_pointwise(const ConvCase& c, F32Problem& p, AtenTensorHandle w,
+                             const Unary& u, Handle& ret) {
+  UnaryArgs a(u);
+  AtenTensorHandle bias = p.hb.get();
+  return aoti_torch_cpu_mkldnn__convolution_pointwise(
+      p.hin.get(), w, c.bias ? &bias : nullptr, c.padding.data(),
+      static_cast<int64_t>(c.padding.size()), c.stride.data(),
+      static_cast<int64_t>(c.stride.size()), c.dilation.data(),
+      static_cast<int64_t>(c.dilation.size()), c.groups, u.attr.c_str(), a.scalars(), a.len(),
+      a.algorithm(), ret.out());
+}
+
+AOTITorchError run_binary(const ConvCase& c, F32Problem& p, AtenTensorHandle other,
+                          const std::string& binary, const Unary& u, bool in_place,
+                          Handle& ret) {
+  UnaryArgs a(u);
+  AtenTensorHandle bias = p.hb.get();
+  double alpha = 1.0;
+  const char* ua = u.attr.c_str();
+  auto* f = in_place ? aoti_torch_cpu_mkldnn__convolution_pointwise_binary_ : nullptr;
+  const int64_t np = static_cast<int64_t>(c.padding.size()),
+                ns = static_cast<int64_t>(c.stride.size()),
+                nd = static_cast<int64_t>(c.dilation.size());
+  if (in_place) {
+    return f(other, p.hin.get(), p.hw.get(), c.bias ? &bias : nullptr, c.padding.data(), np,
+             c.stride.data(), ns, c.dilation.data(), nd, c.groups, binary.c_str(), &alpha,
+             u.attr == "none" ? nullptr : &ua, a.scalars(), a.len(), a.algorithm(), ret.out());
+  }
+  return aoti_torch_cpu_mkldnn__convolution_pointwise_binary(
+      p.hin.get(), other, p.hw.get(), c.bias ? &bias : nullptr, c.padding.data(), np,
+      c.stride.data(), ns, c.dilation.data(), nd, c.groups, binary.c_str(), &alpha,
+      u.attr == "none" ? nullptr : &ua, a.scalars(), a.len(), a.algorithm(), ret.out());
+}
+
+std::vector<Unary> every_unary() {
+  return {{"none", {}, ""},        {"relu", {}, ""},         {"leaky_relu", {0.2}, ""},
+          {"hardtanh", {-0.3, 0.4}, ""}, {"sigmoid", {}, ""}, {"tanh", {}, ""},
+          {"swish", {}, ""},       {"hardswish", {}, ""},    {"hardsigmoid", {}, ""},
+          {"gelu", {}, "none"},    {"gelu", {}, "tanh"}};
+}
+
+int64_t fused_calls() { return cpu::conv_cache_stats().fused_calls; }
+
+// Every activation is one primitive's post-op, with ATen's values, on a
+// channels-last result.
+TEST(CpuConvFused, EveryActivationIsFusedWithAtensValues) {
+  const ConvCase c = conv2d(cl({2, 8, 7, 7}), cl({16, 8, 3, 3}), dense({16}), {1}, {1}, {1});
+  F32Problem p(c, noise);
+  const Expected e = p.expected();
+  for (const Unary& u : every_unary()) {
+    SCOPED_TRACE(u.attr + " " + u.algorithm);
+    const int64_t before = fused_calls();
+    Handle out;
+    ASSERT_EQ(run_pointwise(c, p, p.hw.get(), u, out), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    EXPECT_EQ(fused_calls(), before + 1);
+    EXPECT_EQ(strides_of(out.get()), channels_last(e.sizes));
+    expect_fused(out.get(), e, 1.2, [&](const std::vector<int64_t>&, int64_t n) {
+      return activate(u, e.value[n]);
+    });
+  }
+}
+
+// The shapes a CNN has: a plain NCHW input (the result is channels-last all
+// the same), stride 2 without bias, 1x1, depthwise, grouped, a 1-d conv.
+TEST(CpuConvFused, ShapesOfACnn) {
+  const std::vector<ConvCase> cases = {
+      conv2d(dense({1, 3, 16, 16}), dense({8, 3, 7, 7}), dense({8}), {2}, {3}, {1}),
+      conv2d(cl({1, 16, 9, 9}), cl({32, 16, 3, 3}), std::nullopt, {2}, {1}, {1}),
+      conv2d(cl({1, 16, 8, 8}), cl({24, 16, 1, 1}), dense({24}), {1}, {0}, {1}),
+      conv2d(cl({1, 16, 10, 10}), cl({16, 1, 5, 5}), dense({16}), {1}, {2}, {1}, 16),
+      conv2d(cl({1, 16, 10, 10}), cl({32, 4, 3, 3}), dense({32}), {1}, {1}, {2}, 4),
+      ConvCase{Layout{{2, 8, 12}, {96, 1, 8}, 0}, Layout{{4, 8, 3}, {24, 1, 8}, 0}, dense({4}),
+               {1}, {1}, {1}, false, {0}, 1},
+  };
+  const Unary relu{"relu", {}, ""};
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(testing::PrintToString(c.in.sizes) + " * " + testing::PrintToString(c.w.sizes));
+    F32Problem p(c, noise);
+    const Expected e = p.expected();
+    const int64_t before = fused_calls();
+    Handle out;
+    ASSERT_EQ(run_pointwise(c, p, p.hw.get(), relu, out), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    EXPECT_EQ(fused_calls(), before + 1);
+    EXPECT_EQ(strides_of(out.get()), channels_last(e.sizes));
+    expect_fused(out.get(), e, 1, [&](const std::vector<int64_t>&, int64_t n) {
+      return activate(relu, e.value[n]);
+    });
+  }
+}
+
+// other: the binary's operand, values in [0.5, 1.5) (so div is tame).
+struct Other {
+  HostBuffer<float> buf;
+  Layout layout;
+  Handle h;
+  explicit Other(const Layout& l) : buf(l.extent(), 0.f, kF32), layout(l) {
+    for (int64_t i = 0; i < buf.size(); ++i) buf[i] = 1.f + 0.5f * noise(i + 3000);
+    h = buf.view(l);
+  }
+  double at(const std::vector<int64_t>& idx) const { return buf[layout.at(idx)]; }
+};
+
+// The out-of-place binary: a binary post-op reading other in place, then
+// the activation; other in either layout.
+TEST(CpuConvFused, BinaryWithOtherInEitherLayout) {
+  const ConvCase c = conv2d(cl({2, 8, 7, 7}), cl({8, 8, 3, 3}), dense({8}), {1}, {1}, {1});
+  F32Problem p(c, noise);
+  const Expected e = p.expected();
+  for (const std::string binary : {"add", "sub", "mul", "div"}) {
+    for (const Layout& ol : {cl(e.sizes), dense(e.sizes)}) {
+      for (const Unary& u : {Unary{"none", {}, ""}, Unary{"relu", {}, ""}}) {
+        SCOPED_TRACE(binary + " " + u.attr + " other strides " + testing::PrintToString(ol.strides));
+        Other other(ol);
+        const std::vector<float> before_values = other.buf.data();
+        const int64_t before = fused_calls();
+        Handle out;
+        ASSERT_EQ(run_binary(c, p, other.h.get(), binary, u, false, out), AOTI_TORCH_SUCCESS)
+            << aotrt_last_error();
+        // A plain other beside the channels-last result runs unfused (oneDNN
+        // 2.6 misreads it as a post-op operand).
+        EXPECT_EQ(fused_calls(), before + (ol.strides == channels_last(e.sizes) ? 1 : 0));
+        EXPECT_EQ(strides_of(out.get()), channels_last(e.sizes));
+        expect_fused(out.get(), e, 2.5, [&](const std::vector<int64_t>& idx, int64_t n) {
+          return activate(u, combine(binary, e.value[n], other.at(idx)));
+        });
+        EXPECT_EQ(other.buf.data(), before_values);  // other is only read
+      }
+    }
+  }
+}
+
+// The in-place binary_'s add is a sum post-op into other: no second buffer,
+// no copy; the returned handle views other, in whichever layout it has.
+TEST(CpuConvFused, InPlaceAddWritesIntoOther) {
+  const ConvCase c = conv2d(cl({1, 8, 6, 6}), cl({8, 8, 3, 3}), dense({8}), {1}, {1}, {1});
+  F32Problem p(c, noise);
+  const Expected e = p.expected();
+  for (const Layout& ol : {cl(e.sizes), dense(e.sizes)}) {
+    SCOPED_TRACE("other strides " + testing::PrintToString(ol.strides));
+    Other other(ol);
+    const std::vector<float> old = other.buf.data();
+    const Unary relu{"relu", {}, ""};
+    const int64_t before = fused_calls();
+    Handle out;
+    ASSERT_EQ(run_binary(c, p, other.h.get(), "add", relu, true, out), AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    EXPECT_EQ(fused_calls(), before + 1);
+    void *got = nullptr, *want = nullptr;
+    ASSERT_EQ(aoti_torch_get_data_ptr(out.get(), &got), AOTI_TORCH_SUCCESS);
+    ASSERT_EQ(aoti_torch_get_data_ptr(other.h.get(), &want), AOTI_TORCH_SUCCESS);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(strides_of(out.get()), strides_of(other.h.get()));
+    expect_fused(other.h.get(), e, 1, [&](const std::vector<int64_t>& idx, int64_t n) {
+      return activate(relu, e.value[n] + old[other.layout.at(idx)]);
+    });
+  }
+}
+
+// What the sum cannot serve runs unfused, with the same values: another
+// binary, and an other that is the convolution's own input (written while
+// it would be read).
+TEST(CpuConvFused, InPlaceFallsBackWhereTheSumCannotServe) {
+  const ConvCase c = conv2d(cl({1, 8, 6, 6}), cl({8, 8, 3, 3}), dense({8}), {1}, {1}, {1});
+  {
+    F32Problem p(c, noise);
+    const Expected e = p.expected();
+    Other other(cl(e.sizes));
+    const std::vector<float> old = other.buf.data();
+    const int64_t before = fused_calls();
+    Handle out;
+    ASSERT_EQ(run_binary(c, p, other.h.get(), "sub", Unary{"none", {}, ""}, true, out),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    EXPECT_EQ(fused_calls(), before + 1);  // the out-of-place fused op, then a copy
+    expect_fused(other.h.get(), e, 1, [&](const std::vector<int64_t>& idx, int64_t n) {
+      return e.value[n] - old[other.layout.at(idx)];
+    });
+  }
+  {
+    F32Problem p(c, noise);
+    const Expected e = p.expected();  // from X before it is overwritten
+    const std::vector<float> x = p.in.data();
+    const int64_t before = fused_calls();
+    Handle out;
+    ASSERT_EQ(run_binary(c, p, p.hin.get(), "add", Unary{"none", {}, ""}, true, out),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    EXPECT_EQ(fused_calls(), before + 1);  // not into X: the out-of-place op, then a copy
+    expect_fused(p.hin.get(), e, 1, [&](const std::vector<int64_t>& idx, int64_t n) {
+      return e.value[n] + x[c.in.at(idx)];
+    });
+  }
+}
+
+// A constant weight (a freezing package's opaque constant is marked) is
+// reordered for the fused primitive once.
+TEST(CpuConvFused, ConstantWeightIsReorderedOnce) {
+  const ConvCase c = conv2d(cl({1, 16, 10, 10}), cl({32, 16, 3, 3}), dense({32}), {1}, {1}, {1});
+  F32Problem p(c, noise);
+  const Expected e = p.expected();
+  DerivedCache& cache = mark_constant(p.hw.get());
+  const Unary relu{"relu", {}, ""};
+  for (int i = 0; i < 3; ++i) {
+    Handle out;
+    ASSERT_EQ(run_pointwise(c, p, p.hw.get(), relu, out), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    expect_fused(out.get(), e, 1, [&](const std::vector<int64_t>&, int64_t n) {
+      return activate(relu, e.value[n]);
+    });
+    EXPECT_EQ(cache.size(), 1u);
+  }
 }
 
 // --- Refusals ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ constexpr ConvKernels kConv{
                       const ConvParams& params, const char*) {
       return convolution(input, weight, bias, params);
     },
+    .convolution_fused = convolution_fused,
 };
 AOTRT_REGISTER_KERNELS(ConvKernels, cpu, kConv);
 

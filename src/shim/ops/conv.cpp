@@ -1,6 +1,5 @@
 // Entry points of the conv family (ops/conv.h), both devices. Handles are
 // borrowed; ret0 gets a new owning handle. See Note [Op rows].
-#include "core/copy.h"
 #include "ops/conv.h"
 #include "shim/ops/op_row.h"
 
@@ -98,7 +97,8 @@ AOTRT_OP_CPU(mkldnn__convolution_pointwise_binary,
                                     groups, binary_attr, alpha, unary_attr, unary_scalars,
                                     unary_scalars_len_, unary_algorithm)))
 
-// The in-place form: other = unary(binary(conv(X), other)), returned.
+// The in-place form: other = unary(binary(conv(X), other)), returned (an add
+// is computed into other itself where the backend can: ops/conv.h).
 AOTRT_OP_CPU(mkldnn__convolution_pointwise_binary_,
              (AtenTensorHandle other, AtenTensorHandle X, AtenTensorHandle W,
               AtenTensorHandle* B, const int64_t* padding, int64_t padding_len_,
@@ -107,11 +107,17 @@ AOTRT_OP_CPU(mkldnn__convolution_pointwise_binary_,
               const char** unary_attr, const double** unary_scalars,
               int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0),
              AOTRT_CHECK_OUT(ret0, fn);
-             const TensorImpl& o = args.tensor(other, "other");
-             auto result = binary_conv(args, X, o, W, B, padding, padding_len_, stride,
-                                       stride_len_, dilation, dilation_len_, groups, binary_attr,
-                                       alpha, unary_attr, unary_scalars, unary_scalars_len_,
-                                       unary_algorithm);
-             copy_tensor(o, *result, fn);
-             give(ret0, make_tensor(o.storage(), o.sizes(), o.strides(), o.storage_offset(),
-                                    o.dtype(), fn)))
+             AOTRT_CHECK(binary_attr != nullptr, kInvalidArgument, fn, ": binary_attr is null");
+             const ConvParams params = conv_params(stride, stride_len_, padding, padding_len_,
+                                                   dilation, dilation_len_, 0, nullptr, 0,
+                                                   groups, fn);
+             const ops::BinaryPost binary =
+                 ops::parse_binary_post(binary_attr, OpArgs::optional(alpha), fn);
+             const auto unary = ops::parse_post_op(
+                 args.optional_string(unary_attr, "unary_attr").value_or("none"),
+                 args.optional_scalar_list(unary_scalars, unary_scalars_len_, "unary_scalars"),
+                 args.optional_string(unary_algorithm, "unary_algorithm"), fn);
+             give(ret0, ops::convolution_pointwise_(args.tensor(other, "other"),
+                                                    args.tensor(X, "X"), args.tensor(W, "W"),
+                                                    args.optional_tensor(B, "B"), params, binary,
+                                                    unary, fn)))
