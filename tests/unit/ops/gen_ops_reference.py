@@ -1966,6 +1966,63 @@ def scaledmm_cases():
     return out
 
 
+# --- dynquant --------------------------------------------------------------------------
+# _dyn_quant_pack_4bit_weight and _dyn_quant_matmul_4bit (Note [Dynamic int4 matmul]). Pack
+# rows: inputs weights (uint8 [N, K/2]), scales_zeros, then bias when given; ints:
+# block_size, in_features, out_features, has bias. Matmul rows: inputs inp and the packed
+# weight eager made; ints: block_size, in_features, out_features. Both exact: ATen's
+# reference kernel is float32 arithmetic in a fixed order. (inp is contiguous: ATen reads any
+# inp's memory as dense rows, and aotrt refuses another layout.)
+def dynquant_cases():
+    out = []
+    g = torch.Generator().manual_seed(9)
+    f32, bf16 = torch.float32, torch.bfloat16
+    P, Mm = torch.ops.aten._dyn_quant_pack_4bit_weight, torch.ops.aten._dyn_quant_matmul_4bit
+
+    def weights(N, K, bs, sz_dtype=f32, with_bias=False):
+        w = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
+        sz = (torch.rand(N, K // bs, generator=g) * 0.1 + 0.01).to(sz_dtype)
+        bias = torch.randn(N, generator=g) if with_bias else None
+        return w, sz, bias
+
+    def pack(name, N, K, bs, sz_dtype=f32, with_bias=False, w_view=None):
+        w, sz, bias = weights(N, K, bs, sz_dtype, with_bias)
+        if w_view is not None:
+            w = w_view(w)
+        r = P(w, sz, bias, bs, K, N)
+        out.append(case(f"dyn_quant_pack_{name}", "_dyn_quant_pack_4bit_weight",
+                        [w, sz] + ([bias] if bias is not None else []), [bs, K, N, int(bias is not None)], r))
+
+    def mm(name, M, N, K, bs, dtype=f32, with_bias=False, x=None):
+        w, sz, bias = weights(N, K, bs, f32, with_bias)
+        p = P(w, sz, bias, bs, K, N)
+        x = (torch.randn(M, K, generator=g) * 2).to(dtype) if x is None else x
+        out.append(case(f"dyn_quant_matmul_{name}", "_dyn_quant_matmul_4bit", [x, p], [bs, K, N],
+                        Mm(x, p, bs, K, N)))
+
+    pack("groupwise_f32", 8, 64, 32)
+    pack("groupwise_bias", 8, 64, 32, with_bias=True)
+    pack("channelwise_bf16_scales", 4, 48, 48, bf16, True)
+    pack("transposed_weights", 6, 64, 64, w_view=lambda w: w.t().contiguous().t())
+    mm("groupwise_f32", 5, 16, 64, 32)
+    mm("groupwise_bias", 3, 24, 128, 64, with_bias=True)
+    mm("groupwise_k256_bs128", 7, 24, 256, 128, with_bias=True)
+    mm("channelwise_f32", 4, 8, 48, 48)
+    mm("channelwise_bias", 2, 8, 40, 40, with_bias=True)
+    mm("channelwise_bf16_truncates", 3, 16, 64, 64, bf16, with_bias=True)
+    mm("one_row", 1, 8, 96, 32, with_bias=True)
+    rows = torch.randn(6, 64, generator=g)
+    rows[0] = 0  # rmin == rmax: scale 1
+    rows[1] = rows[1].abs() + 0.5  # all positive: rmin 0
+    rows[2] = -rows[2].abs() - 0.5  # all negative: rmax 0
+    rows[3, 7] = float("inf")  # scale 0: the row's results are 0
+    rows[4, 9] = float("nan")
+    rows[5] = 3.0
+    mm("edge_rows", 6, 8, 64, 32, with_bias=True, x=rows)
+    mm("m0", 0, 8, 64, 32)
+    return out
+
+
 # --- attention -------------------------------------------------------------------------
 # _efficient_attention_forward (CUDA only: ATen has no CPU kernel for it). The reference is
 # eager CPU attention in float64 on the same values (softmax(q k^T * scale + bias, causal
@@ -2139,7 +2196,7 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
             "special": special_cases, "intmatmul": intmatmul_cases,
-            "scaledmm": scaledmm_cases,
+            "scaledmm": scaledmm_cases, "dynquant": dynquant_cases,
             "attention": attention_cases, "flash": flash_cases}
 
 
