@@ -237,6 +237,24 @@ AOTRT_EXPORT AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out,
                                                        AtenTensorHandle batch1,
                                                        AtenTensorHandle batch2, double beta,
                                                        double alpha);
+// _scaled_mm (fp8): bias and scale_result are null for None, out_dtype null for
+// None; _scaled_mm_out writes into out ([M, N], any strides, never resized).
+AOTRT_EXPORT AOTITorchError aoti_torch_cpu__scaled_mm(
+    AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scale_a,
+    AtenTensorHandle scale_b, AtenTensorHandle* bias, AtenTensorHandle* scale_result,
+    int32_t* out_dtype, int32_t use_fast_accum, AtenTensorHandle* ret0);
+AOTRT_EXPORT AOTITorchError aoti_torch_cpu__scaled_mm_out(
+    AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scale_a,
+    AtenTensorHandle scale_b, AtenTensorHandle* bias, AtenTensorHandle* scale_result,
+    int32_t* out_dtype, int32_t use_fast_accum);
+// _dyn_quant_pack_4bit_weight / _dyn_quant_matmul_4bit: int4 weights, activations
+// quantized to int8 per row at run time (Note [Dynamic int4 matmul] in ops/int_matmul.h).
+AOTRT_EXPORT AOTITorchError aoti_torch_cpu__dyn_quant_pack_4bit_weight(
+    AtenTensorHandle weights, AtenTensorHandle scales_zeros, AtenTensorHandle* bias,
+    int64_t block_size, int64_t in_features, int64_t out_features, AtenTensorHandle* ret0);
+AOTRT_EXPORT AOTITorchError aoti_torch_cpu__dyn_quant_matmul_4bit(
+    AtenTensorHandle inp, AtenTensorHandle packed_weights, int64_t block_size,
+    int64_t in_features, int64_t out_features, AtenTensorHandle* ret0);
 AOTRT_EXPORT AOTITorchError aoti_torch_cpu_convolution(
     AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias,
     const int64_t* stride, int64_t stride_len_, const int64_t* padding, int64_t padding_len_,

@@ -71,6 +71,15 @@ AOTRT_EXPORT AOTITorchError aoti_torch_cuda_baddbmm_out(AtenTensorHandle out,
                                                         AtenTensorHandle batch1,
                                                         AtenTensorHandle batch2, double beta,
                                                         double alpha);
+// _scaled_mm (fp8 on cuBLASLt, sm89 and later): self row-major, mat2 column-major.
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__scaled_mm(
+    AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scale_a,
+    AtenTensorHandle scale_b, AtenTensorHandle* bias, AtenTensorHandle* scale_result,
+    int32_t* out_dtype, int32_t use_fast_accum, AtenTensorHandle* ret0);
+AOTRT_EXPORT AOTITorchError aoti_torch_cuda__scaled_mm_out(
+    AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scale_a,
+    AtenTensorHandle scale_b, AtenTensorHandle* bias, AtenTensorHandle* scale_result,
+    int32_t* out_dtype, int32_t use_fast_accum);
 // bias, like every AtenTensorHandle* input, is null for None.
 AOTRT_EXPORT AOTITorchError aoti_torch_cuda_convolution(
     AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias,

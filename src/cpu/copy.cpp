@@ -98,14 +98,18 @@ void convert_run(char* dst, const char* src, int64_t n, int64_t ds, int64_t ss) 
 
 using RunFn = void (*)(char*, const char*, int64_t, int64_t, int64_t);
 
-// visit_dtype's types and complex32 (ComplexHalf), which only the copy converts.
+// visit_dtype's types, complex32 (ComplexHalf) and the float8 dtypes, which
+// only the copy converts.
 template <typename F>
 bool visit_copy_dtype(ScalarType t, F&& f) {
-  if (t == ScalarType::Complex32) {
-    f(ComplexHalf{});
-    return true;
+  switch (t) {
+    case ScalarType::Complex32: f(ComplexHalf{}); return true;
+    case ScalarType::Float8_e4m3fn: f(Float8<ScalarType::Float8_e4m3fn>{}); return true;
+    case ScalarType::Float8_e5m2: f(Float8<ScalarType::Float8_e5m2>{}); return true;
+    case ScalarType::Float8_e4m3fnuz: f(Float8<ScalarType::Float8_e4m3fnuz>{}); return true;
+    case ScalarType::Float8_e5m2fnuz: f(Float8<ScalarType::Float8_e5m2fnuz>{}); return true;
+    default: return visit_dtype(t, f);
   }
-  return visit_dtype(t, f);
 }
 
 RunFn converter(ScalarType dst, ScalarType src) {

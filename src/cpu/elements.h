@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/float8.h"
 #include "core/wraparound.h"
 
 namespace aotrt::cpu {
@@ -33,10 +34,24 @@ struct ComplexHalf {
   Half real, imag;
 };
 
+// A stored float8 element of dtype T (Note [Float8 conversions] in
+// core/float8.h). Like ComplexHalf, only the strided copy converts it.
+template <ScalarType T>
+struct Float8 {
+  static constexpr ScalarType dtype = T;
+  uint8_t bits;
+};
+template <typename T>
+constexpr bool is_float8_v = false;
+template <ScalarType T>
+constexpr bool is_float8_v<Float8<T>> = true;
+
 // Widen a stored element to a computable value.
 template <typename S>
 auto load(const S& s) {
-  if constexpr (std::is_same_v<S, Half>) {
+  if constexpr (is_float8_v<S>) {
+    return float8_to_float(s.bits, float8_format(S::dtype));
+  } else if constexpr (std::is_same_v<S, Half>) {
     return half_to_float(s.bits);
   } else if constexpr (std::is_same_v<S, ComplexHalf>) {
     return c64(half_to_float(s.real.bits), half_to_float(s.imag.bits));
@@ -102,6 +117,8 @@ D convert_value(V v) {
     } else {
       return convert_value<D>(v.real());  // ATen drops the imaginary part
     }
+  } else if constexpr (is_float8_v<D>) {
+    return D{float_to_float8(static_cast<float>(v), float8_format(D::dtype))};
   } else if constexpr (std::is_same_v<D, Half>) {
     return Half{float_to_half(static_cast<float>(v))};
   } else if constexpr (std::is_same_v<D, BFloat16>) {
@@ -141,7 +158,7 @@ bool visit_dtype(ScalarType t, F&& f) {
     case ScalarType::Bool: f(bool{}); return true;
     case ScalarType::Complex64: f(c64{}); return true;
     case ScalarType::Complex128: f(c128{}); return true;
-    default: return false;  // float8 and complex32: same-dtype copies only
+    default: return false;  // float8 and complex32: only the copy converts them
   }
 }
 

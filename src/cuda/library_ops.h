@@ -34,6 +34,14 @@ void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& ma
 void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& batch1,
                  const TensorImpl& batch2, double beta, double alpha, const char* fn);
 
+// _scaled_mm past ops/matmul.cpp's checks (Note [Scaled matmul]): the float8
+// GEMM on cuBLASLt, written into out [M, N] (any strides); `rowwise` picks
+// cuBLASLt's outer-vector scales over its scalar ones.
+void scaled_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                   const TensorImpl& scale_a, const TensorImpl& scale_b, const TensorImpl* bias,
+                   const TensorImpl* scale_result, bool rowwise, bool use_fast_accum,
+                   const char* fn);
+
 // The GEMM behind them, on views, for conv.cpp's 1x1 convolutions: out
 // [M, N] = x [M, K] @ y [K, N] (+ bias [N] on every row), each read in place
 // when cuBLAS can address it (cublas_addressable, Note [Matmul layouts]).

@@ -36,6 +36,8 @@
 // for every row. Packing costs one read and one write of that operand -
 // which the GEMM itself reads anyway - and leaves a single efficient call.
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -46,6 +48,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/float8.h"
 #include "core/plan_key.h"
 #include "core/view.h"
 #include "cuda/handles.h"
@@ -291,23 +294,45 @@ constexpr size_t kMaxGemmPlans = 1024;
 
 enum class Epilogue : int32_t { kNone = 0, kBias = 1 };
 
-// What a plan depends on, by name; its PlanKey (core/plan_key.h) finds the plan.
+// Note [Scaled GEMM plans]
+// _scaled_mm's float8 GEMMs (Note [Scaled matmul] in ops/matmul.h) take the
+// same plans: their configuration adds A's and B's own types, C's type (D's
+// for the other GEMMs; for a float8 D it is the bias's type, or float16, as
+// ATen sets it: beta is 0 and C is never read), the bias's type, the scale
+// mode (cuBLASLt's scalar or outer-vector, the rowwise scales) and whether D
+// has a scale and fast accumulation. The scale pointers, like the bias
+// pointer, are written into the cached descriptor on every call. A float8
+// configuration cuBLASLt refuses has no cublasGemmEx to fall back to: it is
+// refused, naming it.
 struct GemmConfig {
   int32_t device = 0, dtype = 0, compute = 0, epilogue = 0, op_a = 0, op_b = 0;
   int64_t m = 0, n = 0, k = 0, batch = 1, lda = 0, ldb = 0, ldc = 0;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // 0 unless batch > 1
   uint32_t align_a = 0, align_b = 0, align_c = 0, align_bias = 0;
+  // Scaled (float8) GEMMs only (Note [Scaled GEMM plans]); -1 or 0 for the others.
+  int32_t a_type = -1, b_type = -1, c_type = -1, bias_type = -1, scale_mode = -1;
+  int32_t d_scale = 0, fast_accum = 0;
 
+  bool scaled() const { return scale_mode >= 0; }
   PlanKey key() const {
     PlanKey key;
     for (int64_t v : {int64_t{device}, int64_t{dtype}, int64_t{compute}, int64_t{epilogue},
                       int64_t{op_a}, int64_t{op_b}, m, n, k, batch, lda, ldb, ldc, stride_a,
                       stride_b, stride_c, int64_t{align_a}, int64_t{align_b}, int64_t{align_c},
-                      int64_t{align_bias}}) {
+                      int64_t{align_bias}, int64_t{a_type}, int64_t{b_type}, int64_t{c_type},
+                      int64_t{bias_type}, int64_t{scale_mode}, int64_t{d_scale},
+                      int64_t{fast_accum}}) {
       key.push(v);
     }
     return key;
   }
+};
+
+// The device pointers of a scaled GEMM's scales (d null: none).
+struct LtScales {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* d = nullptr;
 };
 
 // Owners of cuBLASLt descriptors (created by the plan that holds them).
@@ -329,6 +354,7 @@ using LtPreference = LtOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenc
 struct GemmPlan {
   LtMatmulDesc op;
   LtLayout a, b, c;
+  LtLayout d;  // only when D's type is not C's (a float8 D); else C's layout serves
   cublasLtMatmulAlgo_t algo{};
   size_t workspace = 0;  // what the algorithm needs (Note [cuBLASLt workspace])
   bool usable = false;
@@ -373,7 +399,8 @@ GemmConfig config_of(const GemmCall& g, cudaDataType_t t, cublasComputeType_t co
 // (the plan then stays unusable), or SUCCESS once the heuristic gave an
 // algorithm that fits the workspace.
 cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& cfg, const void* bias,
-                          size_t workspace_bytes, bool refuse, cublasLtHandle_t lt) {
+                          const LtScales* scales, size_t workspace_bytes, bool refuse,
+                          cublasLtHandle_t lt) {
   const auto t = static_cast<cudaDataType_t>(cfg.dtype);
   const auto compute = static_cast<cublasComputeType_t>(cfg.compute);
   const cudaDataType_t scale = compute == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F;
@@ -390,10 +417,20 @@ cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& cfg, const void* bia
   if (cfg.epilogue == static_cast<int32_t>(Epilogue::kBias)) {
     set_op(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
     set_op(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+    if (cfg.scaled()) set_op(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cfg.bias_type);
+  }
+  if (cfg.scaled()) {  // Note [Scaled GEMM plans]
+    set_op(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scales->a);
+    set_op(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, scales->b);
+    set_op(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, cfg.scale_mode);
+    set_op(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, cfg.scale_mode);
+    if (cfg.d_scale != 0) set_op(CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, scales->d);
+    set_op(CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<int8_t>(cfg.fast_accum));
   }
   // A is stored op_a(A)'s transpose when op_a is T, and so on.
-  auto layout = [&](LtLayout& l, uint64_t rows, uint64_t cols, int64_t ld, int64_t stride) {
-    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatrixLayoutCreate(&l.handle, t, rows, cols, ld);
+  auto layout = [&](LtLayout& l, cudaDataType_t type, uint64_t rows, uint64_t cols, int64_t ld,
+                    int64_t stride) {
+    if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatrixLayoutCreate(&l.handle, type, rows, cols, ld);
     if (cfg.batch <= 1) return;
     const auto count = static_cast<int32_t>(cfg.batch);
     if (s == CUBLAS_STATUS_SUCCESS) {
@@ -407,11 +444,14 @@ cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& cfg, const void* bia
   };
   const auto m = static_cast<uint64_t>(cfg.m), n = static_cast<uint64_t>(cfg.n),
              k = static_cast<uint64_t>(cfg.k);
-  layout(plan.a, op_a == CUBLAS_OP_N ? m : k, op_a == CUBLAS_OP_N ? k : m, cfg.lda,
-         cfg.stride_a);
-  layout(plan.b, op_b == CUBLAS_OP_N ? k : n, op_b == CUBLAS_OP_N ? n : k, cfg.ldb,
-         cfg.stride_b);
-  layout(plan.c, m, n, cfg.ldc, cfg.stride_c);
+  const auto type_or = [&](int32_t own) { return own >= 0 ? static_cast<cudaDataType_t>(own) : t; };
+  layout(plan.a, type_or(cfg.a_type), op_a == CUBLAS_OP_N ? m : k, op_a == CUBLAS_OP_N ? k : m,
+         cfg.lda, cfg.stride_a);
+  layout(plan.b, type_or(cfg.b_type), op_b == CUBLAS_OP_N ? k : n, op_b == CUBLAS_OP_N ? n : k,
+         cfg.ldb, cfg.stride_b);
+  layout(plan.c, type_or(cfg.c_type), m, n, cfg.ldc, cfg.stride_c);
+  if (type_or(cfg.c_type) != t) layout(plan.d, t, m, n, cfg.ldc, cfg.stride_c);
+  const cublasLtMatrixLayout_t d_layout = plan.d.handle != nullptr ? plan.d.handle : plan.c.handle;
 
   LtPreference pref;
   if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceCreate(&pref.handle);
@@ -433,8 +473,7 @@ cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& cfg, const void* bia
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   s = cublasLtMatmulAlgoGetHeuristic(lt, plan.op.handle, plan.a.handle, plan.b.handle,
-                                     plan.c.handle, plan.c.handle, pref.handle, 1, &result,
-                                     &found);
+                                     plan.c.handle, d_layout, pref.handle, 1, &result, &found);
   if (s != CUBLAS_STATUS_SUCCESS) return s;
   if (found < 1 || result.workspaceSize > workspace_bytes) return CUBLAS_STATUS_NOT_SUPPORTED;
   if (result.state != CUBLAS_STATUS_SUCCESS) return result.state;
@@ -458,11 +497,10 @@ void check_gemm_sizes(const GemmCall& g, const char* fn) {
 // C = alpha op(A) op(B) + beta C, plus `bias` (when not null) along C's
 // columns, through the configuration's plan (Note [GEMM plans]). Returns
 // false, having queued nothing, when the configuration falls back.
-bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, double beta,
-             const void* bias, int device, cudaStream_t stream, const char* fn) {
-  check_gemm_sizes(g, fn);
-  const cudaDataType_t t = cuda_data_type(dtype, fn);
-  const GemmConfig config = config_of(g, t, compute_type(dtype, tf32), bias, device);
+// `scalars`: alpha and beta in the compute type's scale type; `scales`: a scaled
+// GEMM's scale pointers (null for the others).
+bool lt_gemm_planned(const GemmCall& g, const GemmConfig& config, const GemmScalars& scalars,
+                     const void* bias, const LtScales* scales, int device, cudaStream_t stream) {
   const PlanKey key = config.key();
   ThreadPlans& tp = t_plans;
   cublasLtHandle_t lt = cublaslt_handle(device);
@@ -472,7 +510,7 @@ bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, doubl
     it = tp.plans.try_emplace(key).first;
     ++tp.stats.plans_built;
     try {
-      (void)build_plan(it->second, config, bias, cublaslt_workspace_bytes(device),
+      (void)build_plan(it->second, config, bias, scales, cublaslt_workspace_bytes(device),
                        tp.refuse_for_testing, lt);
     } catch (...) {
       tp.plans.erase(it);
@@ -485,7 +523,16 @@ bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, doubl
     AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
         plan.op.handle, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   }
-  const GemmScalars scalars(dtype, alpha, beta);
+  if (scales != nullptr) {
+    AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan.op.handle, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scales->a, sizeof scales->a));
+    AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan.op.handle, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scales->b, sizeof scales->b));
+    if (config.d_scale != 0) {
+      AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan.op.handle, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &scales->d, sizeof scales->d));
+    }
+  }
   DeviceBuffer scratch;
   const LtWorkspace workspace = cublaslt_workspace(device, stream, plan.workspace, scratch);
   cublasStatus_t status;
@@ -493,7 +540,8 @@ bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, doubl
     profiling::LibraryCallTimer timer("cublasLtMatmul");
     status = cublasLtMatmul(lt, plan.op.handle, scalars.alpha(), g.a, plan.a.handle, g.b,
                             plan.b.handle, scalars.beta(), g.c, plan.c.handle, g.c,
-                            plan.c.handle, &plan.algo, workspace.data, workspace.bytes, stream);
+                            plan.d.handle != nullptr ? plan.d.handle : plan.c.handle,
+                            &plan.algo, workspace.data, workspace.bytes, stream);
   }
   if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH) {
     plan.usable = false;
@@ -504,6 +552,15 @@ bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, doubl
   }
   ++tp.stats.lt_calls;
   return true;
+}
+
+bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, double beta,
+             const void* bias, int device, cudaStream_t stream, const char* fn) {
+  check_gemm_sizes(g, fn);
+  const cudaDataType_t t = cuda_data_type(dtype, fn);
+  const GemmConfig config = config_of(g, t, compute_type(dtype, tf32), bias, device);
+  return lt_gemm_planned(g, config, GemmScalars(dtype, alpha, beta), bias, nullptr, device,
+                         stream);
 }
 
 // The fallback: cuBLAS's own heuristic, on every call.
@@ -747,7 +804,183 @@ void matmul(const MatmulArgs& a) {
              strided_view(*a.y), a.beta, a.alpha, matmul_allows_tf32(), fn);
 }
 
+// --- _scaled_mm (Note [Scaled matmul] in ops/matmul.h) ---------------------------------
+
+// A scale's first element (a one-element tensor, or the contiguous vector of a
+// rowwise scale), as cuBLASLt reads it from the device.
+const void* scale_ptr(const TensorImpl& scale) { return scale.data_ptr(); }
+
+// The cudaDataType of a float8 GEMM's operand or output.
+cudaDataType_t scaled_gemm_type(ScalarType t, const char* what, const char* fn) {
+  switch (t) {
+    case ScalarType::Float8_e4m3fn: return CUDA_R_8F_E4M3;
+    case ScalarType::Float8_e5m2: return CUDA_R_8F_E5M2;
+    case ScalarType::Float32: return CUDA_R_32F;
+    case ScalarType::BFloat16: return CUDA_R_16BF;
+    case ScalarType::Float16: return CUDA_R_16F;
+    default:
+      AOTRT_FAIL(kUnsupported, fn, ": '", what, "' is ", dtype_name(t),
+                 "; cuBLASLt's float8 GEMM takes float8_e4m3fn and float8_e5m2 operands (the "
+                 "fnuz formats are AMD's) and writes float32, bfloat16, float16, float8_e4m3fn "
+                 "or float8_e5m2");
+  }
+}
+
+// ATen's check: compute capability 8.9 or later, read once per device.
+void check_float8_device(int device, const char* fn) {
+  static std::array<std::atomic<int>, 64> capabilities{};  // 10 * major + minor; 0: unread
+  int cap = device >= 0 && device < 64 ? capabilities[static_cast<size_t>(device)].load(std::memory_order_relaxed) : 0;
+  if (cap == 0) {
+    int major = 0, minor = 0;
+    AOTRT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    AOTRT_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    cap = 10 * major + minor;
+    if (device >= 0 && device < 64) {
+      capabilities[static_cast<size_t>(device)].store(cap, std::memory_order_relaxed);
+    }
+  }
+  AOTRT_CHECK(cap >= 89, kUnsupported, fn,
+              ": torch._scaled_mm is only supported on CUDA devices with compute capability >= "
+              "9.0 or 8.9; device ", device, " has ", cap / 10, ".", cap % 10);
+}
+
+// Everything of _scaled_mm past the device-independent checks (ops/matmul.cpp): ATen's
+// CUDA checks, then one cuBLASLt call through the GEMM plans (Note [Scaled GEMM plans]).
+void scaled_matmul(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                   const TensorImpl& scale_a, const TensorImpl& scale_b, const TensorImpl* bias,
+                   const TensorImpl* scale_result, bool rowwise, bool fast_accum,
+                   const char* fn) {
+  const std::pair<const TensorImpl*, const char*> operands[] = {
+      {&self, "self"},       {&mat2, "mat2"}, {&scale_a, "scale_a"},
+      {&scale_b, "scale_b"}, {bias, "bias"},  {scale_result, "scale_result"}};
+  for (const auto& [t, name] : operands) {
+    AOTRT_CHECK(t == nullptr || t->device() == out.device(), kInvalidArgument, fn,
+                ": expected all tensors on ", out.device().str(), ", but '", name, "' is on ",
+                t->device().str());
+  }
+  const int device = out.device().index;
+  check_float8_device(device, fn);
+  const int64_t M = self.sizes()[0], K = self.sizes()[1], N = mat2.sizes()[1];
+  AOTRT_CHECK(K % 16 == 0, kInvalidArgument, fn,
+              ": Expected trailing dimension of mat1 to be divisible by 16 but got mat1 shape: (",
+              M, "x", K, ").");
+  AOTRT_CHECK(N % 16 == 0, kInvalidArgument, fn, ": mat2 shape (", K, "x", N,
+              ") must be divisible by 16");
+  const cudaDataType_t a_type = scaled_gemm_type(self.dtype(), "self", fn);
+  const cudaDataType_t b_type = scaled_gemm_type(mat2.dtype(), "mat2", fn);
+  AOTRT_CHECK(is_float8(self.dtype()) && is_float8(mat2.dtype()), kInvalidArgument, fn,
+              ": Expected mat1 and mat2 to be Float8 matrices, got ", dtype_name(self.dtype()),
+              " and ", dtype_name(mat2.dtype()));
+  AOTRT_CHECK(self.dtype() != ScalarType::Float8_e5m2 || mat2.dtype() != ScalarType::Float8_e5m2,
+              kInvalidArgument, fn, ": Multiplication of two Float8_e5m2 matrices is not supported");
+  const ScalarType out_dtype = out.dtype();
+  const cudaDataType_t d_type = scaled_gemm_type(out_dtype, "out", fn);
+  if (bias != nullptr) {
+    const ScalarType b = bias->dtype();
+    AOTRT_CHECK(out_dtype != ScalarType::Float32, kInvalidArgument, fn,
+                ": Bias is not supported when out_dtype is set to Float32");
+    AOTRT_CHECK(b == ScalarType::BFloat16 || b == ScalarType::Float16, kInvalidArgument, fn,
+                ": Bias must be BFloat16 or Half, but got ", dtype_name(b));
+    AOTRT_CHECK(out_dtype != ScalarType::BFloat16 || b == ScalarType::BFloat16, kInvalidArgument,
+                fn, ": Bias must be BFloat16 to compute ", dtype_name(out_dtype),
+                " output, but got ", dtype_name(b));
+    AOTRT_CHECK(out_dtype != ScalarType::Float16 || b == ScalarType::Float16, kInvalidArgument,
+                fn, ": Bias must be Float16 to compute ", dtype_name(out_dtype),
+                " output, but got ", dtype_name(b));
+  }
+  // cuBLASLt's float8 GEMMs on Hopper read A transposed and B not ("TN"): self
+  // row-major and mat2 column-major, whatever out's layout (Note [Matmul layouts]).
+  const StridedView out_view = strided_view(out), x_view = strided_view(self),
+                    y_view = strided_view(mat2);
+  const OwnedView x_owned = own(x_view), y_owned = own(y_view);
+  const std::optional<int64_t> x_ld = row_major_ld(matrices_of(x_owned));
+  const std::optional<int64_t> y_ld = col_major_ld(matrices_of(y_owned));
+  AOTRT_CHECK(x_ld && y_ld, kInvalidArgument, fn,
+              ": Only multiplication of row-major and column-major matrices is supported by "
+              "cuBLASLt (self strides ", self.strides()[0], ", ", self.strides()[1],
+              ", mat2 strides ", mat2.strides()[0], ", ", mat2.strides()[1], ")");
+  if (M == 0 || N == 0) return;
+  DeviceGuard guard(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  if (K == 0) {  // ATen returns zeros, without the bias
+    fill_zero_device(out_view, stream);
+    return;
+  }
+
+  // The output: in place when addressable and read by nothing, and row-major when
+  // the bias epilogue adds along its rows; else a dense row-major temporary.
+  OwnedView target = own(out_view);
+  std::optional<Addressed> out_addr = address(matrices_of(target), true);
+  bool reads_out = overlaps(out_view, x_view) || overlaps(out_view, y_view);
+  for (const TensorImpl* t : {&scale_a, &scale_b, bias, scale_result}) {
+    if (t != nullptr) reads_out = reads_out || overlaps(out_view, strided_view(*t));
+  }
+  DeviceBuffer out_tmp;
+  if (!out_addr || reads_out || (bias != nullptr && !out_addr->row_major)) {
+    out_tmp = DeviceBuffer(device, static_cast<size_t>(M * N) * out_view.itemsize());
+    target.data = static_cast<char*>(out_tmp.data());
+    target.strides[0] = N;
+    target.strides[1] = 1;
+    out_addr = address(matrices_of(target), true);
+  }
+  const Addressed x_addr{matrices_of(x_owned), true, *x_ld};
+  const Addressed y_addr{matrices_of(y_owned), false, *y_ld};
+  const GemmCall call = plan_gemm(*out_addr, x_addr, y_addr);
+  check_gemm_sizes(call, fn);
+  // cuBLAS's A is mat2 for a row-major out (C^T = mat2^T self^T), self for a column-major one.
+  const bool swapped = out_addr->row_major;
+  PackedInput bias_pack;
+  const void* bias_ptr = nullptr;
+  cudaDataType_t bias_type = CUDA_R_16F;
+  if (bias != nullptr) {
+    bias_type = scaled_gemm_type(bias->dtype(), "bias", fn);
+    const StridedView bv = strided_view(*bias);
+    bias_ptr = bv.data;
+    if (!bias->is_contiguous() || pointer_alignment(bias_ptr) < 16) {
+      bias_pack = pack_for_library(bv, stream);
+      if (bias_pack.view.data == bv.data) {  // dense already, but misaligned: copy anyway
+        bias_pack.buffer = DeviceBuffer(device, static_cast<size_t>(N) * bv.itemsize());
+        gather_for_library(bias_pack.buffer.data(), bv, stream);
+        bias_pack.view.data = static_cast<char*>(bias_pack.buffer.data());
+      }
+      bias_ptr = bias_pack.view.data;
+    }
+  }
+  LtScales scales;
+  scales.a = swapped ? scale_ptr(scale_b) : scale_ptr(scale_a);
+  scales.b = swapped ? scale_ptr(scale_a) : scale_ptr(scale_b);
+  const bool d_scale = scale_result != nullptr && is_float8(out_dtype);
+  if (d_scale) scales.d = scale_result->data_ptr();
+
+  GemmConfig config = config_of(call, d_type, CUBLAS_COMPUTE_32F, bias_ptr, device);
+  config.a_type = static_cast<int32_t>(swapped ? b_type : a_type);
+  config.b_type = static_cast<int32_t>(swapped ? a_type : b_type);
+  config.c_type = static_cast<int32_t>(bias != nullptr ? bias_type : is_float8(out_dtype) ? CUDA_R_16F : d_type);
+  config.bias_type = bias != nullptr ? static_cast<int32_t>(bias_type) : -1;
+  config.scale_mode = static_cast<int32_t>(rowwise ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
+                                                   : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
+  config.d_scale = d_scale ? 1 : 0;
+  config.fast_accum = fast_accum ? 1 : 0;
+  const bool done = lt_gemm_planned(call, config, GemmScalars(ScalarType::Float32, 1.0, 0.0),
+                                    bias_ptr, &scales, device, stream);
+  AOTRT_CHECK(done, kUnsupported, fn, ": cuBLASLt has no algorithm for this float8 GEMM (", M,
+              "x", K, " ", dtype_name(self.dtype()), " by ", K, "x", N, " ",
+              dtype_name(mat2.dtype()), " into ", dtype_name(out_dtype),
+              rowwise ? ", rowwise scales" : ", tensorwise scales",
+              bias != nullptr ? ", with a bias" : "", "; lda ", call.lda, ", ldb ", call.ldb,
+              ", ldc ", call.ldc, ")");
+  if (out_tmp.data() != nullptr) scatter_for_library(out_view, out_tmp.data(), stream);
+}
+
 }  // namespace
+
+void scaled_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                   const TensorImpl& scale_a, const TensorImpl& scale_b, const TensorImpl* bias,
+                   const TensorImpl* scale_result, bool rowwise, bool use_fast_accum,
+                   const char* fn) {
+  scaled_matmul(out, self, mat2, scale_a, scale_b, bias, scale_result, rowwise, use_fast_accum,
+                fn);
+}
 
 void mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
             const char* fn) {

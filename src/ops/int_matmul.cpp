@@ -10,6 +10,7 @@
 #include "core/view.h"
 #include "ops/dims.h"
 #include "ops/dispatch.h"
+#include "ops/views.h"
 
 namespace aotrt::ops {
 namespace {
@@ -60,7 +61,110 @@ Int4PackLayout detect_int4_pack_layout() {
 
 thread_local const Int4PackLayout* t_int4_layout_override = nullptr;
 
+// Note [Dynamic int4 matmul]: the layout aotrt reads is ATen's fallback one,
+// which an Arm host with KleidiAI replaces by its own.
+void check_dyn_quant_host(const char* fn) {
+#if !defined(__x86_64__)
+  AOTRT_FAIL(kUnsupported, fn,
+             ": on this architecture ATen packs the weight in KleidiAI's layout, which only "
+             "torch's kernels read; aotrt serves the x86 layout (ATen's fallback) only");
+#else
+  (void)fn;
+#endif
+}
+
+// ATen's rule: block_size is in_features, or a multiple of 32 that divides it.
+void check_dyn_quant_block(int64_t block_size, int64_t in_features, int64_t out_features,
+                           const char* fn) {
+  AOTRT_CHECK(in_features >= 0 && out_features >= 0, kInvalidArgument, fn,
+              ": in_features and out_features must not be negative, got ", in_features, " and ",
+              out_features);
+  AOTRT_CHECK(block_size > 0 && (block_size == in_features ||
+                                 (block_size % 32 == 0 && in_features % block_size == 0)),
+              kInvalidArgument, fn, ": Group size should be multiple of 32, in_features [",
+              in_features, "]. Provided ", block_size);
+}
+
 }  // namespace
+
+std::unique_ptr<TensorImpl> dyn_quant_pack_4bit_weight(const TensorImpl& weights,
+                                                       const TensorImpl& scales_zeros,
+                                                       const TensorImpl* bias, int64_t block_size,
+                                                       int64_t in_features, int64_t out_features,
+                                                       const char* fn) {
+  check_dyn_quant_host(fn);
+  check_dtype(weights, ScalarType::UInt8, "weights", fn);
+  check_dyn_quant_block(block_size, in_features, out_features, fn);
+  const TensorImpl* pieces[] = {&weights, &scales_zeros, bias};
+  int64_t total = 0;
+  for (const TensorImpl* p : pieces) total += p != nullptr ? p->numel() : 0;
+  const int64_t sizes[] = {total};
+  auto out = empty_strided(sizes, contiguous_strides(sizes), ScalarType::Float32, weights.device(), fn);
+  int64_t at = 0;
+  for (const TensorImpl* p : pieces) {
+    if (p == nullptr || p->numel() == 0) continue;
+    // The piece's elements in row-major order, converted to float32.
+    const std::vector<int64_t> piece_sizes(p->sizes().begin(), p->sizes().end());
+    auto dst = make_tensor(out->storage(), piece_sizes, contiguous_strides(piece_sizes),
+                           out->storage_offset() + at, ScalarType::Float32, fn);
+    copy_tensor(*dst, *p, fn);
+    at += p->numel();
+  }
+  return out;
+}
+
+std::unique_ptr<TensorImpl> dyn_quant_matmul_4bit(const TensorImpl& inp,
+                                                  const TensorImpl& packed_weights,
+                                                  int64_t block_size, int64_t in_features,
+                                                  int64_t out_features, const char* fn) {
+  check_dyn_quant_host(fn);
+  const int64_t K = in_features, N = out_features;
+  AOTRT_CHECK(inp.dtype() == ScalarType::Float32 ||
+                  (inp.dtype() == ScalarType::BFloat16 && block_size == K),
+              kInvalidArgument, fn,
+              ": expect input to be float32 or bfloat16 tensor (bfloat16 only with block_size "
+              "== in_features), got ", dtype_name(inp.dtype()), " with block_size ", block_size,
+              " and in_features ", K);
+  check_dyn_quant_block(block_size, K, N, fn);
+  AOTRT_CHECK(inp.dim() == 2 && inp.sizes()[1] == K, kInvalidArgument, fn,
+              ": expect input to be [M, in_features = ", K, "], got ", sizes_text(inp.sizes()));
+  AOTRT_CHECK(K % 2 == 0, kUnsupported, fn,
+              ": in_features must be even (two int4 weights per byte), got ", K);
+  AOTRT_CHECK(packed_weights.dim() == 1 && !is_complex(packed_weights.dtype()), kInvalidArgument,
+              fn, ": expect packed_weights to be a 1-d real tensor (ATen's layout on this host), "
+              "got a ", dtype_name(packed_weights.dtype()), " tensor of ",
+              sizes_text(packed_weights.sizes()));
+  // ATen's kernel reads inp's memory, and a float32 packed vector's, as dense rows whatever
+  // their strides: another layout would give eager's result only by reading past the view.
+  AOTRT_CHECK(inp.is_contiguous() && packed_weights.is_contiguous(), kUnsupported, fn,
+              ": inp (strides ", sizes_text(inp.strides()), ") and packed_weights (strides ",
+              sizes_text(packed_weights.strides()),
+              ") must be contiguous: ATen's kernel reads their memory as dense rows");
+  const int64_t weight_elements = N * K / 2, scale_elements = N * (K / block_size);
+  const int64_t total = packed_weights.numel();
+  AOTRT_CHECK(total >= weight_elements + scale_elements, kInvalidArgument, fn,
+              ": Invalid packed weight tensor size: ", total, " elements, fewer than the ",
+              weight_elements, " weight bytes and ", scale_elements, " scales");
+  const int64_t bias_elements = total - weight_elements - scale_elements;
+  AOTRT_CHECK(bias_elements == 0 || bias_elements == N, kInvalidArgument, fn,
+              ": Expected bias length to match output dimension: ", bias_elements,
+              " elements past the weights and scales, out_features ", N);
+  const int64_t M = inp.sizes()[0];
+  const int64_t sizes[] = {M, N};
+  auto out = empty_strided(sizes, contiguous_strides(sizes), inp.dtype(), inp.device(), fn);
+  if (out->numel() == 0) return out;
+  auto weights = dense(*narrow(packed_weights, 0, 0, weight_elements, fn), ScalarType::UInt8, fn);
+  auto scales = dense(*narrow(packed_weights, 0, weight_elements, scale_elements, fn),
+                      ScalarType::Float32, fn);
+  std::unique_ptr<TensorImpl> bias;
+  if (bias_elements > 0) {
+    bias = dense(*narrow(packed_weights, 0, weight_elements + scale_elements, N, fn),
+                 ScalarType::Float32, fn);
+  }
+  kernel(&IntMatmulKernels::dyn_quant_mm, inp.device(), fn)(
+      *out, *dense(inp, inp.dtype(), fn), *weights, *scales, bias.get(), block_size, fn);
+  return out;
+}
 
 Int4PackLayout host_int4_pack_layout() {
   if (t_int4_layout_override != nullptr) return *t_int4_layout_override;

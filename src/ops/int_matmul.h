@@ -26,6 +26,36 @@
 // j + block/2. The package does not say which; aotrt reads B as ATen on this
 // host would (ATEN_CPU_CAPABILITY as torch reads it, else the CPU's
 // features), so a package runs as eager torch runs it on the same machine.
+//
+// Note [Dynamic int4 matmul]
+// _dyn_quant_pack_4bit_weight(weights, scales_zeros, bias, block_size,
+// in_features K, out_features N) and _dyn_quant_matmul_4bit(inp,
+// packed_weights, block_size, K, N): int4 weights with a float scale per
+// block of block_size along K (block_size == K: one per output channel), the
+// activations quantized to int8 per row at run time. ATen packs with KleidiAI
+// only on Arm hosts with dot-product instructions; on x86 (and other hosts)
+// the "packed" weight is ATen's fallback layout, a float32 vector that aotrt
+// reads and writes as ATen does (checked against torch 2.13 eager):
+//   [weights' bytes as floats (row-major, N*K/2 of them), scales_zeros as
+//    float32 (N*(K/block_size), [N, K/block_size] row-major), bias as float32
+//    (N) when given].
+// weights are uint8 [N, K/2], byte j of row n holding k = 2j (low nibble) and
+// 2j+1, value nibble - 8. block_size must be K, or a multiple of 32 dividing
+// K. The matmul (inp [M, K] float32, or bfloat16 when block_size == K) splits
+// the packed vector by N and K (a remainder past weights and scales is the
+// bias and must be N long) and computes, per row of inp, ATen's reference
+// kernel bit for bit: rmin = min(0, min x), rmax = max(0, max x); s = 255 /
+// (rmax - rmin) (1 when they are equal); zero point zp = lrint(clamp(-128 -
+// rmin s if (-128 + rmin s) + (127 + rmax s) > 0 else 127 - rmax s)); q =
+// clamp(round(x s) + zp, -128, 127) (round half away from zero); then per
+// output n, for each block an exact int32 sum of (q + -zp) * (nibble - 8),
+// acc += float(sum) * scale (float32, from 0; channelwise: acc = float(sum) *
+// scale), acc *= 1/s, + bias, clamped to +-FLT_MAX (+-3.38953139e38 for
+// bfloat16, whose result is truncated to bfloat16, not rounded). Results
+// [M, N] of inp's dtype. aotrt checks more than ATen: inp 2-d with K
+// columns (ATen reads M*K values whatever inp holds), K even, the packed
+// vector 1-d. On an Arm host the packed layout would be KleidiAI's, which
+// only torch's kernels read: aotrt refuses both ops there.
 #pragma once
 
 #include <memory>
@@ -81,6 +111,12 @@ struct IntMatmulKernels {
   // out [N, K/2] uint8 <- q [N, K] int32 packed in `layout`, as ATen packs
   // (byte = uint8(hi << 4) | uint8(lo), values outside 0..15 included).
   void (*int4_pack)(const TensorImpl& out, const TensorImpl& q, Int4PackLayout layout);
+  // out [M, N] dense of inp's dtype (float32, or bfloat16 when channelwise);
+  // inp [M, K] dense; weights [N * K/2] uint8, scales [N * K/block_size]
+  // float32, bias [N] float32 or null, all dense (Note [Dynamic int4 matmul]).
+  void (*dyn_quant_mm)(const TensorImpl& out, const TensorImpl& inp, const TensorImpl& weights,
+                       const TensorImpl& scales, const TensorImpl* bias, int64_t block_size,
+                       const char* fn);
 };
 
 void int_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
@@ -98,5 +134,16 @@ std::unique_ptr<TensorImpl> convert_weight_to_int4pack(const TensorImpl& self, c
 std::unique_ptr<TensorImpl> weight_int4pack_mm(const TensorImpl& self, const TensorImpl& mat2,
                                                const TensorImpl& group_size,
                                                const TensorImpl& scale_zeros, const char* fn);
+
+// Note [Dynamic int4 matmul].
+std::unique_ptr<TensorImpl> dyn_quant_pack_4bit_weight(const TensorImpl& weights,
+                                                       const TensorImpl& scales_zeros,
+                                                       const TensorImpl* bias, int64_t block_size,
+                                                       int64_t in_features, int64_t out_features,
+                                                       const char* fn);
+std::unique_ptr<TensorImpl> dyn_quant_matmul_4bit(const TensorImpl& inp,
+                                                  const TensorImpl& packed_weights,
+                                                  int64_t block_size, int64_t in_features,
+                                                  int64_t out_features, const char* fn);
 
 }  // namespace aotrt::ops

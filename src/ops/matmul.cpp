@@ -6,6 +6,8 @@
 
 #include "core/copy.h"
 #include "core/error.h"
+#include "core/float8.h"
+#include "core/view.h"
 #include "ops/dims.h"
 #include "ops/dispatch.h"
 #include "ops/views.h"
@@ -36,6 +38,52 @@ void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl
 }
 
 namespace {
+
+bool is_float32_scalar(const TensorImpl& t) {
+  return t.dtype() == ScalarType::Float32 && t.numel() == 1;
+}
+
+// ATen's rowwise scale of an [outer, K] operand: float32 [outer, 1], contiguous.
+bool is_rowwise_scale(const TensorImpl& scale, int64_t outer) {
+  return scale.dtype() == ScalarType::Float32 && scale.dim() == 2 &&
+         scale.sizes()[0] == outer && scale.sizes()[1] == 1 &&
+         (outer <= 1 || scale.strides()[0] == 1);
+}
+
+// Which scaling the operands and scales ask for (Note [Scaled matmul]): false
+// for tensorwise, true for rowwise; anything else is refused as ATen refuses it.
+bool scaled_mm_scaling(const TensorImpl& self, const TensorImpl& mat2, const TensorImpl& scale_a,
+                       const TensorImpl& scale_b, const char* fn) {
+  const bool fp8 = is_float8(self.dtype()) && is_float8(mat2.dtype());
+  if (fp8 && is_float32_scalar(scale_a) && is_float32_scalar(scale_b)) return false;
+  const int64_t M = self.sizes()[0], N = mat2.sizes()[1];
+  // scale_b [1, N] is the rowwise scale of mat2^T [N, K], transposed.
+  const bool b_rowwise = scale_b.dtype() == ScalarType::Float32 && scale_b.dim() == 2 &&
+                         scale_b.sizes()[0] == 1 && scale_b.sizes()[1] == N &&
+                         (N <= 1 || scale_b.strides()[1] == 1);
+  if (fp8 && is_rowwise_scale(scale_a, M) && b_rowwise) return true;
+  AOTRT_FAIL(kInvalidArgument, fn,
+             ": Invalid scaling configuration. For TensorWise scaling, a and b should be float8, "
+             "scales should be float and singletons. For RowWise scaling, a and b should be "
+             "float8, scales should be float, scale_a should be (", M, ", 1) and scale_b should be "
+             "(1, ", N, "), and both should be contiguous (blockwise and MX scales are not served). "
+             "Got mat_a.dtype()=", dtype_name(self.dtype()), ", scale_a.dtype()=",
+             dtype_name(scale_a.dtype()), ", scale_a.size()=", sizes_text(scale_a.sizes()),
+             ", scale_a.stride()=", sizes_text(scale_a.strides()), ", mat_b.dtype()=",
+             dtype_name(mat2.dtype()), ", scale_b.dtype()=", dtype_name(scale_b.dtype()),
+             ", scale_b.size()=", sizes_text(scale_b.sizes()), " and scale_b.stride()=",
+             sizes_text(scale_b.strides()));
+}
+
+void check_scaled_mm_matrices(const TensorImpl& self, const TensorImpl& mat2, const char* fn) {
+  AOTRT_CHECK(self.dim() == 2, kInvalidArgument, fn, ": mat1 must be a matrix, got ",
+              sizes_text(self.sizes()));
+  AOTRT_CHECK(mat2.dim() == 2, kInvalidArgument, fn, ": mat2 must be a matrix, got ",
+              sizes_text(mat2.sizes()));
+  AOTRT_CHECK(self.sizes()[1] == mat2.sizes()[0], kInvalidArgument, fn,
+              ": mat_a and mat_b shapes cannot be multiplied (", self.sizes()[0], "x",
+              self.sizes()[1], " and ", mat2.sizes()[0], "x", mat2.sizes()[1], ")");
+}
 
 // ATen's check_valid_strides_and_return_transposed: one of the last two dims
 // has unit stride, the other at least its extent and a multiple of 16 bytes.
@@ -79,6 +127,44 @@ std::unique_ptr<TensorImpl> select0(const TensorImpl& t, int64_t g, const char* 
 }
 
 }  // namespace
+
+// See Note [Scaled matmul].
+void scaled_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                   const TensorImpl& scale_a, const TensorImpl& scale_b, const TensorImpl* bias,
+                   const TensorImpl* scale_result, std::optional<ScalarType> out_dtype,
+                   bool use_fast_accum, const char* fn) {
+  check_scaled_mm_matrices(self, mat2, fn);
+  const bool rowwise = scaled_mm_scaling(self, mat2, scale_a, scale_b, fn);
+  const int64_t M = self.sizes()[0], N = mat2.sizes()[1];
+  AOTRT_CHECK(scale_result == nullptr || is_float32_scalar(*scale_result), kInvalidArgument, fn,
+              ": scale_result must be a float scalar, got a ", dtype_name(scale_result->dtype()),
+              " tensor of ", sizes_text(scale_result->sizes()));
+  AOTRT_CHECK(bias == nullptr || bias->numel() == N, kInvalidArgument, fn, ": Bias must be size ",
+              N, " but got ", bias == nullptr ? 0 : bias->numel());
+  AOTRT_CHECK(!out_dtype || *out_dtype == out.dtype(), kInvalidArgument, fn,
+              ": out_dtype must match output matrix type (out_dtype ", dtype_name(*out_dtype),
+              ", out ", dtype_name(out.dtype()), ")");
+  AOTRT_CHECK(out.dim() == 2 && out.sizes()[0] == M && out.sizes()[1] == N, kInvalidArgument, fn,
+              ": 'out' must be [", M, ", ", N, "], got ", sizes_text(out.sizes()),
+              "; aotrt does not resize outputs");
+  const ScaledMmArgs args{self,         mat2,      scale_a,        scale_b, bias,
+                          scale_result, out_dtype, use_fast_accum, rowwise};
+  kernel(&MatmulKernels::scaled_mm_out, out.device(), fn)(out, args, fn);
+}
+
+std::unique_ptr<TensorImpl> scaled_mm(const TensorImpl& self, const TensorImpl& mat2,
+                                      const TensorImpl& scale_a, const TensorImpl& scale_b,
+                                      const TensorImpl* bias, const TensorImpl* scale_result,
+                                      std::optional<ScalarType> out_dtype, bool use_fast_accum,
+                                      const char* fn) {
+  check_scaled_mm_matrices(self, mat2, fn);
+  const int64_t sizes[] = {self.sizes()[0], mat2.sizes()[1]};
+  auto out = empty_strided(sizes, contiguous_strides(sizes), out_dtype.value_or(self.dtype()),
+                           self.device(), fn);
+  scaled_mm_out(*out, self, mat2, scale_a, scale_b, bias, scale_result, out_dtype,
+                use_fast_accum, fn);
+  return out;
+}
 
 // See Note [Grouped matmul].
 std::unique_ptr<TensorImpl> grouped_mm(const TensorImpl& mat_a, const TensorImpl& mat_b,

@@ -12,6 +12,46 @@
 
 namespace aotrt::ops {
 
+// Note [Scaled matmul]
+// torch._scaled_mm(self, mat2, scale_a, scale_b, bias, scale_result,
+// out_dtype, use_fast_accum) and its .out form: the fp8 GEMM of torchao's
+// float8 flows, out [M, N] = (self [M, K] * scale_a) @ (mat2 [K, N] *
+// scale_b) (+ bias), with ATen's checks (facts from ATen's Blas.cpp and
+// ScaledBlas.cpp, the CPU's checked against torch 2.13 eager):
+// - self and mat2 2-d, any float8 dtype (mixed allowed); the scales float32,
+//   either both one element ("tensorwise") or scale_a [M, 1] and scale_b
+//   [1, N], both contiguous ("rowwise"); anything else is ATen's "Invalid
+//   scaling configuration" (blockwise and MX scales are CUDA-only there and
+//   refused here); scale_result a one-element float32; bias N elements;
+//   out_dtype, when given, the dtype of out (default: self's).
+// - CPU (ATen's emulated path, taken on hosts without AMX): each operand
+//   widened to float32 and multiplied by its scale in float32, the float32
+//   gemm, the bias added in float32 (float64 for a float64 bias), then, only
+//   when out_dtype is given as float8_e4m3fn or float8_e5m2 and scale_result
+//   is given, times float32(1 / scale_result); converted to out's dtype as
+//   copy_ converts (Note [Float8 conversions] in core/float8.h).
+//   use_fast_accum is ignored; any layouts.
+// - CUDA (cuBLASLt, sm89 and later): self row-major and mat2 column-major,
+//   K and N multiples of 16, e4m3fn/e5m2 only and not both e5m2; rowwise
+//   scales through cuBLASLt's outer-vector scale mode; scale_result is
+//   cuBLASLt's D scale, which MULTIPLIES the result, and is used only for a
+//   float8 out; a bias is bfloat16 or float16 (bfloat16 for a bfloat16 out,
+//   float16 for a float16 out) and refused with a float32 out; K == 0 gives
+//   zeros without the bias (ATen returns early).
+// Hosts with AMX (where ATen takes oneDNN's f8 matmul instead of the
+// emulation) round differently from aotrt's CPU path.
+struct ScaledMmArgs {
+  const TensorImpl& self;
+  const TensorImpl& mat2;
+  const TensorImpl& scale_a;
+  const TensorImpl& scale_b;
+  const TensorImpl* bias;
+  const TensorImpl* scale_result;
+  std::optional<ScalarType> out_dtype;
+  bool use_fast_accum;
+  bool rowwise;  // decided by scaled_mm_out's checks
+};
+
 // See Note [Op dispatch] in ops/dispatch.h.
 struct MatmulKernels {
   void (*mm_out)(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
@@ -22,6 +62,9 @@ struct MatmulKernels {
                   const char* fn);
   void (*baddbmm_out)(const TensorImpl& out, const TensorImpl& self, const TensorImpl& batch1,
                       const TensorImpl& batch2, double beta, double alpha, const char* fn);
+  // Note [Scaled matmul] past the device-independent checks; out [M, N] of
+  // any strides, not overlapping the inputs.
+  void (*scaled_mm_out)(const TensorImpl& out, const ScaledMmArgs& args, const char* fn);
 };
 
 // out = self @ mat2 (2-D).
@@ -37,6 +80,18 @@ void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& ma
 // out[b] = beta * self[b] + alpha * (batch1[b] @ batch2[b]).
 void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& batch1,
                  const TensorImpl& batch2, double beta, double alpha, const char* fn);
+
+// Note [Scaled matmul]: _scaled_mm.out writes into out (not resized);
+// _scaled_mm returns a new row-major [M, N] of out_dtype (default self's).
+void scaled_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                   const TensorImpl& scale_a, const TensorImpl& scale_b, const TensorImpl* bias,
+                   const TensorImpl* scale_result, std::optional<ScalarType> out_dtype,
+                   bool use_fast_accum, const char* fn);
+std::unique_ptr<TensorImpl> scaled_mm(const TensorImpl& self, const TensorImpl& mat2,
+                                      const TensorImpl& scale_a, const TensorImpl& scale_b,
+                                      const TensorImpl* bias, const TensorImpl* scale_result,
+                                      std::optional<ScalarType> out_dtype, bool use_fast_accum,
+                                      const char* fn);
 
 // Note [Grouped matmul]
 // torch._grouped_mm(mat_a, mat_b, offs, bias, out_dtype), the grouped GEMM of

@@ -180,27 +180,37 @@ TEST(ShimDtypeConversion, DoubleToHalfRoundsTwiceAsTorch) {
   EXPECT_EQ(f, (std::vector<float>{5.960464477539063e-08f, 65504.f, -kInf}));
 }
 
-TEST(ShimDtypeConversion, UnservedPairsAreRefusedClearly) {
-  // float8 is stored and copied as it is, never converted (complex32 converts
-  // through complex64: test_conformance_copy.cpp).
-  std::vector<float> data{1.f};
-  const Dims sizes{1}, strides{1};
-  Tensor src, f8, c32;
-  ASSERT_EQ(aoti_torch_create_tensor_from_blob(data.data(), 1, sizes.data(), strides.data(), 0,
-                                               kF32, 0, 0, src.out()),
-            AOTI_TORCH_SUCCESS);
-  ASSERT_EQ(aoti_torch_empty_strided(1, sizes.data(), strides.data(), 24, 0, 0, f8.out()),
-            AOTI_TORCH_SUCCESS);
-  EXPECT_EQ(aoti_torch_copy_(f8.get(), src.get(), 0), AOTI_TORCH_FAILURE);
-  EXPECT_TRUE(error_mentions({"aoti_torch_copy_", "float32", "float8_e4m3fn"}));
-  ASSERT_EQ(aoti_torch_empty_strided(1, sizes.data(), strides.data(), 8, 0, 0, c32.out()),
-            AOTI_TORCH_SUCCESS);
-  EXPECT_EQ(aoti_torch_copy_(c32.get(), f8.get(), 0), AOTI_TORCH_FAILURE);
-  EXPECT_TRUE(error_mentions({"aoti_torch_copy_", "float8_e4m3fn", "complex32"}));
-  Tensor f8b;
-  ASSERT_EQ(aoti_torch_empty_strided(1, sizes.data(), strides.data(), 24, 0, 0, f8b.out()),
-            AOTI_TORCH_SUCCESS);
-  EXPECT_EQ(aoti_torch_copy_(f8b.get(), f8.get(), 0), AOTI_TORCH_SUCCESS);  // same dtype
+TEST(ShimDtypeConversion, Float8ConvertsAsTorchDoes) {
+  // Note [Float8 conversions] in core/float8.h: round to nearest even; e4m3fn saturates at
+  // +-448 (infinities too), e5m2 overflows to +-inf, the fnuz formats turn NaN, infinities
+  // and overflow into 0x80 and -0 into 0. Bytes from torch 2.13 (x.to(float8).view(uint8));
+  // every code and midpoint: tests/unit/ops/test_ops_scaled_mm.cpp.
+  const std::vector<float> x{1.0625f, 500.f, kInf, -kInf, kNaN, -0.f, 0.0146484375f};
+  const struct {
+    int32_t dtype;
+    std::vector<uint8_t> bytes;
+  } formats[] = {{24, {0x38, 0x7e, 0x7e, 0xfe, 0x7f, 0x80, 0x08}},   // e4m3fn
+                 {23, {0x3c, 0x60, 0x7c, 0xfc, 0x7f, 0x80, 0x24}},   // e5m2
+                 {26, {0x40, 0x80, 0x80, 0x80, 0x80, 0x00, 0x0f}},   // e4m3fnuz
+                 {25, {0x40, 0x64, 0x80, 0x80, 0x80, 0x00, 0x28}}};  // e5m2fnuz
+  for (const auto& f : formats) {
+    EXPECT_EQ(convert<uint8_t>(x, kF32, f.dtype), f.bytes) << "dtype " << f.dtype;
+  }
+  const std::vector<uint8_t> codes{0x7e, 0x7f, 0x80, 0x01};
+  const auto e4m3fn = convert<float>(codes, 24, kF32);
+  EXPECT_EQ(e4m3fn[0], 448.f);
+  EXPECT_TRUE(std::isnan(e4m3fn[1]));
+  EXPECT_TRUE(e4m3fn[2] == 0.f && std::signbit(e4m3fn[2]));
+  EXPECT_EQ(e4m3fn[3], 0.001953125f);
+  const auto e4m3fnuz = convert<float>(codes, 26, kF32);
+  EXPECT_EQ(e4m3fnuz[0], 224.f);
+  EXPECT_EQ(e4m3fnuz[1], 240.f);
+  EXPECT_TRUE(std::isnan(e4m3fnuz[2]));
+  EXPECT_EQ(e4m3fnuz[3], 0.0009765625f);
+  // float64 goes through float32: 1.0625 + 2^-40 becomes the tie 1.0625, which rounds to
+  // even (0x38).
+  EXPECT_EQ(convert<uint8_t>(std::vector<double>{1.0625 + std::ldexp(1.0, -40)}, kF64, 24),
+            std::vector<uint8_t>{0x38});
 }
 
 }  // namespace

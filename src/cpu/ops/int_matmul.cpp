@@ -7,13 +7,17 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <exception>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "core/error.h"
 #include "cpu/cpu.h"
+#include "cpu/elements.h"
 #include "cpu/isa.h"
 #include "ops/dispatch.h"
 #include "ops/int_matmul.h"
@@ -337,10 +341,120 @@ void int4_pack(const TensorImpl& out, const TensorImpl& q, ops::Int4PackLayout l
   }
 }
 
+// --- _dyn_quant_matmul_4bit (Note [Dynamic int4 matmul]) ---------------------------------
+// ATen's reference kernels, operation for operation in float32 (no fma: this
+// file is compiled for baseline x86-64), so that every result is eager's to
+// the bit, NaN and infinity included. Conversions C++ leaves undefined take
+// x86's values, as ATen's compiled code does (float_to_int32: INT32_MIN).
+
+// One row of inp quantized to int8 (ATen's asymmetric per-row scheme): q, the
+// reciprocal of the scale, and the offset (minus the zero point).
+struct QuantizedRow {
+  std::vector<int32_t> q;
+  float recip = 0;
+  int32_t offset = 0;
+};
+
+// The float32 reference takes max(x, acc) and min(x, acc); the bfloat16 one
+// max(acc, x): they differ only where x is NaN.
+template <bool AccFirst>
+void quantize_row(const float* x, int64_t K, QuantizedRow& row) {
+  constexpr float qmin = -128.0f, qmax = 127.0f;
+  float mx = -std::numeric_limits<float>::max(), mn = std::numeric_limits<float>::max();
+  for (int64_t k = 0; k < K; ++k) {
+    mx = AccFirst ? std::max(mx, x[k]) : std::max(x[k], mx);
+    mn = AccFirst ? std::min(mn, x[k]) : std::min(x[k], mn);
+  }
+  const float rmin = std::min(0.0f, mn), rmax = std::max(0.0f, mx);
+  const float scale = rmin == rmax ? 1.0f : (qmax - qmin) / (rmax - rmin);
+  row.recip = scale != 0.0f ? 1.0f / scale : 0.0f;
+  const float descaled_min = rmin * scale, descaled_max = rmax * scale;
+  const float from_min = qmin + descaled_min, from_max = qmax + descaled_max;
+  float zp = from_min + from_max > 0 ? qmin - descaled_min : qmax - descaled_max;
+  zp = std::max(zp, qmin);
+  zp = std::min(zp, qmax);
+  const auto nudged = static_cast<int32_t>(std::lrintf(zp));
+  row.offset = -nudged;
+  row.q.resize(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) {
+    const int32_t r = float_to_int32(static_cast<double>(std::round(x[k] * scale)));
+    const auto v = static_cast<int32_t>(static_cast<uint32_t>(r) + static_cast<uint32_t>(nudged));
+    row.q[static_cast<size_t>(k)] = std::min(std::max(v, int32_t{-128}), int32_t{127});
+  }
+}
+
+// sum over k in [k0, k1) of (q + offset) * (w - 8), in int32 (wrapping, as
+// ATen's int32 sum would on x86).
+int32_t block_sum(const QuantizedRow& row, const uint8_t* w, int64_t k0, int64_t k1) {
+  uint32_t acc = 0;
+  for (int64_t k = k0; k < k1; ++k) {
+    const uint8_t byte = w[k / 2];
+    const int32_t rv = (k % 2 == 0 ? (byte & 0x0F) : (byte >> 4)) - 8;
+    acc += static_cast<uint32_t>(row.q[static_cast<size_t>(k)] * rv);
+    acc += static_cast<uint32_t>(row.offset * rv);
+  }
+  return static_cast<int32_t>(acc);
+}
+
+void dyn_quant_mm(const TensorImpl& out, const TensorImpl& inp, const TensorImpl& weights,
+                  const TensorImpl& scales, const TensorImpl* bias, int64_t block_size,
+                  const char*) {
+  const int64_t M = inp.sizes()[0], K = inp.sizes()[1], N = out.sizes()[1];
+  const bool bf16 = inp.dtype() == ScalarType::BFloat16;
+  const bool channelwise = block_size == K;
+  const int64_t blocks = K / block_size;
+  const auto* w = static_cast<const uint8_t*>(weights.data_ptr());
+  const auto* s = static_cast<const float*>(scales.data_ptr());
+  const float* b = bias != nullptr ? static_cast<const float*>(bias->data_ptr()) : nullptr;
+  const float hi = bf16 ? 3.38953139e+38f : std::numeric_limits<float>::max();
+#pragma omp parallel for if (M * N * K > 65536)
+  for (int64_t m = 0; m < M; ++m) {
+    std::vector<float> x(static_cast<size_t>(K));
+    if (bf16) {
+      const auto* in = static_cast<const uint16_t*>(inp.data_ptr()) + m * K;
+      for (int64_t k = 0; k < K; ++k) x[static_cast<size_t>(k)] = bfloat16_to_float(in[k]);
+    } else {
+      const float* in = static_cast<const float*>(inp.data_ptr()) + m * K;
+      std::copy(in, in + K, x.begin());
+    }
+    QuantizedRow row;
+    if (bf16) {
+      quantize_row<true>(x.data(), K, row);
+    } else {
+      quantize_row<false>(x.data(), K, row);
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      const uint8_t* wn = w + n * (K / 2);
+      float acc;
+      if (channelwise) {
+        acc = static_cast<float>(block_sum(row, wn, 0, K)) * s[n];
+      } else {
+        acc = 0.0f;
+        for (int64_t g = 0; g < blocks; ++g) {
+          const int32_t sum = block_sum(row, wn, g * block_size, (g + 1) * block_size);
+          acc += static_cast<float>(sum) * s[n * blocks + g];
+        }
+      }
+      acc = acc * row.recip;
+      if (b != nullptr) acc += b[n];
+      acc = std::max(acc, -hi);
+      acc = std::min(acc, hi);
+      if (bf16) {
+        uint32_t bits;
+        std::memcpy(&bits, &acc, sizeof bits);
+        static_cast<uint16_t*>(out.data_ptr())[m * N + n] = static_cast<uint16_t>(bits >> 16);
+      } else {
+        static_cast<float*>(out.data_ptr())[m * N + n] = acc;
+      }
+    }
+  }
+}
+
 constexpr IntMatmulKernels kIntMatmul{.int_mm = int_mm,
                                       .int8_weight_mm = int8_weight_mm,
                                       .int4_weight_mm = int4_weight_mm,
-                                      .int4_pack = int4_pack};
+                                      .int4_pack = int4_pack,
+                                      .dyn_quant_mm = dyn_quant_mm};
 AOTRT_REGISTER_KERNELS(IntMatmulKernels, cpu, kIntMatmul);
 
 }  // namespace

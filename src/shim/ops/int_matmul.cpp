@@ -30,6 +30,23 @@ AOTRT_OP_CPU(_weight_int4pack_mm_cpu_tensor,
                                                 args.tensor(qScaleAndZeros, "qScaleAndZeros"),
                                                 fn)))
 
+// Note [Dynamic int4 matmul]: ATen's x86 layout of the packed weight.
+AOTRT_OP_CPU(_dyn_quant_pack_4bit_weight,
+             (AtenTensorHandle weights, AtenTensorHandle scales_zeros, AtenTensorHandle* bias,
+              int64_t block_size, int64_t in_features, int64_t out_features,
+              AtenTensorHandle* ret0),
+             give(ret0, ops::dyn_quant_pack_4bit_weight(
+                            args.tensor(weights, "weights"), args.tensor(scales_zeros, "scales_zeros"),
+                            args.optional_tensor(bias, "bias"), block_size, in_features,
+                            out_features, fn)))
+
+AOTRT_OP_CPU(_dyn_quant_matmul_4bit,
+             (AtenTensorHandle inp, AtenTensorHandle packed_weights, int64_t block_size,
+              int64_t in_features, int64_t out_features, AtenTensorHandle* ret0),
+             give(ret0, ops::dyn_quant_matmul_4bit(args.tensor(inp, "inp"),
+                                                   args.tensor(packed_weights, "packed_weights"),
+                                                   block_size, in_features, out_features, fn)))
+
 // No C shim in torch: a package that packs its int4 weight in forward calls it
 // through the proxy executor. Argument names from ATen's schema.
 AOTRT_PROXY_OP("aten::_convert_weight_to_int4pack_for_cpu", {"self", "innerKTiles"}, kProxyCpu,

@@ -1,7 +1,9 @@
 // aoti_torch_cuda_{mm,addmm,bmm,baddbmm}_out (cuda/matmul.cpp) against a
 // double-precision reference on the host: every layout cuBLAS can read must
 // be read in place (pack_count() stays 0), every other one must still give
-// the right answer, and nothing outside the output view may change.
+// the right answer, and nothing outside the output view may change. Then
+// aoti_torch_cuda__scaled_mm(_out) (Note [Scaled matmul]), the float8 GEMM on
+// cuBLASLt, against the same kind of reference (CudaScaledMm).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "aotrt/aotrt.h"
+#include "core/float8.h"
 #include "cuda/library_ops.h"
 #include "cuda/runtime.h"
 #include "library_test_util.h"
@@ -870,6 +873,364 @@ TEST(CudaMatmul, ThreadsPlanTheirOwnAndMatchSerialResults) {
     runs[i]->verify();
     EXPECT_EQ(runs[i]->output(), serial[i]) << "case " << i << " differs from the serial run";
   }
+}
+
+// --- _scaled_mm (Note [Scaled matmul]) ------------------------------------------------------
+// Operands of small integers (|a|, |b| <= 2, K <= 128: every product and partial sum is an
+// integer below 2^9, exact in float8's accumulation, fast or not) and power-of-two scales,
+// so the reference is exact: float32 outputs must match it to the bit, the others within
+// one unit of their last place (one rounding, whichever way the epilogue's order takes it).
+
+constexpr int32_t kE4M3 = 24, kE5M2 = 23, kE4M3Fnuz = 26;
+
+size_t scaled_itemsize(int32_t dtype) {
+  return dtype == kE4M3 || dtype == kE5M2 || dtype == kE4M3Fnuz ? 1 : itemsize(dtype);
+}
+const Float8Format& f8_format(int32_t dtype) {
+  return float8_format(static_cast<ScalarType>(dtype));
+}
+void scaled_store(int32_t dtype, char* dst, double v) {
+  if (scaled_itemsize(dtype) == 1) {
+    *reinterpret_cast<uint8_t*>(dst) = float_to_float8(static_cast<float>(v), f8_format(dtype));
+  } else {
+    store(dtype, dst, v);
+  }
+}
+double scaled_load(int32_t dtype, const char* src) {
+  if (scaled_itemsize(dtype) == 1) {
+    return float8_to_float(*reinterpret_cast<const uint8_t*>(src), f8_format(dtype));
+  }
+  return load(dtype, src);
+}
+double scaled_round(int32_t dtype, double v) {
+  std::vector<char> bytes(8);
+  scaled_store(dtype, bytes.data(), v);
+  return scaled_load(dtype, bytes.data());
+}
+// One unit in the last place of dtype at |v| (0 for float32: the reference is exact there).
+double scaled_ulp(int32_t dtype, double v) {
+  const double rel = dtype == kBF16 ? 0x1p-7 : dtype == kF16 ? 0x1p-10 : dtype == kE4M3 ? 0x1p-3
+                     : dtype == kE5M2 ? 0x1p-2 : 0.0;
+  return rel * std::fabs(v);
+}
+
+// A CUDA view of any dtype _scaled_mm takes, float8 included, over a storage whose every
+// element the host knows.
+class ScaledView {
+ public:
+  ScaledView(int32_t dtype, const ViewSpec& spec, std::vector<double> storage)
+      : dtype_(dtype), spec_(spec), storage_(std::move(storage)) {
+    for (double& v : storage_) v = scaled_round(dtype, v);
+    const int64_t n = static_cast<int64_t>(storage_.size()), one = 1;
+    EXPECT_EQ(aoti_torch_empty_strided(1, &n, &one, dtype, kCUDA, 0, base_.out()), 0)
+        << aotrt_last_error();
+    std::vector<char> bytes(storage_.size() * scaled_itemsize(dtype));
+    for (size_t i = 0; i < storage_.size(); ++i) {
+      scaled_store(dtype, bytes.data() + i * scaled_itemsize(dtype), storage_[i]);
+    }
+    void* p = nullptr;
+    EXPECT_EQ(aoti_torch_get_data_ptr(base_.get(), &p), 0);
+    EXPECT_EQ(cudaMemcpy(p, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(aoti_torch__reinterpret_tensor(base_.get(), static_cast<int64_t>(spec.sizes.size()),
+                                             spec.sizes.data(), spec.strides.data(), spec.offset,
+                                             view_.out()),
+              0)
+        << aotrt_last_error();
+  }
+  AtenTensorHandle get() const { return view_.get(); }
+  double at(int64_t i, int64_t j) const {
+    const int64_t off = spec_.offset + i * spec_.strides[0] + (spec_.strides.size() > 1 ? j * spec_.strides[1] : 0);
+    return storage_[static_cast<size_t>(off)];
+  }
+  const std::vector<double>& storage() const { return storage_; }
+  std::vector<double> device_storage() const {
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<char> bytes(storage_.size() * scaled_itemsize(dtype_));
+    void* p = nullptr;
+    EXPECT_EQ(aoti_torch_get_data_ptr(base_.get(), &p), 0);
+    EXPECT_EQ(cudaMemcpy(bytes.data(), p, bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    std::vector<double> out(storage_.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i] = scaled_load(dtype_, bytes.data() + i * scaled_itemsize(dtype_));
+    }
+    return out;
+  }
+  int64_t offset_of(int64_t i, int64_t j) const {
+    return spec_.offset + i * spec_.strides[0] + j * spec_.strides[1];
+  }
+
+ private:
+  int32_t dtype_;
+  ViewSpec spec_;
+  std::vector<double> storage_;
+  Handle base_, view_;
+};
+
+std::vector<double> small_ints(size_t n, uint64_t seed, int lo = -2, int hi = 2) {
+  Rng rng(seed);
+  std::vector<double> v(n);
+  for (double& x : v) x = std::floor(lo + (hi - lo + 1) * (rng.next() + 1) / 2);
+  for (double& x : v) x = std::min<double>(x, hi);
+  return v;
+}
+
+struct ScaledCase {
+  int32_t a_dtype = kE4M3, b_dtype = kE4M3, out_dtype = kBF16;
+  int64_t M = 48, K = 64, N = 32;
+  bool rowwise = false, fast_accum = false, out_variant = false;
+  int32_t bias_dtype = 0;  // 0: no bias
+  double scale_result = 0;  // 0: none
+  ViewSpec out_spec;        // for the .out form; empty: row-major
+  std::string label;
+};
+
+// Runs c through the shim and checks the whole output storage against the exact
+// reference (the bias and scales are powers of two or quarters: exact too).
+void check_scaled(const ScaledCase& c, int64_t expected_packs = 0) {
+  SCOPED_TRACE(c.label);
+  const int64_t M = c.M, K = c.K, N = c.N;
+  const ViewSpec a_spec = row_major(M, K), b_spec = col_major(K, N);
+  ScaledView a(c.a_dtype, a_spec, small_ints(static_cast<size_t>(M * K), 1 + c.label.size()));
+  ScaledView b(c.b_dtype, b_spec, small_ints(static_cast<size_t>(K * N), 2 + c.label.size()));
+  std::vector<double> sa_v(c.rowwise ? M : 1), sb_v(c.rowwise ? N : 1);
+  for (size_t i = 0; i < sa_v.size(); ++i) sa_v[i] = std::ldexp(1.0, static_cast<int>(i % 3) - 1);
+  for (size_t j = 0; j < sb_v.size(); ++j) sb_v[j] = std::ldexp(1.0, -static_cast<int>(j % 3));
+  const ViewSpec sa_spec = c.rowwise ? ViewSpec{{M, 1}, {1, 1}, 0} : ViewSpec{{}, {}, 0};
+  const ViewSpec sb_spec = c.rowwise ? ViewSpec{{1, N}, {N, 1}, 0} : ViewSpec{{}, {}, 0};
+  ScaledView sa(kF32, sa_spec, sa_v), sb(kF32, sb_spec, sb_v);
+  std::vector<double> bias_v(static_cast<size_t>(N));
+  for (int64_t j = 0; j < N; ++j) bias_v[static_cast<size_t>(j)] = (j % 9 - 4) * 0.25;
+  std::unique_ptr<ScaledView> bias, sr;
+  if (c.bias_dtype != 0) bias = std::make_unique<ScaledView>(c.bias_dtype, ViewSpec{{N}, {1}, 0}, bias_v);
+  if (c.scale_result != 0) sr = std::make_unique<ScaledView>(kF32, ViewSpec{{}, {}, 0}, std::vector<double>{c.scale_result});
+  const ViewSpec out_spec = c.out_spec.sizes.empty() ? row_major(M, N) : c.out_spec;
+  ScaledView out(c.out_dtype, out_spec, std::vector<double>(static_cast<size_t>(extent(out_spec) + 3), 3.0));
+  AtenTensorHandle bias_h = bias ? bias->get() : nullptr, sr_h = sr ? sr->get() : nullptr;
+  int32_t out_dtype = c.out_dtype;
+  const uint64_t packs = aotrt::cuda::pack_count();
+  Handle result;
+  if (c.out_variant) {
+    AOTRT_OK(aoti_torch_cuda__scaled_mm_out(out.get(), a.get(), b.get(), sa.get(), sb.get(), &bias_h,
+                                            &sr_h, &out_dtype, c.fast_accum ? 1 : 0));
+  } else {
+    AOTRT_OK(aoti_torch_cuda__scaled_mm(a.get(), b.get(), sa.get(), sb.get(), &bias_h, &sr_h,
+                                        &out_dtype, c.fast_accum ? 1 : 0, result.out()));
+    EXPECT_EQ(sizes_of(result.get()), (std::vector<int64_t>{M, N}));
+    EXPECT_EQ(strides_of(result.get()), (std::vector<int64_t>{N, 1}));
+  }
+  EXPECT_EQ(static_cast<int64_t>(aotrt::cuda::pack_count() - packs), expected_packs)
+      << "copies made around the cuBLASLt call";
+  const bool f8_out = c.out_dtype == kE4M3 || c.out_dtype == kE5M2;
+  std::vector<double> want = out.storage(), tol(want.size(), 0.0);
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += a.at(i, k) * b.at(k, j);
+      double v = sum * sa_v[c.rowwise ? i : 0] * sb_v[c.rowwise ? j : 0];
+      if (bias) v += bias->storage()[static_cast<size_t>(j)];
+      if (f8_out && sr) v *= c.scale_result;  // cuBLASLt's D scale multiplies
+      const double r = scaled_round(c.out_dtype, v);
+      if (c.out_variant) {
+        const auto off = static_cast<size_t>(out.offset_of(i, j));
+        want[off] = r;
+        tol[off] = scaled_ulp(c.out_dtype, r);
+      } else {
+        want[static_cast<size_t>(i * N + j)] = r;  // compared below from `result`
+      }
+    }
+  }
+  if (c.out_variant) {
+    expect_within(out.device_storage(), want, tol, c.label);
+    return;
+  }
+  // The new tensor, read back through aotrt's own copy into float32 on the host.
+  const std::vector<int64_t> sizes{M, N}, strides{N, 1};
+  Handle host;
+  AOTRT_OK(aoti_torch_empty_strided(2, sizes.data(), strides.data(), kF32, kCPU, 0, host.out()));
+  AOTRT_OK(aoti_torch_copy_(host.get(), result.get(), 0));
+  std::vector<double> got = read(host.get()), expect(want.begin(), want.begin() + M * N),
+                      t(static_cast<size_t>(M * N));
+  for (size_t i = 0; i < t.size(); ++i) t[i] = scaled_ulp(c.out_dtype, expect[i]);
+  expect_within(got, expect, t, c.label);
+}
+
+// Every operand pairing cuBLASLt serves, every output dtype, tensorwise and rowwise scales,
+// with and without fast accumulation, a bias of each dtype ATen allows, scale_result on a
+// float8 out: each served by one cublasLtMatmul.
+TEST(CudaScaledMm, EveryTypeScaleAndBiasMatchesTheExactReference) {
+  AOTRT_REQUIRE_GPU();
+  const std::pair<int32_t, int32_t> pairs[] = {{kE4M3, kE4M3}, {kE4M3, kE5M2}, {kE5M2, kE4M3}};
+  const int32_t outs[] = {kF32, kBF16, kF16, kE4M3, kE5M2};
+  for (const auto& [ta, tb] : pairs) {
+    for (int32_t out : outs) {
+      for (bool rowwise : {false, true}) {
+        const bool f8_out = out == kE4M3 || out == kE5M2;
+        if (rowwise && f8_out) continue;  // cuBLASLt's outer-vector scales: not with a float8 D
+        for (bool fast : {false, true}) {
+          std::vector<int32_t> biases{0};
+          if (out == kBF16) biases.push_back(kBF16);
+          if (out == kF16) biases.push_back(kF16);
+          if (f8_out) biases.insert(biases.end(), {kBF16, kF16});
+          for (int32_t bias : biases) {
+            ScaledCase c;
+            c.a_dtype = ta;
+            c.b_dtype = tb;
+            c.out_dtype = out;
+            c.rowwise = rowwise;
+            c.fast_accum = fast;
+            c.bias_dtype = bias;
+            c.scale_result = f8_out ? 0.5 : 0;
+            c.label = "a " + std::to_string(ta) + " b " + std::to_string(tb) + " out " +
+                      std::to_string(out) + (rowwise ? " rowwise" : " tensorwise") +
+                      (fast ? " fast" : "") + (bias ? " bias " + std::to_string(bias) : "");
+            const GemmPlanStats before = gemm_plan_stats();
+            check_scaled(c);
+            EXPECT_EQ(gemm_plan_stats().lt_calls - before.lt_calls, 1u) << c.label;
+            if (testing::Test::HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// scale_result on a float32/bfloat16 out is not used (ATen passes it to cuBLASLt only for a
+// float8 out).
+TEST(CudaScaledMm, ScaleResultOnlyScalesAFloat8Out) {
+  AOTRT_REQUIRE_GPU();
+  ScaledCase c;
+  c.out_dtype = kBF16;
+  c.scale_result = 4.0;  // check_scaled applies it only to float8 outs
+  c.label = "bf16 out, scale_result 4";
+  check_scaled(c);
+  c.out_dtype = kE4M3;
+  c.scale_result = 0.25;
+  c.label = "e4m3 out, scale_result 0.25";
+  check_scaled(c);
+}
+
+// The .out form writes in place into a row-major out with gaps and a column-major out
+// (cuBLAS's operands swap, the scales with them); an out cuBLAS cannot address, and a
+// column-major out with a bias (the epilogue adds along rows), go through a temporary.
+// Nothing outside the view changes.
+TEST(CudaScaledMm, OutLayouts) {
+  AOTRT_REQUIRE_GPU();
+  ScaledCase c;
+  c.out_variant = true;
+  c.M = 40;
+  c.K = 32;
+  c.N = 48;
+  c.rowwise = true;
+  c.out_spec = row_major(40, 48, 53, 2);
+  c.label = "row-major out with gaps, rowwise";
+  check_scaled(c);
+  c.out_spec = col_major(40, 48, 41, 1);
+  c.label = "column-major out, rowwise (the scales swap with the operands)";
+  check_scaled(c);
+  c.rowwise = false;
+  c.out_dtype = kE4M3;
+  c.scale_result = 0.5;
+  c.label = "column-major e4m3 out";
+  check_scaled(c);
+  c.out_dtype = kBF16;
+  c.scale_result = 0;
+  c.bias_dtype = kBF16;
+  c.label = "column-major out with a bias: through a temporary";
+  check_scaled(c, 1);
+  c.bias_dtype = 0;
+  c.out_spec = ViewSpec{{40, 48}, {2 * 48, 2}, 0};
+  c.label = "stepped out: through a temporary";
+  check_scaled(c, 1);
+}
+
+TEST(CudaScaledMm, PlansAreBuiltOncePerConfiguration) {
+  AOTRT_REQUIRE_GPU();
+  forget_plans();
+  ScaledCase c;
+  c.label = "e4m3 bf16 tensorwise";
+  const GemmPlanStats s0 = gemm_plan_stats();
+  check_scaled(c);
+  check_scaled(c);
+  const GemmPlanStats s1 = gemm_plan_stats();
+  EXPECT_EQ(s1.plans_built - s0.plans_built, 1u);
+  EXPECT_EQ(s1.lt_calls - s0.lt_calls, 2u);
+  c.rowwise = true;
+  c.label = "rowwise: another scale mode";
+  check_scaled(c);
+  c.fast_accum = true;
+  c.label = "fast accumulation: another plan";
+  check_scaled(c);
+  const GemmPlanStats s2 = gemm_plan_stats();
+  EXPECT_EQ(s2.plans_built - s1.plans_built, 2u);
+  EXPECT_EQ(s2.fallback_calls, s0.fallback_calls);
+}
+
+TEST(CudaScaledMm, EmptyShapes) {
+  AOTRT_REQUIRE_GPU();
+  // K == 0: zeros, the bias not added (ATen returns early); M == 0: nothing.
+  ScaledView a(kE4M3, {{16, 0}, {1, 1}, 0}, {0.0}), b(kE4M3, {{0, 16}, {1, 1}, 0}, {0.0});
+  ScaledView one(kF32, {{}, {}, 0}, {1.0}), bias(kBF16, {{16}, {1}, 0}, std::vector<double>(16, 1.0));
+  ScaledView out(kBF16, row_major(16, 16), std::vector<double>(256, 7.0));
+  AtenTensorHandle bias_h = bias.get(), none = nullptr;
+  int32_t bf16 = kBF16;
+  AOTRT_OK(aoti_torch_cuda__scaled_mm_out(out.get(), a.get(), b.get(), one.get(), one.get(), &bias_h,
+                                          &none, &bf16, 0));
+  for (double v : out.device_storage()) ASSERT_EQ(v, 0.0);
+  ScaledView a0(kE4M3, {{0, 16}, {16, 1}, 0}, {0.0}), b1(kE4M3, col_major(16, 16), std::vector<double>(256, 1.0));
+  Handle r;
+  AOTRT_OK(aoti_torch_cuda__scaled_mm(a0.get(), b1.get(), one.get(), one.get(), &none, &none, &bf16,
+                                      0, r.out()));
+  EXPECT_EQ(sizes_of(r.get()), (std::vector<int64_t>{0, 16}));
+}
+
+TEST(CudaScaledMm, RefusesWhatCublasLtOrAtenRefuses) {
+  AOTRT_REQUIRE_GPU();
+  const std::string fn = "aoti_torch_cuda__scaled_mm";
+  auto refused = [&](AOTITorchError rc, const std::string& what) {
+    EXPECT_EQ(rc, AOTI_TORCH_FAILURE) << what;
+    const std::string msg = aotrt_last_error();
+    EXPECT_NE(msg.find(fn), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  };
+  auto ones = [](int64_t n) { return std::vector<double>(static_cast<size_t>(n), 1.0); };
+  ScaledView a(kE4M3, row_major(32, 64), ones(32 * 64)), b(kE4M3, col_major(64, 32), ones(64 * 32));
+  ScaledView one(kF32, {{}, {}, 0}, {1.0});
+  AtenTensorHandle none = nullptr;
+  int32_t f32 = kF32, bf16 = kBF16;
+  Handle r;
+  auto call = [&](const ScaledView& x, const ScaledView& y, AtenTensorHandle bias, int32_t* dt) {
+    AtenTensorHandle bias_h = bias;
+    return aoti_torch_cuda__scaled_mm(x.get(), y.get(), one.get(), one.get(), &bias_h, &none, dt,
+                                      0, r.out());
+  };
+  ScaledView a_col(kE4M3, col_major(32, 64), ones(32 * 64)), b_row(kE4M3, row_major(64, 32), ones(64 * 32));
+  refused(call(a_col, b, nullptr, &bf16), "Only multiplication of row-major and column-major");
+  refused(call(a, b_row, nullptr, &bf16), "Only multiplication of row-major and column-major");
+  ScaledView a_k8(kE4M3, row_major(32, 8), ones(256)), b_k8(kE4M3, col_major(8, 32), ones(256));
+  refused(call(a_k8, b_k8, nullptr, &bf16), "divisible by 16");
+  ScaledView b_n8(kE4M3, col_major(64, 8), ones(512));
+  refused(call(a, b_n8, nullptr, &bf16), "must be divisible by 16");
+  ScaledView a5(kE5M2, row_major(32, 64), ones(32 * 64)), b5(kE5M2, col_major(64, 32), ones(64 * 32));
+  refused(call(a5, b5, nullptr, &bf16), "Multiplication of two Float8_e5m2 matrices");
+  ScaledView az(kE4M3Fnuz, row_major(32, 64), ones(32 * 64)), bz(kE4M3Fnuz, col_major(64, 32), ones(64 * 32));
+  refused(call(az, bz, nullptr, &bf16), "fnuz");
+  ScaledView bias_bf16(kBF16, {{32}, {1}, 0}, ones(32)), bias_f16(kF16, {{32}, {1}, 0}, ones(32));
+  refused(call(a, b, bias_bf16.get(), &f32), "Bias is not supported when out_dtype is set to Float32");
+  refused(call(a, b, bias_f16.get(), &bf16), "Bias must be BFloat16");
+  int32_t f16 = kF16;
+  refused(call(a, b, bias_bf16.get(), &f16), "Bias must be Float16");
+  int32_t i32 = 3;
+  refused(call(a, b, nullptr, &i32), "cuBLASLt's float8 GEMM");
+  // A scale on the host: the shim refuses it as ATen's checkAllSameGPU does.
+  Handle host_one;
+  const float v = 1.0f;
+  AOTRT_OK(aoti_torch_create_tensor_from_blob(const_cast<float*>(&v), 0, nullptr, nullptr, 0, kF32,
+                                              kCPU, 0, host_one.out()));
+  EXPECT_EQ(aoti_torch_cuda__scaled_mm(a.get(), b.get(), host_one.get(), one.get(), &none, &none,
+                                       &bf16, 0, r.out()),
+            AOTI_TORCH_FAILURE);
+  EXPECT_NE(std::string(aotrt_last_error()).find("scale_a"), std::string::npos) << aotrt_last_error();
+  EXPECT_EQ(r.get(), nullptr);
 }
 
 }  // namespace

@@ -21,9 +21,13 @@ HERE = Path(__file__).resolve().parent
 
 DTYPES = {torch.uint8: "kU8", torch.int8: "kI8", torch.int16: "kI16", torch.int32: "kI32",
           torch.int64: "kI64", torch.float16: "kF16", torch.float32: "kF32", torch.float64: "kF64",
-          torch.bool: "kBool", torch.bfloat16: "kBF16", torch.complex64: "kC64"}
+          torch.bool: "kBool", torch.bfloat16: "kBF16", torch.complex64: "kC64",
+          torch.float8_e5m2: "kF8E5M2", torch.float8_e4m3fn: "kF8E4M3FN",
+          torch.float8_e5m2fnuz: "kF8E5M2FNUZ", torch.float8_e4m3fnuz: "kF8E4M3FNUZ"}
 CODES = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
-         torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15}
+         torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bool: 11, torch.bfloat16: 15,
+         torch.float8_e5m2: 23, torch.float8_e4m3fn: 24, torch.float8_e5m2fnuz: 25,
+         torch.float8_e4m3fnuz: 26}
 
 
 def small(i: int) -> float:
@@ -1805,6 +1809,220 @@ def intmatmul_cases():
     return out
 
 
+# --- scaledmm --------------------------------------------------------------------------
+# _scaled_mm (Note [Scaled matmul]) on the CPU, and the float8 conversions it rests on (Note
+# [Float8 conversions]).
+# _scaled_mm rows: inputs self, mat2, scale_a, scale_b, then bias and scale_result when given;
+# ints: out_dtype code (kNone: None), use_fast_accum, has bias, has scale_result, 1 for the
+# .out form (the output's layout is the out tensor's); floats: the tolerance, (fraction of the
+# largest |eager| value, relative): 0 0 where the operands make every product and sum exact
+# in float32 (small integers, power-of-two scales: any gemm order gives eager's bits).
+# float8 rows: "float8_decode" (input: the 256 codes as uint8; output: eager's values of
+# view(float8)) and "float8_encode" (input: float32 or float64 values; output: the bytes of
+# eager's .to(float8) as uint8, NaN's sign included).
+FLOAT8 = (torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz)
+
+
+def float8_probe_values(dtype):
+    """Every finite value of the format, the midpoints between neighbours and a float32 ulp
+    either side of them, both signs, and the edges (zero, past the max, inf, NaN, tiny)."""
+    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8).view(dtype).to(torch.float32)
+    pos = sorted(set(v for v in codes.tolist() if v == v and v > 0 and v != float("inf")))
+    vals = [0.0] + pos
+    for lo, hi in zip([0.0] + pos, pos):
+        mid = torch.tensor((lo + hi) / 2, dtype=torch.float32)
+        vals += [mid.item(), torch.nextafter(mid, torch.tensor(0.0)).item(),
+                 torch.nextafter(mid, torch.tensor(float("inf"))).item()]
+    top = pos[-1]
+    vals += [top * 1.0625, top * 1.125, top * 1.5, top * 4, 1e30, 3.4e38, float("inf"), pos[0] / 4]
+    vals = vals + [-v for v in vals] + [float("nan")]
+    return torch.tensor(vals, dtype=torch.float32)
+
+
+def scaledmm_cases():
+    out = []
+    g = torch.Generator().manual_seed(8)
+    e4, e5, f32, bf16, f16 = torch.float8_e4m3fn, torch.float8_e5m2, torch.float32, torch.bfloat16, torch.float16
+
+    for dt in FLOAT8:
+        nm = str(dt).split(".")[-1]
+        codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+        out.append(case(f"{nm}_decode_every_code", "float8_decode", [codes], [CODES[dt]], codes.view(dt)))
+        vals = float8_probe_values(dt)
+        out.append(case(f"{nm}_encode_rounds_to_nearest_even", "float8_encode", [vals], [CODES[dt]],
+                        vals.to(dt).view(torch.uint8)))
+    # float64 reaches float8 through float32: a value a hair above a midpoint becomes the midpoint
+    # in float32, which then rounds to even.
+    mids = torch.tensor([1.0625 + 2**-40, 1.1875 - 2**-40, 17.0 + 2**-30, -1.0625 - 2**-40], dtype=torch.float64)
+    out.append(case("float8_e4m3fn_encode_float64_rounds_twice", "float8_encode", [mids], [CODES[e4]],
+                    mids.to(e4).view(torch.uint8)))
+
+    def ints(sizes, lo=-8, hi=8):  # integers every float8 holds exactly
+        return torch.randint(lo, hi + 1, sizes, generator=g).to(torch.float64)
+
+    def normal(sizes, dt, scale=1.0):  # values the float8 dtype holds
+        return (torch.randn(sizes, generator=g, dtype=torch.float64) * scale).to(dt).to(torch.float64)
+
+    def lay(vals, dt, layout, offset=0):
+        """vals (a float64 [R, C] tensor) as a dt view: row-major, column-major ("col"), rows
+        with a gap ("gap"), every other element ("step")."""
+        R, C = vals.shape
+        flat = vals.reshape(-1).tolist()
+        if layout == "row":
+            return view(flat, dt, [R, C], None, offset)
+        if layout == "col":
+            return transposed(flat, dt, [R, C], offset)
+        if layout == "gap":
+            return view(flat, dt, [R, C], [C + 3, 1], offset)
+        return view(flat, dt, [R, C], [2 * C, 2], offset)
+
+    def scalar(v):
+        return torch.tensor(v, dtype=f32)
+
+    def mm(name, a, b, sa, sb, bias=None, sr=None, out_dtype=None, fast=False, out_layout=None,
+           tol=(0, 0)):
+        if out_layout is None:
+            r = torch._scaled_mm(a, b, sa, sb, bias=bias, scale_result=sr, out_dtype=out_dtype,
+                                 use_fast_accum=fast)
+        else:
+            M, N = a.shape[0], b.shape[1]
+            r = lay(torch.zeros(M, N, dtype=torch.float64), out_dtype or a.dtype, out_layout, 1)
+            torch.ops.aten._scaled_mm.out(a, b, sa, sb, bias, sr, out_dtype, fast, out=r)
+        inputs = [a, b, sa, sb] + ([bias] if bias is not None else []) + ([sr] if sr is not None else [])
+        ints_ = [CODES[out_dtype] if out_dtype is not None else NONE, int(fast), int(bias is not None),
+                 int(sr is not None), int(out_layout is not None)]
+        out.append(case(f"scaled_mm_{name}", "_scaled_mm", inputs, ints_, r, list(tol)))
+
+    def ab(M, K, N, da=e4, db=e4, la="row", lb="col", maker=ints):
+        return lay(maker([M, K]) if maker is ints else maker([M, K], da), da, la), \
+            lay(maker([K, N]) if maker is ints else maker([K, N], db), db, lb, 2)
+
+    a, b = ab(5, 16, 7)
+    mm("tensorwise_f32", a, b, scalar(0.5), scalar(2.0), out_dtype=f32)
+    mm("tensorwise_default_out_e4m3_saturates", a, b, scalar(1.0), scalar(2.0))
+    mm("tensorwise_bf16", a, b, scalar(0.25), scalar(1.0), out_dtype=bf16)
+    mm("tensorwise_f16", a, b, scalar(4.0), scalar(0.125), out_dtype=f16)
+    mm("tensorwise_f64", a, b, scalar(1.0), scalar(1.0), out_dtype=torch.float64)
+    mm("tensorwise_int32_out", a, b, scalar(0.5), scalar(0.25), out_dtype=torch.int32)
+    mm("scale_result_divides_e5m2_out", a, b, scalar(2.0), scalar(2.0), sr=scalar(4.0), out_dtype=e5)
+    mm("scale_result_third_e4m3_out", a, b, scalar(1.0), scalar(1.0), sr=scalar(3.0), out_dtype=e4)
+    mm("scale_result_ignored_f32_out", a, b, scalar(1.0), scalar(1.0), sr=scalar(4.0), out_dtype=f32)
+    mm("scale_result_ignored_when_out_dtype_none", a, b, scalar(0.25), scalar(0.25), sr=scalar(4.0))
+    mm("fast_accum_ignored", a, b, scalar(0.5), scalar(0.5), out_dtype=bf16, fast=True)
+    mm("saturates_e4m3_out", a, b, scalar(64.0), scalar(64.0), out_dtype=e4)
+    mm("overflows_e5m2_out_to_inf", a, b, scalar(512.0), scalar(256.0), out_dtype=e5)
+    a5, b5 = ab(4, 32, 6, e5, e4)
+    mm("e5m2_by_e4m3_default_out_e5m2", a5, b5, scalar(0.5), scalar(0.5))
+    a5, b5 = ab(4, 32, 6, e4, e5)
+    mm("e4m3_by_e5m2_f32", a5, b5, scalar(1.0), scalar(0.5), out_dtype=f32)
+    a5, b5 = ab(3, 16, 5, e5, e5)
+    mm("e5m2_by_e5m2_bf16", a5, b5, scalar(2.0), scalar(0.5), out_dtype=bf16)
+    a5, b5 = ab(3, 16, 5, torch.float8_e4m3fnuz, torch.float8_e4m3fnuz)
+    mm("e4m3fnuz_default_out_saturates_to_nan", a5, b5, scalar(4.0), scalar(4.0))
+    a5, b5 = ab(3, 16, 5, torch.float8_e5m2fnuz, torch.float8_e4m3fnuz)
+    mm("e5m2fnuz_by_e4m3fnuz_f32", a5, b5, scalar(1.0), scalar(0.5), out_dtype=f32)
+
+    M, K, N = 6, 32, 9
+    a, b = ab(M, K, N)
+    pow2 = lambda sizes: (2.0 ** torch.randint(-3, 3, sizes, generator=g)).to(f32)
+    mm("rowwise_f32", a, b, pow2([M, 1]), pow2([1, N]), out_dtype=f32)
+    mm("rowwise_default_out_e4m3", a, b, pow2([M, 1]), pow2([1, N]))
+    mm("rowwise_bias_bf16", a, b, pow2([M, 1]), pow2([1, N]), bias=(ints([N]) / 4).to(bf16), out_dtype=bf16)
+    mm("bias_f32_f32_out", a, b, scalar(0.5), scalar(1.0), bias=(ints([N]) / 8).to(f32), out_dtype=f32)
+    mm("bias_f64_f32_out", a, b, scalar(1.0), scalar(1.0), bias=ints([N]).to(torch.float64) / 3,
+       out_dtype=f32)
+    mm("bias_1xN_f16_out", a, b, scalar(1.0), scalar(0.5), bias=ints([1, N]).to(f16), out_dtype=f16)
+    mm("bias_bf16_e4m3_out_scale_result", a, b, scalar(1.0), scalar(1.0), bias=ints([N]).to(bf16),
+       sr=scalar(2.0), out_dtype=e4)
+    a, b = ab(5, 24, 4, la="col", lb="row")
+    mm("self_column_major_mat2_row_major", a, b, scalar(0.5), scalar(1.0), out_dtype=f32)
+    a, b = ab(5, 24, 4, la="gap", lb="step")
+    mm("gapped_and_stepped_operands", a, b, scalar(1.0), scalar(0.5), out_dtype=bf16)
+    a, b = ab(1, 16, 1)
+    mm("one_by_one", a, b, scalar(1.0), scalar(1.0), out_dtype=f32)
+    a, b = ab(3, 0, 4)
+    mm("k0_bias_only", a, b, scalar(1.0), scalar(1.0), bias=ints([4]).to(f32), out_dtype=f32)
+    a, b = ab(0, 16, 4)
+    mm("m0", a, b, scalar(1.0), scalar(1.0), out_dtype=bf16)
+    nan = lay(ints([3, 16]), e4, "row")
+    nan[1, 3] = float("nan")
+    mm("nan_propagates_to_its_row", nan, lay(ints([16, 4]), e4, "col"), scalar(1.0), scalar(1.0),
+       out_dtype=f32)
+    a, b = ab(7, 32, 5)
+    mm("out_column_major_f32", a, b, scalar(0.5), scalar(2.0), out_dtype=f32, out_layout="col")
+    mm("out_gapped_bf16", a, b, scalar(1.0), scalar(1.0), out_dtype=bf16, out_layout="gap")
+    mm("out_stepped_e4m3_scale_result", a, b, scalar(1.0), scalar(1.0), sr=scalar(2.0), out_dtype=e4,
+       out_layout="step")
+    mm("out_without_out_dtype", a, b, scalar(1.0), scalar(1.0), out_layout="row")
+    # Operands that round: float32 sums in another order than eager's gemm; the output's own
+    # rounding may then go the other way (one ulp of it).
+    a, b = ab(17, 64, 24, maker=normal)
+    mm("random_f32", a, b, scalar(0.37), scalar(1.93), out_dtype=f32, tol=(1e-5, 0))
+    mm("random_bf16_bias", a, b, scalar(0.37), scalar(1.93), bias=torch.randn(24, generator=g).to(bf16),
+       out_dtype=bf16, tol=(1e-5, 2**-7))
+    mm("random_rowwise_f16", a, b, (torch.rand(17, 1, generator=g) + 0.5), (torch.rand(1, 24, generator=g) + 0.5),
+       out_dtype=f16, tol=(1e-5, 2**-10))
+    mm("random_e4m3_out", a, b, scalar(0.37), scalar(1.93), sr=scalar(0.7), out_dtype=e4, tol=(1e-5, 2**-3))
+    return out
+
+
+# --- dynquant --------------------------------------------------------------------------
+# _dyn_quant_pack_4bit_weight and _dyn_quant_matmul_4bit (Note [Dynamic int4 matmul]). Pack
+# rows: inputs weights (uint8 [N, K/2]), scales_zeros, then bias when given; ints:
+# block_size, in_features, out_features, has bias. Matmul rows: inputs inp and the packed
+# weight eager made; ints: block_size, in_features, out_features. Both exact: ATen's
+# reference kernel is float32 arithmetic in a fixed order. (inp is contiguous: ATen reads any
+# inp's memory as dense rows, and aotrt refuses another layout.)
+def dynquant_cases():
+    out = []
+    g = torch.Generator().manual_seed(9)
+    f32, bf16 = torch.float32, torch.bfloat16
+    P, Mm = torch.ops.aten._dyn_quant_pack_4bit_weight, torch.ops.aten._dyn_quant_matmul_4bit
+
+    def weights(N, K, bs, sz_dtype=f32, with_bias=False):
+        w = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
+        sz = (torch.rand(N, K // bs, generator=g) * 0.1 + 0.01).to(sz_dtype)
+        bias = torch.randn(N, generator=g) if with_bias else None
+        return w, sz, bias
+
+    def pack(name, N, K, bs, sz_dtype=f32, with_bias=False, w_view=None):
+        w, sz, bias = weights(N, K, bs, sz_dtype, with_bias)
+        if w_view is not None:
+            w = w_view(w)
+        r = P(w, sz, bias, bs, K, N)
+        out.append(case(f"dyn_quant_pack_{name}", "_dyn_quant_pack_4bit_weight",
+                        [w, sz] + ([bias] if bias is not None else []), [bs, K, N, int(bias is not None)], r))
+
+    def mm(name, M, N, K, bs, dtype=f32, with_bias=False, x=None):
+        w, sz, bias = weights(N, K, bs, f32, with_bias)
+        p = P(w, sz, bias, bs, K, N)
+        x = (torch.randn(M, K, generator=g) * 2).to(dtype) if x is None else x
+        out.append(case(f"dyn_quant_matmul_{name}", "_dyn_quant_matmul_4bit", [x, p], [bs, K, N],
+                        Mm(x, p, bs, K, N)))
+
+    pack("groupwise_f32", 8, 64, 32)
+    pack("groupwise_bias", 8, 64, 32, with_bias=True)
+    pack("channelwise_bf16_scales", 4, 48, 48, bf16, True)
+    pack("transposed_weights", 6, 64, 64, w_view=lambda w: w.t().contiguous().t())
+    mm("groupwise_f32", 5, 16, 64, 32)
+    mm("groupwise_bias", 3, 24, 128, 64, with_bias=True)
+    mm("groupwise_k256_bs128", 7, 24, 256, 128, with_bias=True)
+    mm("channelwise_f32", 4, 8, 48, 48)
+    mm("channelwise_bias", 2, 8, 40, 40, with_bias=True)
+    mm("channelwise_bf16_truncates", 3, 16, 64, 64, bf16, with_bias=True)
+    mm("one_row", 1, 8, 96, 32, with_bias=True)
+    rows = torch.randn(6, 64, generator=g)
+    rows[0] = 0  # rmin == rmax: scale 1
+    rows[1] = rows[1].abs() + 0.5  # all positive: rmin 0
+    rows[2] = -rows[2].abs() - 0.5  # all negative: rmax 0
+    rows[3, 7] = float("inf")  # scale 0: the row's results are 0
+    rows[4, 9] = float("nan")
+    rows[5] = 3.0
+    mm("edge_rows", 6, 8, 64, 32, with_bias=True, x=rows)
+    mm("m0", 0, 8, 64, 32)
+    return out
+
+
 # --- attention -------------------------------------------------------------------------
 # _efficient_attention_forward (CUDA only: ATen has no CPU kernel for it). The reference is
 # eager CPU attention in float64 on the same values (softmax(q k^T * scale + bias, causal
@@ -1978,6 +2196,7 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
             "special": special_cases, "intmatmul": intmatmul_cases,
+            "scaledmm": scaledmm_cases, "dynquant": dynquant_cases,
             "attention": attention_cases, "flash": flash_cases}
 
 

@@ -25,6 +25,8 @@ namespace aotrt::test {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int64_t kNone = std::numeric_limits<int64_t>::min();  // an int? that is None
+// The float8 dtypes' codes (c10::ScalarType), as gen_ops_reference.py names them.
+constexpr int32_t kF8E5M2 = 23, kF8E4M3FN = 24, kF8E5M2FNUZ = 25, kF8E4M3FNUZ = 26;
 
 // A tensor as torch describes it: dtype, sizes, strides, storage offset, and its
 // elements in row-major order of sizes.

@@ -4,8 +4,11 @@
 // all three, see gen_ops_reference.py), read in that layout through Int4PackLayoutOverride;
 // a larger random product against a double reference on every layout; the refusals; and
 // _convert_weight_to_int4pack_for_cpu (no C shim: through the proxy executor) against
-// eager's bytes under each capability. CPU ops (torch has no CUDA shim of these names):
-// their rows run on the CPU backend.
+// eager's bytes under each capability. _dyn_quant_pack_4bit_weight and _dyn_quant_matmul_4bit
+// (Note [Dynamic int4 matmul]) against eager bit for bit (reference_dynquant.inc: groupwise
+// and channelwise, bias, bfloat16's truncation, strided weights, rows of zeros, of one sign,
+// with an infinity or a NaN) and their refusals. CPU ops (torch has no CUDA shim of these
+// names): their rows run on the CPU backend.
 #include <cmath>
 #include <random>
 #include <string>
@@ -19,6 +22,7 @@ namespace aotrt::test {
 namespace {
 
 #include "reference_intmatmul.inc"
+#include "reference_dynquant.inc"
 
 using Int4Mm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
                                   AtenTensorHandle, AtenTensorHandle*);
@@ -200,6 +204,93 @@ TEST(OpsIntMatmulRefusals, PackNamesTheOpAndWhatIsWrong) {
   refused(kI32, {8, 4}, "expect N to be dividable by 16, got 8");
   refused(kI32, {16, 3}, "expect K to be dividable by 2, got 3");
   refused(kI32, {1, 16, 4}, "expect weight to be 2D");
+}
+
+using DynPack = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, int64_t,
+                                   int64_t, int64_t, AtenTensorHandle*);
+using DynMm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int64_t, int64_t, int64_t,
+                                 AtenTensorHandle*);
+
+std::vector<BackendCase> dyn_quant_cases() {
+  std::vector<BackendCase> out;
+  for (const OpCase& c : kDynquantCases) out.push_back({built_backends()[0], c});
+  return out;
+}
+
+class OpsDynQuant : public ::testing::TestWithParam<BackendCase> {};
+
+// ints: block_size, in_features, out_features (and for the pack, whether a bias is given).
+TEST_P(OpsDynQuant, MatchesTorchBitForBit) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  std::vector<Tensor> in;
+  for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  Tensor out;
+  if (std::string(c.op) == "_dyn_quant_pack_4bit_weight") {
+    AOTRT_FIND_OP(f, DynPack, b, c.op);
+    AtenTensorHandle bias = c.ints[3] ? in[2].get() : nullptr;
+    ASSERT_EQ(f(in[0].get(), in[1].get(), &bias, c.ints[0], c.ints[1], c.ints[2], out.out()),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+  } else {
+    AOTRT_FIND_OP(f, DynMm, b, c.op);
+    ASSERT_EQ(f(in[0].get(), in[1].get(), c.ints[0], c.ints[1], c.ints[2], out.out()),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+  }
+  ASSERT_NE(out.get(), nullptr);
+  const Meta m = meta(out.get());
+  EXPECT_EQ(m.dtype, c.outputs[0].dtype);
+  EXPECT_EQ(m.sizes, c.outputs[0].sizes);
+  EXPECT_EQ(m.strides, c.outputs[0].strides);
+  EXPECT_TRUE(same_values(values_of(out.get()), c.outputs[0].values, 0)) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsDynQuant, ::testing::ValuesIn(dyn_quant_cases()),
+                         backend_case_name);
+
+TEST(OpsDynQuantRefusals, NameTheFunctionAndWhatIsWrong) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(pack, DynPack, b, "_dyn_quant_pack_4bit_weight");
+  AOTRT_FIND_OP(mm, DynMm, b, "_dyn_quant_matmul_4bit");
+  const std::string pack_fn = "aoti_torch_cpu__dyn_quant_pack_4bit_weight";
+  const std::string mm_fn = "aoti_torch_cpu__dyn_quant_matmul_4bit";
+  auto t = [&](int32_t dtype, Dims sizes) {
+    return make_tensor(b, Values{dtype, sizes, row_major(sizes), 0,
+                                 std::vector<double>(static_cast<size_t>(numel_of(sizes)), 1.0)});
+  };
+  Tensor out;
+  Tensor w = t(kU8, {8, 32}), sz = t(kF32, {8, 2}), wi = t(kI32, {8, 32});
+  expect_refused(pack(wi.get(), sz.get(), nullptr, 32, 64, 8, out.out()), pack_fn,
+                 "'weights' to be uint8");
+  expect_refused(pack(w.get(), sz.get(), nullptr, 16, 64, 8, out.out()), pack_fn,
+                 "Group size should be multiple of 32, in_features [64]. Provided 16");
+  expect_refused(pack(w.get(), sz.get(), nullptr, 0, 0, 8, out.out()), pack_fn,
+                 "Group size should be multiple of 32");
+  EXPECT_EQ(out.get(), nullptr);
+  // A packed weight of N = 8, K = 64, groups of 32: 256 bytes, 16 scales, 8 biases.
+  Tensor packed = t(kF32, {256 + 16 + 8}), x = t(kF32, {3, 64});
+  expect_refused(mm(t(kBF16, {3, 64}).get(), packed.get(), 32, 64, 8, out.out()), mm_fn,
+                 "expect input to be float32 or bfloat16 tensor");
+  expect_refused(mm(t(kF16, {3, 64}).get(), packed.get(), 64, 64, 8, out.out()), mm_fn,
+                 "expect input to be float32 or bfloat16 tensor");
+  expect_refused(mm(x.get(), packed.get(), 48, 64, 8, out.out()), mm_fn,
+                 "Group size should be multiple of 32");
+  expect_refused(mm(t(kF32, {3, 32}).get(), packed.get(), 32, 64, 8, out.out()), mm_fn,
+                 "expect input to be [M, in_features = 64]");
+  expect_refused(mm(t(kF32, {64}).get(), packed.get(), 32, 64, 8, out.out()), mm_fn,
+                 "expect input to be [M, in_features = 64]");
+  expect_refused(mm(t(kF32, {3, 7}).get(), packed.get(), 7, 7, 8, out.out()), mm_fn,
+                 "in_features must be even");
+  expect_refused(mm(x.get(), t(kF32, {1, 280}).get(), 32, 64, 8, out.out()), mm_fn,
+                 "1-d real tensor");
+  Tensor xt = make_tensor(b, Values{kF32, {3, 64}, {1, 3}, 0, std::vector<double>(192, 1.0)});
+  expect_refused(mm(xt.get(), packed.get(), 32, 64, 8, out.out()), mm_fn, "must be contiguous");
+  expect_refused(mm(x.get(), t(kF32, {270}).get(), 32, 64, 8, out.out()), mm_fn,
+                 "Invalid packed weight tensor size");
+  expect_refused(mm(x.get(), t(kF32, {275}).get(), 32, 64, 8, out.out()), mm_fn,
+                 "Expected bias length to match output dimension");
+  EXPECT_EQ(out.get(), nullptr);
 }
 
 }  // namespace
