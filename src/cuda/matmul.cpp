@@ -301,9 +301,12 @@ enum class Epilogue : int32_t { kNone = 0, kBias = 1 };
 // ATen sets it: beta is 0 and C is never read), the bias's type, the scale
 // mode (cuBLASLt's scalar or outer-vector, the rowwise scales) and whether D
 // has a scale and fast accumulation. The scale pointers, like the bias
-// pointer, are written into the cached descriptor on every call. A float8
-// configuration cuBLASLt refuses has no cublasGemmEx to fall back to: it is
-// refused, naming it.
+// pointer, are written into the cached descriptor on every call. A float8 D
+// is written with no C pointer (C == D would need equal layouts). cuBLASLt's
+// float8 kernels have no algorithm for some output layouts (a leading
+// dimension that is not 16-byte aligned, seen on the H200): those outputs are
+// written through a dense temporary. A float8 configuration cuBLASLt refuses
+// even then has no cublasGemmEx to fall back to: it is refused, naming it.
 struct GemmConfig {
   int32_t device = 0, dtype = 0, compute = 0, epilogue = 0, op_a = 0, op_b = 0;
   int64_t m = 0, n = 0, k = 0, batch = 1, lda = 0, ldb = 0, ldc = 0;
@@ -538,10 +541,14 @@ bool lt_gemm_planned(const GemmCall& g, const GemmConfig& config, const GemmScal
   cublasStatus_t status;
   {
     profiling::LibraryCallTimer timer("cublasLtMatmul");
+    // A D of another type than C (a float8 out) is never C's memory: beta is 0, C is
+    // not read and has no pointer, as ATen calls it (cuBLASLt refuses C == D with
+    // different layouts).
+    const bool own_d = plan.d.handle != nullptr;
     status = cublasLtMatmul(lt, plan.op.handle, scalars.alpha(), g.a, plan.a.handle, g.b,
-                            plan.b.handle, scalars.beta(), g.c, plan.c.handle, g.c,
-                            plan.d.handle != nullptr ? plan.d.handle : plan.c.handle,
-                            &plan.algo, workspace.data, workspace.bytes, stream);
+                            plan.b.handle, scalars.beta(), own_d ? nullptr : g.c, plan.c.handle,
+                            g.c, own_d ? plan.d.handle : plan.c.handle, &plan.algo,
+                            workspace.data, workspace.bytes, stream);
   }
   if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH) {
     plan.usable = false;
@@ -907,28 +914,7 @@ void scaled_matmul(const TensorImpl& out, const TensorImpl& self, const TensorIm
     return;
   }
 
-  // The output: in place when addressable and read by nothing, and row-major when
-  // the bias epilogue adds along its rows; else a dense row-major temporary.
-  OwnedView target = own(out_view);
-  std::optional<Addressed> out_addr = address(matrices_of(target), true);
-  bool reads_out = overlaps(out_view, x_view) || overlaps(out_view, y_view);
-  for (const TensorImpl* t : {&scale_a, &scale_b, bias, scale_result}) {
-    if (t != nullptr) reads_out = reads_out || overlaps(out_view, strided_view(*t));
-  }
-  DeviceBuffer out_tmp;
-  if (!out_addr || reads_out || (bias != nullptr && !out_addr->row_major)) {
-    out_tmp = DeviceBuffer(device, static_cast<size_t>(M * N) * out_view.itemsize());
-    target.data = static_cast<char*>(out_tmp.data());
-    target.strides[0] = N;
-    target.strides[1] = 1;
-    out_addr = address(matrices_of(target), true);
-  }
-  const Addressed x_addr{matrices_of(x_owned), true, *x_ld};
-  const Addressed y_addr{matrices_of(y_owned), false, *y_ld};
-  const GemmCall call = plan_gemm(*out_addr, x_addr, y_addr);
-  check_gemm_sizes(call, fn);
-  // cuBLAS's A is mat2 for a row-major out (C^T = mat2^T self^T), self for a column-major one.
-  const bool swapped = out_addr->row_major;
+  // The bias, dense and 16-byte aligned as the epilogue reads it.
   PackedInput bias_pack;
   const void* bias_ptr = nullptr;
   cudaDataType_t bias_type = CUDA_R_16F;
@@ -946,23 +932,58 @@ void scaled_matmul(const TensorImpl& out, const TensorImpl& self, const TensorIm
       bias_ptr = bias_pack.view.data;
     }
   }
-  LtScales scales;
-  scales.a = swapped ? scale_ptr(scale_b) : scale_ptr(scale_a);
-  scales.b = swapped ? scale_ptr(scale_a) : scale_ptr(scale_b);
-  const bool d_scale = scale_result != nullptr && is_float8(out_dtype);
-  if (d_scale) scales.d = scale_result->data_ptr();
+  const Addressed x_addr{matrices_of(x_owned), true, *x_ld};
+  const Addressed y_addr{matrices_of(y_owned), false, *y_ld};
+  GemmCall call{};
+  // One cuBLASLt call writing `out_addr`; false (nothing queued) when cuBLASLt has
+  // no algorithm for it.
+  auto gemm_into = [&](const Addressed& out_addr) {
+    call = plan_gemm(out_addr, x_addr, y_addr);
+    check_gemm_sizes(call, fn);
+    // cuBLAS's A is mat2 for a row-major out (C^T = mat2^T self^T), self for a
+    // column-major one; the scales follow their operands.
+    const bool swapped = out_addr.row_major;
+    LtScales scales;
+    scales.a = swapped ? scale_ptr(scale_b) : scale_ptr(scale_a);
+    scales.b = swapped ? scale_ptr(scale_a) : scale_ptr(scale_b);
+    const bool d_scale = scale_result != nullptr && is_float8(out_dtype);
+    if (d_scale) scales.d = scale_result->data_ptr();
+    GemmConfig config = config_of(call, d_type, CUBLAS_COMPUTE_32F, bias_ptr, device);
+    config.a_type = static_cast<int32_t>(swapped ? b_type : a_type);
+    config.b_type = static_cast<int32_t>(swapped ? a_type : b_type);
+    config.c_type = static_cast<int32_t>(bias != nullptr       ? bias_type
+                                         : is_float8(out_dtype) ? CUDA_R_16F
+                                                                : d_type);
+    config.bias_type = bias != nullptr ? static_cast<int32_t>(bias_type) : -1;
+    config.scale_mode = static_cast<int32_t>(rowwise ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
+                                                     : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
+    config.d_scale = d_scale ? 1 : 0;
+    config.fast_accum = fast_accum ? 1 : 0;
+    return lt_gemm_planned(call, config, GemmScalars(ScalarType::Float32, 1.0, 0.0), bias_ptr,
+                           &scales, device, stream);
+  };
 
-  GemmConfig config = config_of(call, d_type, CUBLAS_COMPUTE_32F, bias_ptr, device);
-  config.a_type = static_cast<int32_t>(swapped ? b_type : a_type);
-  config.b_type = static_cast<int32_t>(swapped ? a_type : b_type);
-  config.c_type = static_cast<int32_t>(bias != nullptr ? bias_type : is_float8(out_dtype) ? CUDA_R_16F : d_type);
-  config.bias_type = bias != nullptr ? static_cast<int32_t>(bias_type) : -1;
-  config.scale_mode = static_cast<int32_t>(rowwise ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
-                                                   : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
-  config.d_scale = d_scale ? 1 : 0;
-  config.fast_accum = fast_accum ? 1 : 0;
-  const bool done = lt_gemm_planned(call, config, GemmScalars(ScalarType::Float32, 1.0, 0.0),
-                                    bias_ptr, &scales, device, stream);
+  // The output: in place when addressable, read by nothing, row-major when the
+  // bias epilogue adds along its rows, and a layout cuBLASLt has an algorithm for
+  // (its float8 kernels want 16-byte aligned leading dimensions); else a dense
+  // row-major temporary scattered back.
+  OwnedView target = own(out_view);
+  std::optional<Addressed> out_addr = address(matrices_of(target), true);
+  bool reads_out = overlaps(out_view, x_view) || overlaps(out_view, y_view);
+  for (const TensorImpl* t : {&scale_a, &scale_b, bias, scale_result}) {
+    if (t != nullptr) reads_out = reads_out || overlaps(out_view, strided_view(*t));
+  }
+  const bool in_place = out_addr && !reads_out && (bias == nullptr || out_addr->row_major);
+  bool done = in_place && gemm_into(*out_addr);
+  DeviceBuffer out_tmp;
+  if (!done) {
+    out_tmp = DeviceBuffer(device, static_cast<size_t>(M * N) * out_view.itemsize());
+    target.data = static_cast<char*>(out_tmp.data());
+    target.strides[0] = N;
+    target.strides[1] = 1;
+    out_addr = address(matrices_of(target), true);
+    done = gemm_into(*out_addr);
+  }
   AOTRT_CHECK(done, kUnsupported, fn, ": cuBLASLt has no algorithm for this float8 GEMM (", M,
               "x", K, " ", dtype_name(self.dtype()), " by ", K, "x", N, " ",
               dtype_name(mat2.dtype()), " into ", dtype_name(out_dtype),
