@@ -78,9 +78,9 @@ run_step() {  # name seconds: runs it, appends its line to the summary
   rc=$?
   # A step's own logs (unit.log, weights.log, ...) follow its console output.
   if [ -d "$LOGS/$name" ]; then
-    for f in "$LOGS/$name"/*; do
-      [ -f "$f" ] && { printf '\n===== %s\n' "${f##*/}"; tail -c 400000 "$f"; } >>"$log"
-    done
+    while IFS= read -r f; do
+      { printf '\n===== %s\n' "${f#"$LOGS/$name"/}"; tail -c 400000 "$f"; } >>"$log"
+    done < <(find "$LOGS/$name" -type f \( -name '*.log' -o -name '*.md' -o -name '*.txt' \) | sort)
   fi
   printf '%-12s rc=%-3s %4d s (at %4d s)\n' "$name" "$rc" "$(( $(date +%s) - t ))" \
     "$(( $(date +%s) - T0 ))" >>"$SUMMARY"

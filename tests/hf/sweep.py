@@ -126,11 +126,16 @@ def _export(module, inputs, entry, pkg: Path) -> None:
         torch._inductor.aoti_compile_and_package(program, package_path=str(pkg),
                                                  inductor_configs={"aot_inductor.link_libtorch": False})
     except Exception as e:  # noqa: BLE001  (any inductor failure is the case's outcome)
-        raise CompileError(_first_line(e)) from e
+        raise CompileError(_first_line(e), str(e)[-3000:]) from e
 
 
 class CompileError(Exception):
-    pass
+    """Inductor's failure: its first line, and the tail of its text (a C++ compile error's
+    compiler output is at the end) for results.json and the log."""
+
+    def __init__(self, message: str, detail: str = ""):
+        super().__init__(message)
+        self.detail = detail
 
 
 def _run_aotrt(aotrt: Path, pkg: Path, inputs, expected, work: Path, tol: dict) -> tuple[str, float, str]:
@@ -212,7 +217,8 @@ def run_one(name: str, cache: Path, out: Path, aotrt: Path, device: str = "cpu")
                 _export(module, inputs, entry, pkg_dir / f"{name}.partial.pt2")
             (pkg_dir / f"{name}.partial.pt2").rename(pkg)
         except CompileError as e:
-            rec.update(outcome="compile-error", message=str(e))
+            rec.update(outcome="compile-error", message=str(e), detail=e.detail)
+            print(f"{name}: compile-error; inductor's output ends:\n{e.detail}", flush=True)
             return rec
         except Exception as e:  # noqa: BLE001
             rec.update(outcome="does-not-export", message=_first_line(e))
