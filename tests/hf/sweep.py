@@ -274,7 +274,8 @@ def sweep(names: list[str], cache: Path, out: Path, aotrt: Path, jobs: int, devi
     most `jobs` at a time; after `time_limit` seconds none starts and the running ones stop."""
     cache.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor_cache"))
+    # Absolute: inductor runs its compiler from another directory.
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache.resolve() / "inductor_cache"))
     ctx = mp.get_context("spawn")
     deadline = time.monotonic() + time_limit if time_limit else None
     pending, running, results = list(names), {}, {}
