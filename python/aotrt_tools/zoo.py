@@ -382,6 +382,31 @@ def _resnet_basic_block():
     return BasicBlock(32, 64, stride=2), (torch.randn(1, 32, 32, 32),)
 
 
+class BusySmallIO(nn.Module):
+    """Small in, small out, a few milliseconds of GPU work between: x [B, 64] -> [B, 64]
+    through three [B, 2048, 2048] batched matmuls built from x's outer product."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(64, 2048)
+        self.down = nn.Linear(2048, 64)
+
+    def forward(self, x):
+        h = torch.tanh(self.up(x))
+        m = torch.tanh(h.unsqueeze(2) * h.unsqueeze(1))
+        for _ in range(3):
+            m = torch.tanh(torch.bmm(m, m) / 64)
+        return self.down(m.mean(dim=2))
+
+
+@register("busy_small_io", devices=("cuda",), atol=1e-3, rtol=1e-3,
+          reason="three fp32 bmm of K 2048 (sums of 2048 products in cuBLAS's order) between tanh")
+def _busy_small_io():
+    """BusySmallIO on (8,64): a run lasts milliseconds while a request carries 2 KB (the serving
+    tests, where runs on two instances must overlap)."""
+    return BusySmallIO(), (torch.randn(8, 64),)
+
+
 @register("transformer_encoder_layer")
 def _transformer_encoder_layer():
     """nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first) on (2,16,64)."""

@@ -18,6 +18,9 @@ The repository:
   static_batched  mm with max_batch_size 4: refused (the package has no dynamic batch)
   wrong_dtype     mm configured as TYPE_FP64: refused
   resnet_graph    (cuda only) resnet_block replayed as a CUDA graph
+  busy            (cuda only) busy_small_io, two instances: runs of milliseconds on 2 KB
+                  requests, where resnet_block's graph replays (tens of microseconds) end
+                  before the next request arrives
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ MAX_BATCH = 8
 # zoo model, file stem, dynamic batch
 EXPORTS = [("resnet_basic_block", "resnet_block", MAX_BATCH), ("mm", "mm", None),
            ("linear_chunk_two_outputs", "two_outputs", None)]
-GOOD_MODELS = ["resnet_block", "mm", "two_outputs", "mm_any_shape"] + (["resnet_graph"] if DEVICE == "cuda" else [])
+if DEVICE == "cuda":  # a model whose runs last milliseconds: two instances overlap visibly
+    EXPORTS.append(("busy_small_io", "busy", MAX_BATCH))
+GOOD_MODELS = ["resnet_block", "mm", "two_outputs", "mm_any_shape"] + (["resnet_graph", "busy"] if DEVICE == "cuda" else [])
 FAILING_MODELS = ["broken_package", "static_batched", "wrong_dtype"]
 
 
@@ -94,6 +99,11 @@ def _repository(root: Path, packages: dict[str, Path]) -> Path:
             "max_batch_size": MAX_BATCH, "dynamic_batching": {"max_queue_delay_microseconds": 20000},
             "instance_group": {"kind": KIND, "count": 1},
             "parameters": {"key": "cuda_graph", "value": {"string_value": "true"}},
+        })
+        triton.add_model(repo, "busy", packages["busy"], {
+            "dynamic_batching": {"max_queue_delay_microseconds": 100},
+            "instance_group": {"kind": KIND, "count": 2},
+            "parameters": {"key": "report_instance", "value": {"string_value": "true"}},
         })
     return repo
 
