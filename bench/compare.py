@@ -625,9 +625,10 @@ def compare_model(name: str, info: dict[str, Any], device: str, contenders: list
     reference = (_eager_outputs(module, inputs)
                  if any(c in ("aotrt", BASELINE) or c in ORT_CONTENDERS for c in contenders) else [])
     result["max_abs_diff"] = {}
-    for c, (cli, c_info) in (("aotrt", (aotrt, info)), (BASELINE, baseline)):
-        if c not in contenders or device != "cpu":
+    for c, pair in (("aotrt", (aotrt, info)), (BASELINE, baseline)):
+        if c not in contenders or device != "cpu" or pair is None:
             continue
+        cli, c_info = pair
         try:
             (check_root / c).mkdir()
             aotrt_outputs(cli, c_info, check_root / c)

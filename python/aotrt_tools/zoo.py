@@ -399,8 +399,7 @@ class BusySmallIO(nn.Module):
         return self.down(m.mean(dim=2))
 
 
-@register("busy_small_io", devices=("cuda",), atol=1e-3, rtol=1e-3,
-          reason="three fp32 bmm of K 2048 (sums of 2048 products in cuBLAS's order) between tanh")
+@register("busy_small_io", devices=("cuda",))
 def _busy_small_io():
     """BusySmallIO on (8,64): a run lasts milliseconds while a request carries 2 KB (the serving
     tests, where runs on two instances must overlap)."""
