@@ -243,6 +243,14 @@ def extracted(pt2_path: str | os.PathLike, member: str):
             yield Path(zf.extract(member, tmp))
 
 
+def package_imports(pt2_path: str | os.PathLike) -> set[str]:
+    """The aoti_* functions the package's model .so imports (nm -D --undefined-only)."""
+    with zipfile.ZipFile(pt2_path) as zf:
+        so = next(n for n in zf.namelist() if n.endswith(".so"))
+    with extracted(pt2_path, so) as path:
+        return {name for name, _, _ in nm_symbols(path, undefined=True) if name.startswith("aoti_")}
+
+
 def read_member(pt2_path: str | os.PathLike, suffix: str) -> str | None:
     """Text of the first package member under data/aotinductor/ ending with `suffix`."""
     with zipfile.ZipFile(pt2_path) as zf:

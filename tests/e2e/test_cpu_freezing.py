@@ -38,6 +38,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # also as an export worker
 from aotrt_tools import cpu_models  # noqa: E402
+from aotrt_tools.export import package_imports  # noqa: E402
 from aotrt_tools.cpu_models import SmallCNN  # noqa: E402
 
 ATOL, RTOL = 1e-4, 1e-4
@@ -193,18 +194,6 @@ def _export_in_process(name: str, prepack: bool, path: Path) -> None:
     assert r.returncode == 0, r.stderr[-4000:]
 
 
-def _imports(pkg: Path) -> set[str]:
-    """The aoti_* symbols the package's model .so imports (nm -D --undefined-only)."""
-    d = pkg.parent / (pkg.stem + "_so")
-    d.mkdir(exist_ok=True)
-    with zipfile.ZipFile(pkg) as z:
-        so = next(n for n in z.namelist() if n.endswith(".so"))
-        target = d / "model.so"
-        target.write_bytes(z.read(so))
-    out = subprocess.run(["nm", "-D", "--undefined-only", str(target)], capture_output=True,
-                         text=True, check=True).stdout
-    return {line.split()[-1] for line in out.splitlines() if "aoti_" in line}
-
 
 def _run(cmd) -> subprocess.CompletedProcess:
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600)
@@ -235,7 +224,7 @@ def test_frozen_plain_weights_match_eager(aotrt_bin, work, name):
     d = work / name
     d.mkdir()
     pkg = _export(name, False, d / f"{name}.pt2")
-    imports = _imports(pkg)
+    imports = package_imports(pkg)
     # The export took the frozen path with plain weights: no fused op, no _mkldnn constant.
     assert not [s for s in imports if s.startswith(ONEDNN_FUSED) or s == "aoti_torch_layout__mkldnn"], imports
     assert imports & {"aoti_torch_cpu_convolution", "aoti_torch_cpu_addmm_out"}, imports
@@ -263,7 +252,7 @@ def test_prepacked_weights_match_eager(aotrt_bin, work, name):
     d = work / f"{name}_prepacked"
     d.mkdir()
     pkg = _export(name, True, d / f"{name}.pt2")
-    imports = _imports(pkg)
+    imports = package_imports(pkg)
     # torch really emitted the fused ops on _mkldnn constants (else this test proves nothing).
     assert "aoti_torch_layout__mkldnn" in imports, imports
     assert PREPACKED[name] <= imports, (PREPACKED[name] - imports, sorted(imports))

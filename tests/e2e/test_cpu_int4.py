@@ -35,13 +35,15 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # also as an export worker
+from aotrt_tools.export import package_imports  # noqa: E402
 
 SHIM = "aoti_torch_cpu__weight_int4pack_mm_cpu_tensor"
 
@@ -145,16 +147,6 @@ def _export(name: str, path: Path) -> Path:
     return path
 
 
-def _imports(pkg: Path) -> set[str]:
-    d = pkg.parent / (pkg.stem + "_so")
-    d.mkdir(exist_ok=True)
-    with zipfile.ZipFile(pkg) as z:
-        so = next(n for n in z.namelist() if n.endswith(".so"))
-        (d / "model.so").write_bytes(z.read(so))
-    out = subprocess.run(["nm", "-D", "--undefined-only", str(d / "model.so")],
-                         capture_output=True, text=True, check=True).stdout
-    return {line.split()[-1] for line in out.splitlines() if "aoti_" in line}
-
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_int4_linear_matches_eager(aotrt_bin, tmp_path, name):
@@ -162,7 +154,7 @@ def test_int4_linear_matches_eager(aotrt_bin, tmp_path, name):
     with torch.no_grad():
         want = module(x).float().numpy()
     pkg = _export(name, tmp_path / f"{name}.pt2")
-    assert SHIM in _imports(pkg)
+    assert SHIM in package_imports(pkg)
     info = subprocess.run([str(aotrt_bin), "info", str(pkg)], capture_output=True, text=True)
     assert info.returncode == 0, info.stderr
     assert "problems (0)" in info.stdout, info.stdout

@@ -46,6 +46,9 @@ import pytest
 import torch
 from torch import nn
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # also as an export worker
+from aotrt_tools.export import package_imports  # noqa: E402
+
 E4, E5 = torch.float8_e4m3fn, torch.float8_e5m2
 
 
@@ -228,16 +231,6 @@ def _scaled_mm_calls(pkg: Path) -> list[list[str]]:
     return calls
 
 
-def _imports(pkg: Path) -> set[str]:
-    d = pkg.parent / (pkg.stem + "_so")
-    d.mkdir(exist_ok=True)
-    with zipfile.ZipFile(pkg) as z:
-        so = next(n for n in z.namelist() if n.endswith(".so"))
-        (d / "model.so").write_bytes(z.read(so))
-    out = subprocess.run(["nm", "-D", "--undefined-only", str(d / "model.so")],
-                         capture_output=True, text=True, check=True).stdout
-    return {line.split()[-1] for line in out.splitlines() if "aoti_" in line}
-
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_quantized_matmul_matches_eager(aotrt_bin, tmp_path, name):
@@ -251,7 +244,7 @@ def test_quantized_matmul_matches_eager(aotrt_bin, tmp_path, name):
             module.drop_scale_result = True
     with torch.no_grad():
         want = module(x).float().numpy()
-    imported = _imports(pkg)
+    imported = package_imports(pkg)
     any_of, all_of = CASES[name][3], CASES[name][4]
     assert imported & any_of, sorted(imported)
     assert all_of <= imported, sorted(imported)
