@@ -32,26 +32,42 @@ class Op(torch.nn.Module):
 
 
 def _fp8_mm(x):
-    # An fp8 matmul on the CPU (torch 2.13 emits aoti_torch_cpu__scaled_mm_out): aotrt has no
-    # float8 kernels on the CPU. (histogram and embedding_bag, the earlier candidates, are served.)
+    # An fp8 matmul on the CPU (torch 2.13 emits aoti_torch_cpu__scaled_mm_out). Served since
+    # 2026-12-03, as histogram and embedding_bag, the earlier candidates, are.
     f8 = x.to(torch.float8_e4m3fn)
     one = torch.ones((), dtype=torch.float32)
     return torch._scaled_mm(f8, f8.t(), scale_a=one, scale_b=one, out_dtype=torch.float32)
 
 
+class FakeQuantObserver(torch.nn.Module):
+    """Quantization-aware training's observer and fake quantization in one op: torch 2.13 emits
+    aoti_torch_cpu__fused_moving_avg_obs_fq_helper_functional, which aotrt does not serve."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("observer_on", torch.tensor([1], dtype=torch.long))
+        self.register_buffer("fake_quant_on", torch.tensor([1], dtype=torch.long))
+        self.register_buffer("running_min", torch.tensor([float("inf")]))
+        self.register_buffer("running_max", torch.tensor([float("-inf")]))
+        self.register_buffer("scale", torch.tensor([1.0]))
+        self.register_buffer("zero_point", torch.tensor([0], dtype=torch.int))
+
+    def forward(self, x):
+        return torch.fused_moving_avg_obs_fake_quant(
+            x, self.observer_on, self.fake_quant_on, self.running_min, self.running_max,
+            self.scale, self.zero_point, 0.01, 0, 255, -1) * 2
+
+
+# name -> the module to export; the first whose package needs an unserved shim is used.
 CANDIDATES = {
-    "scaled_mm_fp8": _fp8_mm,
+    "scaled_mm_fp8": lambda: Op(_fp8_mm),
+    "fake_quant_observer": FakeQuantObserver,
 }
 
 
 def _imported_ops(pkg: Path) -> set[str]:
-    # What the .so really imports, read by our own ELF check's twin: nm.
-    import zipfile, tempfile
-    with zipfile.ZipFile(pkg) as z, tempfile.TemporaryDirectory() as d:
-        so = [n for n in z.namelist() if n.endswith(".so")][0]
-        path = z.extract(so, d)
-        out = subprocess.run(["nm", "-D", "--undefined-only", path], capture_output=True, text=True).stdout
-    return {l.split()[-1] for l in out.splitlines() if "aoti_torch_cpu_" in l}
+    # What the .so really imports (nm -D), not what aotrt says of it.
+    return {n for n in export.package_imports(pkg) if n.startswith("aoti_torch_cpu_")}
 
 
 def _served(aotrt_bin: Path) -> set[str]:
@@ -68,7 +84,7 @@ def missing_package(tmp_path_factory, aotrt_bin) -> tuple[Path, Path, list[str]]
     served = _served(aotrt_bin)
     for name, f in CANDIDATES.items():
         pkg = out / f"{name}.pt2"
-        export.export_package(Op(f), (x,), pkg)
+        export.export_package(f(), (x,), pkg)
         missing = sorted(_imported_ops(pkg) - served)
         if missing:
             return pkg, out / "x.npy", missing
