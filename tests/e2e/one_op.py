@@ -155,3 +155,53 @@ def assert_matches(name: str, got: Sequence[np.ndarray], want: Sequence[torch.Te
         scale = max(float(np.abs(wn[finite]).max()), 1.0)
         err = float(np.abs(g[finite] - wn[finite]).max()) / scale
         assert err <= tolerance(w.dtype), f"{name} output {i}: relative error {err:.3g}"
+
+
+# --- Module cases exported by their own test file (test_cpu_int4, test_cpu_quant_matmul) ------
+
+def export_in_worker(test_file: str | Path, name: str, path: Path, kind: str,
+                     key_extra: bytes = b"") -> Path:
+    """Exports case `name` by running `python test_file NAME TARGET` in a fresh process (the
+    test file's own export worker); with AOTRT_E2E_CACHE set, keeps the package there under
+    `kind`, keyed by the test file's source, torch's version, `key_extra` and the case."""
+    test_file = Path(test_file)
+
+    def run(target: Path) -> None:
+        r = subprocess.run([sys.executable, str(test_file), name, str(target)],
+                           capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr[-4000:]
+
+    cache = os.environ.get("AOTRT_E2E_CACHE")
+    if not cache:
+        run(path)
+        return path
+    import hashlib
+    import shutil
+    key = hashlib.sha256(test_file.read_bytes() + torch.__version__.encode() + key_extra +
+                         name.encode())
+    kept = Path(cache) / kind / key.hexdigest()[:16] / path.name
+    if not kept.exists():
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        tmp = kept.with_name(kept.stem + ".partial.pt2")
+        run(tmp)
+        tmp.replace(kept)
+    shutil.copyfile(kept, path)
+    return path
+
+
+def run_against_eager(aotrt_bin: Path, pkg: Path, x: torch.Tensor, want: np.ndarray,
+                      rel_tol: float, work: Path, name: str) -> None:
+    """`aotrt run` of a one-input package on `x` (saved as float32: aotrt converts it to the
+    input's dtype), its first output within rel_tol of `want`, relative to want's largest
+    magnitude (1 when that is smaller)."""
+    np.save(work / "x.npy", x.float().numpy())
+    r = subprocess.run([str(aotrt_bin), "run", str(pkg), "--input", str(work / "x.npy"),
+                        "--output-dir", str(work / "out")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = np.load(work / "out" / "output_0.npy").astype(np.float32)
+    assert got.shape == want.shape
+    scale = max(1.0, float(np.abs(want).max()))
+    diff = float(np.abs(got - want).max())
+    print(f"{name}: max abs diff {diff:.3g}, largest |eager| {float(np.abs(want).max()):.3g}")
+    assert diff <= rel_tol * scale, f"{name}: max abs diff {diff} (scale {scale})"

@@ -30,20 +30,19 @@ is also keyed by the CPU's ATen capability.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # also as an export worker
 from aotrt_tools.export import package_imports  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from one_op import export_in_worker, run_against_eager  # noqa: E402
 
 SHIM = "aoti_torch_cpu__weight_int4pack_mm_cpu_tensor"
 
@@ -124,27 +123,8 @@ def _export_here(name: str, path: Path) -> None:
 
 
 def _export(name: str, path: Path) -> Path:
-    """Exports in a fresh process; with AOTRT_E2E_CACHE set, keeps the package there, keyed by
-    this file's source, torch's version, the CPU's ATen capability and the case."""
-    def run(target: Path) -> None:
-        r = subprocess.run([sys.executable, __file__, name, str(target)], capture_output=True,
-                           text=True, timeout=900)
-        assert r.returncode == 0, r.stderr[-4000:]
-
-    cache = os.environ.get("AOTRT_E2E_CACHE")
-    if not cache:
-        run(path)
-        return path
-    key = hashlib.sha256(Path(__file__).read_bytes() + torch.__version__.encode() +
-                         torch.backends.cpu.get_cpu_capability().encode() + name.encode())
-    kept = Path(cache) / "int4" / key.hexdigest()[:16] / path.name
-    if not kept.exists():
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        tmp = kept.with_name(kept.stem + ".partial.pt2")
-        run(tmp)
-        tmp.replace(kept)
-    shutil.copyfile(kept, path)
-    return path
+    return export_in_worker(__file__, name, path, "int4",
+                            torch.backends.cpu.get_cpu_capability().encode())
 
 
 
@@ -162,17 +142,7 @@ def test_int4_linear_matches_eager(aotrt_bin, tmp_path, name):
         assert "aten::_convert_weight_to_int4pack_for_cpu  served" in info.stdout, info.stdout
     else:
         assert "uint8 [" in info.stdout, info.stdout  # the packed weight, a plain constant
-    np.save(tmp_path / "x.npy", x.float().numpy())  # a bfloat16 input is converted by aotrt
-    r = subprocess.run([str(aotrt_bin), "run", str(pkg), "--input", str(tmp_path / "x.npy"),
-                        "--output-dir", str(tmp_path / "out")], capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr
-    got = np.load(tmp_path / "out" / "output_0.npy").astype(np.float32)
-    assert got.shape == want.shape
-    scale = max(1.0, float(np.abs(want).max()))
-    diff = float(np.abs(got - want).max())
-    print(f"{name}: max abs diff {diff:.3g}, largest |eager| {float(np.abs(want).max()):.3g}")
-    assert diff <= CASES[name][3] * scale, f"{name}: max abs diff {diff} (scale {scale})"
+    run_against_eager(aotrt_bin, pkg, x, want, CASES[name][3], tmp_path, name)
 
 
 if __name__ == "__main__":  # the export worker: NAME PATH
