@@ -76,7 +76,12 @@ std::unique_ptr<TensorImpl> pdist(const TensorImpl& self, double p, const char* 
               ": pdist only supports 2D tensors, got: ", self.dim(), "D");
   AOTRT_CHECK(p >= 0, kInvalidArgument, fn, ": pdist only supports non-negative p values");
   const int64_t n = self.sizes()[0];
-  const int64_t size[] = {n <= 1 ? 0 : n * (n - 1) / 2}, stride[] = {1};
+  // n (n - 1) / 2 pairs, halving the even factor first; checked, as n may be any size.
+  const int64_t pairs =
+      n <= 1 ? 0
+             : (n % 2 == 0 ? checked_mul(n / 2, n - 1, "pdist's output size")
+                           : checked_mul(n, (n - 1) / 2, "pdist's output size"));
+  const int64_t size[] = {pairs}, stride[] = {1};
   auto out = empty_strided(size, stride, self.dtype(), self.device(), fn);
   if (out->numel() == 0) return out;
   if (self.sizes()[1] == 0) {

@@ -41,5 +41,21 @@ TEST_P(OpsDistance, MatchesTorch) {
 INSTANTIATE_TEST_SUITE_P(Torch, OpsDistance, ::testing::ValuesIn(all_backends(kDistanceCases)),
                          backend_case_name);
 
+// An empty [n, 0] input whose n (n - 1) / 2 pairs do not fit int64 (found by fuzz_op_shims):
+// refused, naming the output size, on every backend.
+TEST(OpsDistanceRefusals, PdistPairsThatOverflowAreRefused) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    AOTRT_FIND_OP(f, Pdist, b, "_pdist_forward");
+    for (int64_t n : {int64_t{1} << 40, (int64_t{1} << 40) + 1}) {
+      Tensor x = make_tensor(b, Values{kF32, {n, 0}, {0, 1}, 0, {}});
+      Tensor out;
+      EXPECT_EQ(f(x.get(), 2.0, out.out()), AOTI_TORCH_FAILURE) << n;
+      EXPECT_NE(std::string(aotrt_last_error()).find("pdist's output size"), std::string::npos)
+          << aotrt_last_error();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace aotrt::test
