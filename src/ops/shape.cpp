@@ -61,16 +61,13 @@ std::unique_ptr<TensorImpl> cat(const std::vector<const TensorImpl*>& tensors, i
                   ref.sizes()[k], " but got size ", t.sizes()[k], " for tensor number ", i,
                   " in the list.");
     }
-    sizes[d] += t.sizes()[d];
+    sizes[d] = checked_add(sizes[d], t.sizes()[d], fn);
     dtype = promote_types(dtype, t.dtype(), fn);
     channels_last = channels_last && t.dim() == 4 &&
                     !is_contiguous(t.sizes(), t.strides()) &&
                     is_channels_last_strides_2d(t.sizes(), t.strides());
   }
-  Dims strides = contiguous_strides(sizes);
-  if (channels_last) {  // N, C, H, W laid out as N, H, W, C
-    strides = {sizes[1] * sizes[2] * sizes[3], 1, sizes[3] * sizes[1], sizes[1]};
-  }
+  const Dims strides = channels_last ? channels_last_strides(sizes) : contiguous_strides(sizes);
   auto out = empty_strided(sizes, strides, dtype, ref.device(), fn);
   int64_t at = 0;
   for (const TensorImpl* t : parts) {

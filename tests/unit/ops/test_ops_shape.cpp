@@ -3,6 +3,7 @@
 // semantics]).
 #include <dlfcn.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,27 @@ TEST(OpsShapeRefusals, NameTheFunctionAndArgument) {
   EXPECT_NE(std::string(aotrt_last_error()).find("Sizes of tensors must match except in dimension 1"),
             std::string::npos) << aotrt_last_error();
   EXPECT_EQ(out.get(), nullptr);
+}
+
+// Empty tensors may have any size in another dim: the sizes cat adds up are checked, not
+// wrapped (fuzz_op_shims found the signed overflow in a CI run).
+TEST(OpsShapeRefusals, CatOfHugeEmptyTensorsRefusesTheOverflow) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    AOTRT_FIND_OP(cat, Cat, b, "cat");
+    const int64_t huge = std::numeric_limits<int64_t>::max();
+    Tensor parent = empty(b, {1}, kF32);
+    Tensor x = reinterpret(parent.get(), {0, huge}, {1, 0}, 0);
+    const AtenTensorHandle hs[] = {x.get(), x.get()};
+    Tensor out;
+    expect_refused(cat(hs, 2, 1, out.out()), std::string(b.op_prefix) + "cat", "overflow");
+    EXPECT_EQ(out.get(), nullptr);
+    // A channels-last result's strides are checked too.
+    Tensor y = reinterpret(parent.get(), {0, 2, huge / 2, 2}, {1, 1, 0, 0}, 0);
+    const AtenTensorHandle ys[] = {y.get(), y.get()};
+    EXPECT_EQ(cat(ys, 2, 0, out.out()), AOTI_TORCH_FAILURE);
+    EXPECT_EQ(out.get(), nullptr);
+  }
 }
 
 }  // namespace
