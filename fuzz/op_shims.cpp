@@ -385,6 +385,19 @@ void call_op(FuzzedDataProvider& in, Pool& pool) {
       violated(op.name, "its result could not be deleted");
     }
   }
+  // The in-place resize_ and set_ change a pool tensor itself: one grown past
+  // kPoolElements leaves the pool, as a result that large would.
+  for (size_t i = 0; i < pool.live.size();) {
+    const aotrt::TensorImpl& t = aotrt::handle_get(pool.live[i], op.name);
+    if (t.numel() <= kPoolElements) {
+      touch(t);  // a resized tensor's elements all lie in its storage
+      ++i;
+      continue;
+    }
+    if (aoti_torch_delete_tensor_object(pool.live[i]) != AOTI_TORCH_SUCCESS) violated(op.name, "a grown pool tensor could not be deleted");
+    pool.dead.push_back(pool.live[i]);
+    pool.live.erase(pool.live.begin() + static_cast<std::ptrdiff_t>(i));
+  }
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "core/storage.h"
 
 #include <memory>
+#include <utility>
+
+#include "core/error.h"
 
 namespace aotrt {
 
@@ -26,6 +29,16 @@ void Storage::mark_constant() {
   if (derived_.compare_exchange_strong(expected, fresh.get(), std::memory_order_acq_rel)) {
     fresh.release();
   }
+}
+
+void Storage::swap_memory(Storage& other) {
+  AOTRT_CHECK(owns_memory() && other.owns_memory() && derived() == nullptr &&
+                  other.derived() == nullptr && device_ == other.device_,
+              kInternal, "Storage::swap_memory: only owned, non-constant storages of one device "
+              "exchange memory");
+  std::swap(data_, other.data_);
+  std::swap(nbytes_, other.nbytes_);
+  std::swap(allocator_, other.allocator_);
 }
 
 Storage::~Storage() {

@@ -41,6 +41,11 @@ class Storage {
   // The cache of a storage marked constant, else null.
   DerivedCache* derived() const { return derived_.load(std::memory_order_acquire); }
 
+  // Exchanges the memory (block, size and allocator) of two storages that
+  // both own theirs and are not constant: how resize_ grows a storage in
+  // place, so that every view of it sees the new block (c10's
+  // StorageImpl::set_data_ptr). The caller has copied what must survive.
+  void swap_memory(Storage& other);
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 

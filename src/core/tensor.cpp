@@ -49,6 +49,16 @@ void TensorImpl::assign(const TensorImpl& other) {
   dtype_ = other.dtype_;
 }
 
+void TensorImpl::set_sizes_and_strides(std::span<const int64_t> sizes,
+                                       std::span<const int64_t> strides, const char* what) {
+  AOTRT_CHECK(defined(), kInvalidArgument, what, ": the tensor is undefined");
+  const ViewSpan span = check_view_in_storage(sizes, strides, storage_offset_, itemsize(),
+                                              storage_->nbytes(), what);
+  set_dims(sizes, strides);  // which copes with sizes and strides of its own
+  numel_ = span.numel;
+  end_byte_ = span.end_byte;
+}
+
 std::unique_ptr<TensorImpl> make_tensor(StorageRef storage, std::span<const int64_t> sizes,
                                         std::span<const int64_t> strides,
                                         int64_t storage_offset, ScalarType dtype,

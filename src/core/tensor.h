@@ -48,6 +48,11 @@ class TensorImpl {
 
   // Makes this handle an alias of other (aoti_torch_assign_tensors).
   void assign(const TensorImpl& other);
+  // Gives this tensor new sizes and strides on its storage, checked as
+  // make_tensor checks them (resize_). Pointers from sizes_data() and
+  // strides_data() taken before are invalidated, as c10's are.
+  void set_sizes_and_strides(std::span<const int64_t> sizes, std::span<const int64_t> strides,
+                             const char* what);
 
  private:
   friend std::unique_ptr<TensorImpl> make_tensor(StorageRef, std::span<const int64_t>,

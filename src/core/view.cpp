@@ -77,10 +77,10 @@ std::vector<int64_t> channels_last_strides(std::span<const int64_t> sizes) {
   std::vector<int64_t> s(sizes.size());
   int64_t step = 1;
   s[1] = step;
-  step *= std::max<int64_t>(sizes[1], 1);
+  step = std::max<int64_t>(sizes[1], 1);
   for (size_t d = sizes.size() - 1; d >= 2; --d) {
     s[d] = step;
-    step *= std::max<int64_t>(sizes[d], 1);
+    step = checked_mul(step, std::max<int64_t>(sizes[d], 1), "channels_last_strides");
   }
   s[0] = step;
   return s;
@@ -164,6 +164,33 @@ std::vector<int64_t> suggested_format_strides(std::span<const int64_t> sizes,
                   (is_channels_last_strides_2d(like_sizes, like_strides) ||
                    is_channels_last_strides_3d(like_sizes, like_strides));
   return cl ? channels_last_strides(sizes) : contiguous_strides(sizes);
+}
+
+const char* memory_format_name(MemoryFormatArg format) {
+  switch (format) {
+    case MemoryFormatArg::kContiguous: return "contiguous_format";
+    case MemoryFormatArg::kPreserve: return "preserve_format";
+    case MemoryFormatArg::kChannelsLast: return "channels_last";
+    case MemoryFormatArg::kChannelsLast3d: return "channels_last_3d";
+  }
+  return "an unknown memory format";
+}
+
+std::vector<int64_t> memory_format_strides(std::span<const int64_t> sizes,
+                                           MemoryFormatArg format, const char* what) {
+  switch (format) {
+    case MemoryFormatArg::kContiguous: return contiguous_strides(sizes);
+    case MemoryFormatArg::kChannelsLast:
+      AOTRT_CHECK(sizes.size() == 4, kInvalidArgument, what,
+                  ": required rank 4 tensor to use channels_last format");
+      return channels_last_strides(sizes);
+    case MemoryFormatArg::kChannelsLast3d:
+      AOTRT_CHECK(sizes.size() == 5, kInvalidArgument, what,
+                  ": required rank 5 tensor to use channels_last_3d format");
+      return channels_last_strides(sizes);
+    case MemoryFormatArg::kPreserve: break;
+  }
+  AOTRT_FAIL(kInvalidArgument, what, ": Unsupported memory format ", memory_format_name(format));
 }
 
 // Note [Preserve-format strides]

@@ -71,6 +71,21 @@ std::vector<int64_t> suggested_format_strides(std::span<const int64_t> sizes,
                                               std::span<const int64_t> like_sizes,
                                               std::span<const int64_t> like_strides);
 
+// c10::MemoryFormat, with the values the C ABI passes for it
+// (aoti_torch_memory_format_*, shim/constant_shims.cpp).
+enum class MemoryFormatArg : int32_t {
+  kContiguous = 0,
+  kPreserve = 1,
+  kChannelsLast = 2,
+  kChannelsLast3d = 3,
+};
+const char* memory_format_name(MemoryFormatArg format);
+
+// Dense strides of `sizes` in `format` (not kPreserve): c10's
+// empty_tensor_restride, which refuses channels_last below rank 4 (3d: 5).
+std::vector<int64_t> memory_format_strides(std::span<const int64_t> sizes,
+                                           MemoryFormatArg format, const char* what);
+
 // Strides ATen's empty_like(preserve_format) gives: the same strides for a
 // non-overlapping dense tensor, else dense strides in the same dim order
 // (see Note [Preserve-format strides]).

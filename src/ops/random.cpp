@@ -160,16 +160,20 @@ TensorPtr random_tensor(std::span<const int64_t> size, std::optional<ScalarType>
 }
 
 TensorPtr random_like(const TensorImpl& self, std::optional<ScalarType> dtype,
-                      const RandomDraw& draw, const char* fn) {
+                      std::optional<MemoryFormatArg> format, const RandomDraw& draw,
+                      const char* fn) {
   const std::vector<int64_t> sizes = sizes_of(self);
-  auto out = empty_strided(sizes, preserve_format_strides(self.sizes(), self.strides()),
-                           dtype.value_or(self.dtype()), self.device(), fn);
+  const std::vector<int64_t> strides =
+      !format || *format == MemoryFormatArg::kPreserve
+          ? preserve_format_strides(self.sizes(), self.strides())
+          : memory_format_strides(sizes, *format, fn);
+  auto out = empty_strided(sizes, strides, dtype.value_or(self.dtype()), self.device(), fn);
   fill_random(*out, draw, fn);
   return out;
 }
 
 TensorPtr random_functional(const TensorImpl& self, const RandomDraw& draw, const char* fn) {
-  return random_like(self, std::nullopt, draw, fn);
+  return random_like(self, std::nullopt, std::nullopt, draw, fn);
 }
 
 TensorPtr randperm(int64_t n, std::optional<ScalarType> dtype, Device device, const char* fn) {

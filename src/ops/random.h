@@ -41,6 +41,7 @@
 #include <span>
 
 #include "core/tensor.h"
+#include "core/view.h"
 
 namespace aotrt::ops {
 
@@ -86,9 +87,11 @@ void fill_random(const TensorImpl& t, const RandomDraw& draw, const char* fn);
 // randint and randperm), as ATen's defaults.
 TensorPtr random_tensor(std::span<const int64_t> size, std::optional<ScalarType> dtype,
                         Device device, const RandomDraw& draw, const char* fn);
-// *_like: self's sizes, strides as empty_like (preserve_format) makes them.
+// *_like: self's sizes; strides as empty_like makes them in `format` (None:
+// preserve_format).
 TensorPtr random_like(const TensorImpl& self, std::optional<ScalarType> dtype,
-                      const RandomDraw& draw, const char* fn);
+                      std::optional<MemoryFormatArg> format, const RandomDraw& draw,
+                      const char* fn);
 TensorPtr randperm(int64_t n, std::optional<ScalarType> dtype, Device device, const char* fn);
 // bernoulli_(self, p) with p a tensor broadcast to self's sizes.
 void bernoulli_tensor_(const TensorImpl& self, const TensorImpl& p, const char* fn);

@@ -251,4 +251,80 @@ std::unique_ptr<TensorImpl> view_as_complex(const TensorImpl& self, const char* 
   return view_of(self, sizes, strides, self.storage_offset() / 2, complex, fn);
 }
 
+// Note [Resizing in place]
+// resize_ follows ATen's resize_ (resize_impl_cpu_, then
+// empty_tensor_restride): sizes equal to self's keep self's strides, other
+// sizes get contiguous ones, and a memory format, when given, restrides
+// densely in it (preserve_format is refused, as ATen refuses it). When the
+// new view needs more bytes than the storage has (its span, computed as
+// every view's is: Note [View span]), the storage grows in place to exactly
+// that: a new block from the same device's allocator, the old bytes copied
+// into it on the device's stream, then the two blocks exchanged
+// (Storage::swap_memory), so that every other view of the storage sees the
+// new block and its old values, as with c10's resizable storages; the old
+// block goes back to its allocator with the temporary storage. Bytes past
+// the old end are uninitialised (ATen fills them only in deterministic
+// mode). ATen grows to the contiguous size even when a memory format is
+// given afterwards; growing to the final view's span also covers the case
+// where restriding an overlapping view (an expand) needs more than it had,
+// which ATen leaves out of bounds. Memory aotrt does not own (a caller's
+// input, a weight it borrows) or a constant's storage cannot grow: ATen's
+// "Trying to resize storage that is not resizable". A resize_ that needs no
+// more bytes allocates nothing; one that grows allocates, like ATen's.
+void resize_(TensorImpl& self, std::span<const int64_t> size,
+             std::optional<MemoryFormatArg> format, const char* fn) {
+  for (const int64_t s : size) {
+    AOTRT_CHECK(s >= 0, kInvalidArgument, fn, ": Trying to create tensor with negative dimension ",
+                s);
+  }
+  const bool same = std::equal(size.begin(), size.end(), self.sizes().begin(), self.sizes().end());
+  Dims strides = same ? to_vector(self.strides()) : contiguous_strides(size);
+  if (format) {
+    AOTRT_CHECK(*format != MemoryFormatArg::kPreserve, kInvalidArgument, fn,
+                ": Unsupported memory format preserve_format");
+    strides = memory_format_strides(size, *format, fn);
+  }
+  const ViewSpan span = view_span(size, strides, self.storage_offset(), self.itemsize(), fn);
+  Storage& storage = *self.storage();
+  if (!span.empty() && static_cast<uint64_t>(span.end_byte) > storage.nbytes()) {
+    AOTRT_CHECK(storage.owns_memory() && storage.derived() == nullptr, kUnsupported, fn,
+                ": Trying to resize storage that is not resizable (", storage.nbytes(),
+                " bytes ", storage.owns_memory() ? "of a constant" : "that aotrt does not own",
+                ", ", span.end_byte, " needed)");
+    StorageRef grown = Storage::allocate(storage.device(), static_cast<size_t>(span.end_byte));
+    const int64_t old_bytes = static_cast<int64_t>(storage.nbytes());
+    if (old_bytes > 0) {
+      const int64_t n[] = {old_bytes};
+      const int64_t one[] = {1};
+      copy_tensor(*make_tensor(grown, n, one, 0, ScalarType::UInt8, fn),
+                  *make_tensor(self.storage(), n, one, 0, ScalarType::UInt8, fn), fn);
+    }
+    storage.swap_memory(*grown);
+  }
+  self.set_sizes_and_strides(size, strides, fn);
+}
+
+void resize_as_(TensorImpl& self, const TensorImpl& the_template,
+                std::optional<MemoryFormatArg> format, const char* fn) {
+  AOTRT_CHECK(the_template.device() == self.device(), kInvalidArgument, fn, ": the_template is on ",
+              the_template.device().str(), ", self on ", self.device().str());
+  if (format == MemoryFormatArg::kPreserve) {
+    const auto ts = the_template.sizes();
+    const auto tt = the_template.strides();
+    format = is_channels_last_strides_2d(ts, tt)   ? MemoryFormatArg::kChannelsLast
+             : is_channels_last_strides_3d(ts, tt) ? MemoryFormatArg::kChannelsLast3d
+                                                   : MemoryFormatArg::kContiguous;
+  }
+  resize_(self, the_template.sizes(), format, fn);
+}
+
+void set_(TensorImpl& self, const TensorImpl& source, const char* fn) {
+  AOTRT_CHECK(source.dtype() == self.dtype(), kInvalidArgument, fn,
+              ": Could not set tensor of type ", dtype_name(source.dtype()),
+              " to a tensor of type ", dtype_name(self.dtype()));
+  AOTRT_CHECK(source.device() == self.device(), kInvalidArgument, fn, ": source is on ",
+              source.device().str(), ", self on ", self.device().str());
+  self.assign(source);
+}
+
 }  // namespace aotrt::ops

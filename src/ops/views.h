@@ -19,6 +19,7 @@
 #include <span>
 
 #include "core/tensor.h"
+#include "core/view.h"
 
 namespace aotrt::ops {
 
@@ -36,5 +37,19 @@ std::unique_ptr<TensorImpl> reshape(const TensorImpl& self, std::span<const int6
 std::unique_ptr<TensorImpl> view_dtype(const TensorImpl& self, ScalarType dtype, const char* fn);
 std::unique_ptr<TensorImpl> view_as_real(const TensorImpl& self, const char* fn);
 std::unique_ptr<TensorImpl> view_as_complex(const TensorImpl& self, const char* fn);
+
+// In-place metadata ops: they change the tensor behind a handle, not its
+// values (Note [Resizing in place]).
+// self.resize_(size, memory_format): new sizes, contiguous (or in `format`,
+// never preserve_format) strides; the storage grows when they need more.
+void resize_(TensorImpl& self, std::span<const int64_t> size,
+             std::optional<MemoryFormatArg> format, const char* fn);
+// self.resize_as_(the_template, memory_format): resize_ to the template's
+// sizes; preserve_format takes the template's suggested memory format.
+void resize_as_(TensorImpl& self, const TensorImpl& the_template,
+                std::optional<MemoryFormatArg> format, const char* fn);
+// self.set_(source): self becomes a view of source's storage with source's
+// sizes, strides and offset (same dtype and device).
+void set_(TensorImpl& self, const TensorImpl& source, const char* fn);
 
 }  // namespace aotrt::ops

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/dtype.h"
 #include "core/handles.h"
+#include "core/view.h"
 #include "core/tensor.h"
 
 namespace aotrt {
@@ -92,6 +93,13 @@ struct OpArgs {
     check_device(t, name);
     return t;
   }
+  // The same, for the in-place ops that change the tensor behind the handle
+  // (resize_, set_), not only its values.
+  TensorImpl& mutable_tensor(AtenTensorHandle h, const char* name) const {
+    TensorImpl& t = handle_get_defined(h, ArgName{fn, name});
+    check_device(t, name);
+    return t;
+  }
   // A defined tensor on any device (a CPU 0-d tensor that CUDA ops accept).
   const TensorImpl& tensor_any_device(AtenTensorHandle h, const char* name) const {
     return handle_get_defined(h, ArgName{fn, name});
@@ -158,6 +166,15 @@ struct OpArgs {
     AOTRT_CHECK(is_valid_dtype(*code), kInvalidArgument, ArgName{fn, name}, " is dtype code ",
                 *code, ", which is no dtype");
     return static_cast<ScalarType>(*code);
+  }
+  // MemoryFormat? as a pointer to c10's value: null means None.
+  std::optional<MemoryFormatArg> optional_memory_format(const int32_t* code,
+                                                        const char* name) const {
+    if (code == nullptr) return std::nullopt;
+    AOTRT_CHECK(*code >= 0 && *code <= static_cast<int32_t>(MemoryFormatArg::kChannelsLast3d),
+                kInvalidArgument, ArgName{fn, name}, " is memory format ", *code,
+                ", which is no memory format");
+    return static_cast<MemoryFormatArg>(*code);
   }
   // int? / float? / bool? as a pointer: null means None.
   template <typename T>

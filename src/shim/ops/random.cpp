@@ -19,14 +19,6 @@ void check_generator(AtenGeneratorHandle* generator, const char* fn) {
   ops::check_default_generator(reinterpret_cast<const void* const*>(generator), fn);
 }
 
-// *_like's memory_format must be None or preserve_format (c10's 3) or
-// contiguous (0) on a tensor that already is.
-void check_like_format(const TensorImpl& self, const int32_t* memory_format, const char* fn) {
-  AOTRT_CHECK(memory_format == nullptr || *memory_format == 3 ||
-                  (*memory_format == 0 && self.is_contiguous()),
-              kUnsupported, fn, ": memory_format ", *memory_format, " is not served");
-}
-
 RandomDraw uniform(double from, double to) {
   return RandomDraw{.kind = RandomKind::kUniform, .a = from, .b = to};
 }
@@ -57,8 +49,9 @@ std::unique_ptr<TensorImpl> like(const OpArgs& args, AtenTensorHandle self, cons
                                  const RandomDraw& draw) {
   check_generator(generator, args.fn);
   const TensorImpl& s = args.tensor(self, "self");
-  check_like_format(s, memory_format, args.fn);
-  return ops::random_like(s, args.optional_dtype(dtype, "dtype"), draw, args.fn);
+  return ops::random_like(s, args.optional_dtype(dtype, "dtype"),
+                          args.optional_memory_format(memory_format, "memory_format"), draw,
+                          args.fn);
 }
 
 }  // namespace

@@ -42,3 +42,17 @@ AOTRT_OP(view_as_real, (AtenTensorHandle self, AtenTensorHandle* ret0),
 
 AOTRT_OP(view_as_complex, (AtenTensorHandle self, AtenTensorHandle* ret0),
          give(ret0, ops::view_as_complex(args.tensor(self, "self"), fn)))
+
+// In place: self's handle keeps its identity and takes the new sizes (and,
+// for set_, source's storage). Note [Resizing in place].
+AOTRT_OP(resize_,
+         (AtenTensorHandle self, const int64_t* size, int64_t size_len_, int32_t* memory_format),
+         ops::resize_(args.mutable_tensor(self, "self"), args.ints(size, size_len_, "size"),
+                      args.optional_memory_format(memory_format, "memory_format"), fn))
+
+AOTRT_OP(resize_as_, (AtenTensorHandle self, AtenTensorHandle the_template, int32_t* memory_format),
+         ops::resize_as_(args.mutable_tensor(self, "self"), args.tensor(the_template, "the_template"),
+                         args.optional_memory_format(memory_format, "memory_format"), fn))
+
+AOTRT_OP(set__source_Tensor, (AtenTensorHandle self, AtenTensorHandle source),
+         ops::set_(args.mutable_tensor(self, "self"), args.tensor(source, "source"), fn))

@@ -279,6 +279,38 @@ TEST(OpsRandom, UniformAndNormalFunctionalDrawTheLayoutDtypeAndMoments) {
   }
 }
 
+// rand_like's memory_format is c10's value (aoti_torch_memory_format_*): None and
+// preserve_format (1) keep self's layout, contiguous_format (0) and channels_last (2) lay
+// the draw out in that format, as eager's rand_like does; anything else is refused.
+TEST(OpsRandom, RandLikeHonoursTheMemoryFormat) {
+  using Like = AOTITorchError (*)(AtenTensorHandle, int32_t*, int32_t*, int32_t*, int32_t,
+                                  int32_t*, int32_t*, AtenTensorHandle*);
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    AOTRT_FIND_OP(rand_like, Like, b, "rand_like");
+    Tensor cl = empty(b, {2, 3, 4, 5}, {60, 1, 15, 3}, kF32);  // channels_last
+    int32_t preserve = 1, contiguous = 0, channels_last = 2;
+    const std::pair<int32_t*, Dims> cases[] = {
+        {nullptr, {60, 1, 15, 3}},
+        {&preserve, {60, 1, 15, 3}},
+        {&contiguous, {60, 20, 5, 1}},
+        {&channels_last, {60, 1, 15, 3}},
+    };
+    for (const auto& [format, strides] : cases) {
+      SCOPED_TRACE(format == nullptr ? -1 : *format);
+      Tensor out;
+      ASSERT_EQ(rand_like(cl.get(), nullptr, nullptr, nullptr, 0, nullptr, format, out.out()),
+                AOTI_TORCH_SUCCESS)
+          << aotrt_last_error();
+      EXPECT_EQ(meta(out.get()).strides, strides);
+    }
+    int32_t bogus = 7;
+    Tensor out;
+    expect_refused(rand_like(cl.get(), nullptr, nullptr, nullptr, 0, nullptr, &bogus, out.out()),
+                   std::string(b.op_prefix) + "rand_like", "memory format 7");
+  }
+}
+
 TEST(OpsRandomProxy, PrimsNormalRefusesANegativeStd) {
   const std::string inputs = R"([{"name": "shape", "arg": {"as_ints": [3]}},
       {"name": "mean", "arg": {"as_float": 0.0}}, {"name": "std", "arg": {"as_float": -1.0}},

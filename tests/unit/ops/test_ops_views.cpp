@@ -2,7 +2,8 @@
 // view_as_complex, aten narrow) through the C ABI on every built backend, against torch
 // eager (reference_views.inc; Note [View semantics]). A view must be one of its input's
 // memory: the same storage offset torch gives in the input's buffer, at the address that
-// offset names, and holding a count on the storage after the input handle is gone.
+// offset names, and holding a count on the storage after the input handle is gone. Then
+// the in-place resize_, resize_as_ and set__source_Tensor (OpsResize).
 #include <cstring>
 #include <limits>
 #include <string>
@@ -144,6 +145,151 @@ TEST(OpsViewsRefusals, ViewDtypeKeepsAnUnusedHugeStrideAndRefusesAnOverflow) {
     EXPECT_EQ(out.get(), nullptr);
   }
 }
+
+// resize_, resize_as_ and set__source_Tensor change the tensor behind a handle (Note [Resizing
+// in place] in src/ops/views.cpp); the expected sizes and strides are torch 2.13 eager's.
+using Resize = AOTITorchError (*)(AtenTensorHandle, const int64_t*, int64_t, int32_t*);
+using ResizeAs = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int32_t*);
+using SetSource = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle);
+
+constexpr int32_t kContiguousFormat = 0, kPreserveFormat = 1, kChannelsLast = 2;
+
+class OpsResize : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(OpsResize, ShrinkingKeepsTheMemoryAndItsValues) {
+  const Backend& b = GetParam();
+  AOTRT_FIND_OP(resize, Resize, b, "resize_");
+  Tensor x = filled<float>(b, {0, 1, 2, 3, 4, 5}, {2, 3}, {3, 1});
+  char* before = data_of(x.get());
+  const Counters c0 = counters(b);
+  const Dims size{4};
+  ASSERT_EQ(resize(x.get(), size.data(), 1, nullptr), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  EXPECT_EQ(counters(b), c0) << "no allocation when the storage is large enough";
+  const Meta m = meta(x.get());
+  EXPECT_EQ(m.sizes, Dims{4});
+  EXPECT_EQ(m.strides, Dims{1});
+  EXPECT_EQ(data_of(x.get()), before);
+  EXPECT_EQ(values_of(x.get()), (std::vector<double>{0, 1, 2, 3}));
+}
+
+TEST_P(OpsResize, SameSizesKeepTheirStridesUnlessAFormatIsGiven) {
+  const Backend& b = GetParam();
+  AOTRT_FIND_OP(resize, Resize, b, "resize_");
+  // x.t() of a [2, 3] tensor: sizes [3, 2], strides [1, 3].
+  Tensor x = filled<float>(b, {0, 3, 1, 4, 2, 5}, {3, 2}, {1, 3});
+  const Dims size{3, 2};
+  ASSERT_EQ(resize(x.get(), size.data(), 2, nullptr), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  EXPECT_EQ(meta(x.get()).strides, (Dims{1, 3}));
+  int32_t contiguous = kContiguousFormat;
+  ASSERT_EQ(resize(x.get(), size.data(), 2, &contiguous), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  EXPECT_EQ(meta(x.get()).strides, (Dims{2, 1}));
+  // Four dims in channels_last: torch.empty(2, 9).resize_(1, 2, 3, 3, memory_format=cl).
+  Tensor y = empty(b, {2, 9}, kF32);
+  const Dims nchw{1, 2, 3, 3};
+  int32_t cl = kChannelsLast;
+  ASSERT_EQ(resize(y.get(), nchw.data(), 4, &cl), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  EXPECT_EQ(meta(y.get()).strides, (Dims{18, 1, 6, 2}));
+}
+
+TEST_P(OpsResize, GrowingMovesEveryViewOfTheStorageToTheNewBlock) {
+  const Backend& b = GetParam();
+  AOTRT_FIND_OP(resize, Resize, b, "resize_");
+  Tensor x = filled<float>(b, {0, 1, 2, 3}, {2, 2}, {2, 1});
+  Tensor tail = reinterpret(x.get(), {2}, {1}, 2);  // another handle on the same storage
+  const Counters c0 = counters(b);
+  const Dims size{3, 3};
+  ASSERT_EQ(resize(x.get(), size.data(), 2, nullptr), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  const Meta m = meta(x.get());
+  EXPECT_EQ(m.sizes, (Dims{3, 3}));
+  EXPECT_EQ(m.strides, (Dims{3, 1}));
+  // The old values are kept; the view sees the new block at its own offset.
+  const std::vector<double> grown = values_of(x.get());
+  EXPECT_EQ(std::vector<double>(grown.begin(), grown.begin() + 4), (std::vector<double>{0, 1, 2, 3}));
+  EXPECT_EQ(data_of(tail.get()), data_of(x.get()) + 2 * sizeof(float));
+  EXPECT_EQ(values_of(tail.get()), (std::vector<double>{2, 3}));
+  // A write through x shows through the other handle.
+  ASSERT_EQ(aoti_torch_zero_(x.get()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  EXPECT_EQ(values_of(tail.get()), (std::vector<double>{0, 0}));
+  // One block of 9 floats replaced one of 4; all of it goes with the last handle.
+  const Counters c1 = counters(b);
+  EXPECT_EQ(c1.live_allocations, c0.live_allocations);
+  if (b.is_cpu()) EXPECT_TRUE(grew_by(b, c0, c1, 5 * sizeof(float)));  // CUDA rounds blocks
+  x.reset();
+  EXPECT_EQ(values_of(tail.get()), (std::vector<double>{0, 0}));
+  tail.reset();
+  EXPECT_EQ(counters(b).live_allocations, c0.live_allocations - 1);
+}
+
+TEST_P(OpsResize, RefusalsNameTheReasonAndChangeNothing) {
+  const Backend& b = GetParam();
+  AOTRT_FIND_OP(resize, Resize, b, "resize_");
+  Tensor x = filled<float>(b, {0, 1, 2, 3, 4, 5}, {2, 3}, {3, 1});
+  const Dims neg{2, -1}, three{6}, big{4, 4};
+  int32_t preserve = kPreserveFormat, cl = kChannelsLast, bogus = 9;
+  expect_refused(resize(x.get(), neg.data(), 2, nullptr), std::string(b.op_prefix) + "resize_",
+                 "negative dimension");
+  expect_refused(resize(x.get(), three.data(), 1, &preserve),
+                 std::string(b.op_prefix) + "resize_", "Unsupported memory format");
+  expect_refused(resize(x.get(), three.data(), 1, &cl), std::string(b.op_prefix) + "resize_",
+                 "required rank 4");
+  expect_refused(resize(x.get(), three.data(), 1, &bogus), std::string(b.op_prefix) + "resize_",
+                 "memory format 9");
+  EXPECT_EQ(meta(x.get()).sizes, (Dims{2, 3}));
+  // Memory aotrt does not own cannot grow; it can be viewed smaller.
+  void* blob = foreign_alloc(b, 6 * sizeof(float));
+  {
+    const Dims s{2, 3}, st{3, 1};
+    Tensor f;
+    ASSERT_EQ(aoti_torch_create_tensor_from_blob(blob, 2, s.data(), st.data(), 0, kF32,
+                                                 b.device_type, b.is_cpu() ? 0 : b.device_index,
+                                                 f.out()),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    expect_refused(resize(f.get(), big.data(), 2, nullptr), std::string(b.op_prefix) + "resize_",
+                   "not resizable");
+    EXPECT_EQ(meta(f.get()).sizes, (Dims{2, 3}));
+    EXPECT_EQ(resize(f.get(), three.data(), 1, nullptr), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    EXPECT_EQ(meta(f.get()).sizes, Dims{6});
+  }
+  foreign_free(b, blob);
+}
+
+TEST_P(OpsResize, ResizeAsTakesTheTemplatesSizesAndPreservedFormat) {
+  const Backend& b = GetParam();
+  AOTRT_FIND_OP(resize_as, ResizeAs, b, "resize_as_");
+  Tensor self = empty(b, {0}, kF32);
+  Tensor tmpl = empty(b, {2, 3, 2, 2}, {12, 1, 6, 3}, kF32);  // channels_last
+  ASSERT_EQ(resize_as(self.get(), tmpl.get(), nullptr), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  EXPECT_EQ(meta(self.get()).sizes, (Dims{2, 3, 2, 2}));
+  EXPECT_EQ(meta(self.get()).strides, (Dims{12, 4, 2, 1}));
+  int32_t preserve = kPreserveFormat;
+  ASSERT_EQ(resize_as(self.get(), tmpl.get(), &preserve), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  EXPECT_EQ(meta(self.get()).strides, (Dims{12, 1, 6, 3}));
+}
+
+TEST_P(OpsResize, SetMakesSelfAViewOfSourceThatKeepsItAlive) {
+  const Backend& b = GetParam();
+  AOTRT_FIND_OP(set, SetSource, b, "set__source_Tensor");
+  Tensor self = empty(b, {4}, kF32);
+  Tensor parent = filled<float>(b, {0, 1, 2, 3, 4, 5}, {6}, {1});
+  Tensor source = reinterpret(parent.get(), {2, 2}, {1, 2}, 1);
+  ASSERT_EQ(set(self.get(), source.get()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  const Meta m = meta(self.get());
+  EXPECT_EQ(m.sizes, (Dims{2, 2}));
+  EXPECT_EQ(m.strides, (Dims{1, 2}));
+  EXPECT_EQ(m.offset, 1);
+  EXPECT_EQ(data_of(self.get()), data_of(source.get()));
+  parent.reset();
+  source.reset();
+  EXPECT_EQ(values_of(self.get()), (std::vector<double>{1, 3, 2, 4}));
+  Tensor ints = empty(b, {4}, kI64);
+  expect_refused(set(ints.get(), self.get()), std::string(b.op_prefix) + "set__source_Tensor",
+                 "Could not set tensor of type");
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, OpsResize, ::testing::ValuesIn(built_backends()), backend_name);
 
 }  // namespace
 }  // namespace aotrt::test
