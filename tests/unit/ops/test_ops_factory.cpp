@@ -111,6 +111,7 @@ namespace {
 // The CUDA entry point (built with CUDA only): the device's cos is within 2 ulp of the
 // CPU's, so float32 gets 2 ulp of 1; float64 torch's values, as above.
 TEST(OpsFactoryCuda, HannWindowMatchesTorch) {
+  AOTRT_SKIP_WITHOUT_CUDA();
   for (const Backend& b : built_backends()) {
     if (b.is_cpu()) continue;
     const auto hann = find_op<HannFn>(b, "hann_window");

@@ -338,6 +338,7 @@ TEST(OpsPoolingRefusals, NameTheFunctionAndArgument) {
 // On CUDA an index outside the plane is skipped, not refused (a refusal would need the
 // host to wait for the kernel): its place stays zero (Note [Max unpool on CUDA]).
 TEST(OpsPoolingCuda, OutOfRangeUnpoolIndicesAreSkipped) {
+  AOTRT_SKIP_WITHOUT_CUDA();
   for (const Backend& b : built_backends()) {
     if (b.is_cpu()) continue;
     AOTRT_FIND_OP(unpool, Unpool2d, b, "max_unpool2d");
