@@ -10,9 +10,10 @@
 // 2^bits (Note [Integer wraparound]) and the result does not depend on the
 // order of the sums. A block computes a 16 x 16 tile of C through 16 x 16
 // tiles of A and B in shared memory. _int_mm does not go through cuBLASLt's
-// int8 GEMM: its layouts and alignment (ATen refuses m <= 16 and k or n not
-// a multiple of 8) would need this kernel as the fallback anyway, and no GPU
-// was at hand to check a second path against it.
+// int8 GEMM yet: its layouts and alignment (ATen refuses m <= 16 and k or n
+// not a multiple of 8) need this kernel as the fallback anyway; a cuBLASLt
+// path for the shapes it serves is the faster one to add, checked against
+// this kernel.
 // _weight_int8pack_mm: one thread per output, a float32 sum over k in the
 // CPU's order, times the channel's scale.
 #include <cuda_runtime.h>
