@@ -44,11 +44,6 @@ NOT_SERVED = [
      "the attention entry point of out-of-tree backends (XPU, HPU): not emitted for CPU or CUDA"),
     (r"^(_to_sparse|to_sparse)$",
      "sparse layouts: aotrt's tensors are dense and strided, so a sparse result is refused"),
-    # Served on the CPU; only the CUDA entries of these families reach this list.
-    (r"^(max_unpool2d|max_unpool3d)$",
-     "CPU only: refusing an index outside the output (as ATen does) would need a host sync on CUDA"),
-    (r"^(hann_window|_int_mm_out|_weight_int8pack_mm|_efficientzerotensor)$",
-     "CPU only so far: its family's CUDA kernel table (src/ops/<family>.h) is not written"),
     (r"^(resize_|resize_as_|set__source_Tensor)$",
      "in-place storage changes of a handle (mutating graphs): not written yet"),
     (r"^_grouped_mm$",

@@ -34,6 +34,11 @@ void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& ma
 void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& batch1,
                  const TensorImpl& batch2, double beta, double alpha, const char* fn);
 
+// The integer products of the four above (uint8, int8, int16, int32, int64;
+// Note [Integer matmul on CUDA] in ops/int_matmul.cu): out [batch,] m x n =
+// beta * self + alpha * (x @ y), self broadcast to out's sizes or null.
+void integer_matmul(const StridedView& out, const StridedView* self, const StridedView& x,
+                    const StridedView& y, double beta, double alpha, const char* fn);
 // _scaled_mm past ops/matmul.cpp's checks (Note [Scaled matmul]): the float8
 // GEMM on cuBLASLt, written into out [M, N] (any strides); `rowwise` picks
 // cuBLASLt's outer-vector scales over its scalar ones.

@@ -764,7 +764,11 @@ void matmul(const MatmulArgs& a) {
               out.device().str(), ", ", x_name, " on ", a.x->device().str(), ", ", y_name,
               " on ", a.y->device().str(), ")");
   const ScalarType dtype = out.dtype();
-  (void)cuda_data_type(dtype, fn);
+  // cuBLAS has no GEMM for these: Note [Integer matmul on CUDA] (ops/int_matmul.cu).
+  const bool integral = dtype == ScalarType::UInt8 || dtype == ScalarType::Int8 ||
+                        dtype == ScalarType::Int16 || dtype == ScalarType::Int32 ||
+                        dtype == ScalarType::Int64;
+  if (!integral) (void)cuda_data_type(dtype, fn);
   AOTRT_CHECK(a.x->dtype() == dtype && a.y->dtype() == dtype, kInvalidArgument, fn,
               ": dtypes differ (out ", dtype_name(dtype), ", ", x_name, " ",
               dtype_name(a.x->dtype()), ", ", y_name, " ", dtype_name(a.y->dtype()), ")");
@@ -803,9 +807,16 @@ void matmul(const MatmulArgs& a) {
     const TensorImpl& s = *a.self;
     AOTRT_CHECK(s.device() == out.device(), kInvalidArgument, fn, ": 'self' is on ",
                 s.device().str(), " but out is on ", out.device().str());
-    AOTRT_CHECK(is_floating(s.dtype()), kInvalidArgument, fn, ": 'self' has dtype ",
-                dtype_name(s.dtype()), ", not a floating dtype");
+    AOTRT_CHECK(integral ? s.dtype() == dtype : is_floating(s.dtype()), kInvalidArgument, fn,
+                ": 'self' has dtype ", dtype_name(s.dtype()),
+                integral ? ", not out's" : ", not a floating dtype");
     self_view = expand_to(s, want, a.ndim, fn);
+  }
+  if (integral) {
+    const StridedView self_strided = use_self ? self_view.strided() : StridedView{};
+    integer_matmul(strided_view(out), use_self ? &self_strided : nullptr, strided_view(*a.x),
+                   strided_view(*a.y), a.beta, a.alpha, fn);
+    return;
   }
   run_matmul(strided_view(out), use_self ? &self_view : nullptr, strided_view(*a.x),
              strided_view(*a.y), a.beta, a.alpha, matmul_allows_tf32(), fn);

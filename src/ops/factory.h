@@ -5,8 +5,8 @@
 // no `periodic`, whose default is true): 0.5 - 0.5 cos(2 pi n / N) for
 // n < N, computed as ATen does in the output dtype (arange, times
 // 2 pi / N, cos, times -0.5, plus 0.5); N = 1 gives [1], N = 0 an empty
-// tensor; the dtype defaults to float32 and must be floating. Its kernel is
-// the CPU's only (a window is made once, where it is used).
+// tensor; the dtype defaults to float32 and must be floating. The CUDA
+// kernel computes each element the same way (cos in the compute type).
 // _efficientzerotensor(size) is ATen's ZeroTensor, which reads as zeros
 // and takes no memory there; aotrt makes real zeros (contiguous) on either
 // device, since nothing downstream can tell the difference but memory.

@@ -48,7 +48,9 @@
 //   shape the eager op's loop; the gradients it can precompute are backward
 //   work, refused when asked for (inference graphs ask for none: their
 //   outputs are then empty, (0, 0), (0, 0) and (0), as the op's fake kernel).
-//   A target outside [0, C) that is not ignore_index is refused.
+//   A target outside [0, C) that is not ignore_index is refused (on CUDA
+//   its row is skipped: Note [Cross-entropy targets on CUDA] in
+//   cuda/ops/linear.cu).
 #pragma once
 
 #include <cstdint>

@@ -37,7 +37,8 @@
 //   scalar_t arithmetic). The max is the max pool's (NaN wins).
 // - max_unpool: a zero output of output_size; every input element goes to
 //   its index in its plane; an index outside [0, plane) is refused after
-//   the pass ("Found an invalid max index").
+//   the pass ("Found an invalid max index"); on CUDA it is skipped (Note
+//   [Max unpool on CUDA] in cuda/ops/pooling.cu).
 // - grid_sampler_3d: grid [N, D', H', W', 3] holds (x, y, z) in [-1, 1] for
 //   (W, H, D); unnormalised as ((c + 1) / 2)(size - 1) with align_corners,
 //   else ((c + 1) size - 1) / 2; border clips to [0, size - 1], reflection

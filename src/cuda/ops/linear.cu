@@ -4,8 +4,16 @@
 // float64), _fused_rms_norm (a block per row, CUB's block sum of squares),
 // and sum_of_products (_trilinear, F.bilinear: one thread per output element
 // summing its products in row-major order of the summed dims, in int64
-// wrapping for integers, float for float16/bfloat16, double otherwise).
-// cross_entropy is a CPU-only proxy op (no CUDA kernel).
+// wrapping for integers, float for float16/bfloat16, double otherwise), and
+// cross_entropy (a block per row in double, as the CPU's per-row loop, then
+// one block for the reduction; Note [Cross-entropy targets on CUDA]).
+//
+// Note [Cross-entropy targets on CUDA]
+// The CPU refuses a target outside [0, C) that is not ignore_index. Here the
+// targets are on the device and refusing one would make the host wait for
+// the kernel (ATen's CUDA kernel stops the process with a device-side assert
+// instead): as Note [Indexing on CUDA], such a row is skipped, counted as an
+// ignored row (loss 0, weight 0), so no memory outside the logits is read.
 #include <cuda_runtime.h>
 
 #include <cub/block/block_reduce.cuh>
@@ -251,11 +259,135 @@ void sum_of_products(const StridedView& a, const StridedView& b, const StridedVi
   });
 }
 
+struct MaxOf {
+  __device__ __forceinline__ double operator()(double a, double b) const { return a < b ? b : a; }
+};
+
+// Row i of logits: nll = w[t] (lse - z[t]), weight w[t], and (smoothing) sum_k
+// w[k] (lse - z[k]), all 0 for an ignored or out-of-range target (Note
+// [Cross-entropy targets on CUDA]). The max skips NaN as the CPU's std::max.
+template <typename T>
+__global__ void cross_entropy_rows_kernel(const T* logits, int64_t ls0, int64_t ls1,
+                                          const int64_t* target, int64_t ts0, const T* weight,
+                                          int64_t ws0, int64_t c, int64_t ignore_index,
+                                          bool smoothing, double* nll, double* wt,
+                                          double* smooth) {
+  using Reduce = cub::BlockReduce<double, kThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  __shared__ double broadcast;
+  const int64_t i = blockIdx.x;
+  const int64_t t = target[i * ts0];
+  if (t == ignore_index || t < 0 || t >= c) {  // the same for every thread of the block
+    if (threadIdx.x == 0) nll[i] = wt[i] = smooth[i] = 0;
+    return;
+  }
+  const T* row = logits + i * ls0;
+  auto z = [&](int64_t k) { return static_cast<double>(to_acc(row[k * ls1])); };
+  auto w = [&](int64_t k) {
+    return weight == nullptr ? 1.0 : static_cast<double>(to_acc(weight[k * ws0]));
+  };
+  double mx = -INFINITY;
+  for (int64_t k = threadIdx.x; k < c; k += kThreads) mx = mx < z(k) ? z(k) : mx;
+  mx = Reduce(temp).Reduce(mx, MaxOf{});
+  if (threadIdx.x == 0) broadcast = mx;
+  __syncthreads();
+  mx = broadcast;
+  double sum = 0;
+  for (int64_t k = threadIdx.x; k < c; k += kThreads) sum += exp(z(k) - mx);
+  __syncthreads();  // every thread has read broadcast; temp is free again
+  sum = Reduce(temp).Sum(sum);
+  if (threadIdx.x == 0) broadcast = mx + log(sum);
+  __syncthreads();
+  const double lse = broadcast;
+  if (threadIdx.x == 0) {
+    nll[i] = w(t) * (lse - z(t));
+    wt[i] = w(t);
+  }
+  if (!smoothing) {
+    if (threadIdx.x == 0) smooth[i] = 0;
+    return;
+  }
+  double s = 0;
+  for (int64_t k = threadIdx.x; k < c; k += kThreads) s += w(k) * (lse - z(k));
+  __syncthreads();
+  s = Reduce(temp).Sum(s);
+  if (threadIdx.x == 0) smooth[i] = s;
+}
+
+template <typename T>
+__global__ void cross_entropy_none_kernel(const double* nll, const double* smooth, int64_t n,
+                                          double keep, double spread, T* out, int64_t os0) {
+  AOTRT_GRID_STRIDE(i, n) { out[i * os0] = static_cast<T>(keep * nll[i] + spread * smooth[i]); }
+}
+
+// One block: the sums of the rows' nll, weights and smoothing terms, then the loss.
+template <typename T>
+__global__ void cross_entropy_total_kernel(const double* nll, const double* wt,
+                                           const double* smooth, int64_t n, double keep,
+                                           double spread, bool mean, T* out) {
+  using Reduce = cub::BlockReduce<double, kThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  double sums[3] = {0, 0, 0};
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) {
+    sums[0] += nll[i];
+    sums[1] += wt[i];
+    sums[2] += smooth[i];
+  }
+  double totals[3];
+  for (int k = 0; k < 3; ++k) {
+    totals[k] = Reduce(temp).Sum(sums[k]);
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  double loss = keep * totals[0] + spread * totals[2];
+  if (mean) loss /= totals[1];
+  out[0] = static_cast<T>(loss);
+}
+
+void cross_entropy(const StridedView& logits, const StridedView& target, const StridedView* weight,
+                   int64_t ignore_index, double eps, int reduction, const StridedView& out,
+                   const char* fn) {
+  const int64_t n = logits.sizes[0], c = logits.sizes[1];
+  AOTRT_CHECK(n <= int64_t{0x7fffffff}, kUnsupported, fn, ": ", n,
+              " rows; the CUDA kernel serves at most 2^31 - 1");
+  const OnDevice on(logits.device);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    Temp<double> rows(on.device, 3 * n);
+    double* nll = rows.get();
+    double* wt = nll + n;
+    double* smooth = wt + n;
+    if (n > 0) {
+      cross_entropy_rows_kernel<T><<<static_cast<unsigned>(n), kThreads, 0, on.stream>>>(
+          reinterpret_cast<const T*>(logits.data), logits.strides[0], logits.strides[1],
+          reinterpret_cast<const int64_t*>(target.data), target.strides[0],
+          weight != nullptr ? reinterpret_cast<const T*>(weight->data) : nullptr,
+          weight != nullptr ? weight->strides[0] : 0, c, ignore_index, eps > 0, nll, wt, smooth);
+      AOTRT_CUDA_CHECK_LAUNCH();
+    }
+    const double keep = 1.0 - eps, spread = c > 0 ? eps / static_cast<double>(c) : 0.0;
+    T* o = reinterpret_cast<T*>(out.data);
+    if (reduction == ops::kLossNone) {
+      if (n == 0) return;
+      cross_entropy_none_kernel<T><<<blocks_for(n), kThreads, 0, on.stream>>>(
+          nll, smooth, n, keep, spread, o, out.strides[0]);
+    } else {
+      cross_entropy_total_kernel<T><<<1, kThreads, 0, on.stream>>>(
+          nll, wt, smooth, n, keep, spread, reduction == ops::kLossMean, o);
+    }
+    AOTRT_CUDA_CHECK_LAUNCH();
+  };
+  if (logits.dtype == ScalarType::Float32) return run(float{});
+  AOTRT_CHECK(logits.dtype == ScalarType::Float64, kUnsupported, fn, ": dtype ",
+              dtype_name(logits.dtype), " is not served");
+  run(double{});
+}
+
 constexpr LinearKernels kLinear{.activation = activation,
                                 .binary = binary,
                                 .rms_norm = rms_norm,
                                 .sum_of_products = sum_of_products,
-                                .cross_entropy = nullptr};
+                                .cross_entropy = cross_entropy};
 AOTRT_REGISTER_KERNELS(LinearKernels, cuda, kLinear);
 
 }  // namespace

@@ -2,8 +2,18 @@
 // element, every tensor read and written through its strides, each value
 // computed as the CPU kernel computes it (src/cpu/ops/pooling.cpp; Note
 // [Pooling semantics]): the same taps in the same order, the same
-// accumulation types. max_unpool has no CUDA kernel: its bad-index refusal
-// would need the device's verdict on the host, a sync inside the run.
+// accumulation types; max_unpool one thread per input element (Note [Max
+// unpool on CUDA]).
+//
+// Note [Max unpool on CUDA]
+// The CPU refuses an index outside [0, plane) after its pass ("Found an
+// invalid max index"). Here the indices are on the device and refusing one
+// would make the host wait for the kernel (ATen's CUDA kernel stops the
+// process with a device-side assert instead): as Note [Indexing on CUDA],
+// such an element is skipped, so its place stays zero and no memory outside
+// the output is written. Where two elements of a plane name one place, one of
+// them is kept (which one is unspecified, as ATen's CUDA kernel); the CPU
+// keeps the last.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -300,6 +310,34 @@ void grid_sampler_3d(const Volume& out, const Volume& in, const Volume& grid, Gr
                in.dtype, fn);
 }
 
+// Element i of in goes to its index in its plane of out (Note [Max unpool on CUDA]).
+template <typename T>
+__global__ void max_unpool_kernel(Vol out, Vol in, Vol idx) {
+  const int64_t H = out.sizes[3], W = out.sizes[4];
+  const int64_t plane = out.sizes[2] * H * W;
+  AOTRT_GRID_STRIDE(i, in.numel()) {
+    const Pos p = position(in, i);
+    const int64_t k = *idx.at<int64_t>(p.n, p.c, p.p[0], p.p[1], p.p[2]);
+    if (k < 0 || k >= plane) continue;
+    const T v = *in.at<T>(p.n, p.c, p.p[0], p.p[1], p.p[2]);
+    *out.at<T>(p.n, p.c, k / (H * W), (k / W) % H, k % W) = v;
+  }
+}
+
+void max_unpool(const Volume& out, const Volume& in, const Volume& idx, const char* fn) {
+  const OnDevice on(out.device);
+  const Vol src = vol(in);
+  const int64_t n = src.sizes[0] * src.sizes[1] * src.sizes[2] * src.sizes[3] * src.sizes[4];
+  if (n == 0) return;
+  check_served(visit_pool_dtype(in.dtype, false, [&](auto tag) {
+                 using T = decltype(tag);
+                 max_unpool_kernel<T><<<blocks_for(n), kThreads, 0, on.stream>>>(vol(out), src,
+                                                                                 vol(idx));
+                 AOTRT_CUDA_CHECK_LAUNCH();
+               }),
+               in.dtype, fn);
+}
+
 using pooling_math::AaDim;
 
 // Output o along a dim: sum_j src(first + j) * w_j with the triangle weights
@@ -369,7 +407,7 @@ constexpr PoolingKernels kPooling{.max_pool = max_pool,
                                   .avg_pool = avg_pool,
                                   .adaptive_pool = adaptive_pool,
                                   .fractional_max_pool = fractional_max_pool,
-                                  .max_unpool = nullptr,
+                                  .max_unpool = max_unpool,
                                   .grid_sampler_3d = grid_sampler_3d,
                                   .upsample_bilinear_aa = upsample_bilinear_aa};
 AOTRT_REGISTER_KERNELS(PoolingKernels, cuda, kPooling);

@@ -150,7 +150,7 @@ AOTRT_OP(histc, (AtenTensorHandle self, int64_t bins, double min, double max, At
 
 // index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1).
 AOTRT_PROXY_OP("aten::index_add", {"self", "dim", "index", "source", "alpha"},
-               runtime::kProxyCpu, [](ProxyCall& c) {
+               runtime::kProxyCpu | runtime::kProxyCuda, [](ProxyCall& c) {
                  c.set_output(0, ops::index_add(c.tensor("self"), c.int_arg("dim"),
                                                 c.tensor("index"), c.tensor("source"),
                                                 c.scalar_arg("alpha"), c.what()));

@@ -9,16 +9,17 @@ using namespace aotrt;
 using runtime::kProxyCpu;
 using runtime::ProxyCall;
 
-AOTRT_OP_CPU(_int_mm_out, (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2),
-             ops::int_mm_out(args.tensor(out, "out"), args.tensor(self, "self"),
-                             args.tensor(mat2, "mat2"), fn))
+// _int_mm_out and _weight_int8pack_mm on both devices (Note [Integer matmul on
+// CUDA] in cuda/ops/int_matmul.cu); the int4 ones on the CPU only.
+AOTRT_OP(_int_mm_out, (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2),
+         ops::int_mm_out(args.tensor(out, "out"), args.tensor(self, "self"),
+                         args.tensor(mat2, "mat2"), fn))
 
-AOTRT_OP_CPU(_weight_int8pack_mm,
-             (AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scales,
-              AtenTensorHandle* ret0),
-             give(ret0, ops::weight_int8pack_mm(args.tensor(self, "self"),
-                                                args.tensor(mat2, "mat2"),
-                                                args.tensor(scales, "scales"), fn)))
+AOTRT_OP(_weight_int8pack_mm,
+         (AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scales,
+          AtenTensorHandle* ret0),
+         give(ret0, ops::weight_int8pack_mm(args.tensor(self, "self"), args.tensor(mat2, "mat2"),
+                                            args.tensor(scales, "scales"), fn)))
 
 // Declared in torch's hand-written c/shim_cpu.h: qGroupSize comes as a 0-d
 // int64 constant tensor (Note [Int4 packed weights]).

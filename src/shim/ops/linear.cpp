@@ -126,7 +126,7 @@ AOTRT_PROXY_OP("torch_nn::_linear_cross_entropy_batch_chunked",
                 "ignore_index", "label_smoothing", "batch_chunk_size", "acc_policy", "acc_dtype",
                 "allow_retain_graph", "compute_input_grad", "compute_linear_weight_grad",
                 "compute_linear_bias_grad"},
-               runtime::kProxyCpu, [](ProxyCall& c) {
+               runtime::kProxyCpu | runtime::kProxyCuda, [](ProxyCall& c) {
                  for (const char* g : {"compute_input_grad", "compute_linear_weight_grad",
                                        "compute_linear_bias_grad"}) {
                    AOTRT_CHECK(!c.bool_arg(g), kUnsupported, c.what(), ": argument '", g,
@@ -152,6 +152,6 @@ AOTRT_PROXY_OP("torch_nn::_linear_cross_entropy_batch_chunked",
 AOTRT_PROXY_OP("torch_nn::_linear_cross_entropy_batch_chunked_no_reduction",
                {"input", "linear_weight", "target", "linear_bias", "weight", "ignore_index",
                 "batch_chunk_size", "acc_policy", "acc_dtype"},
-               runtime::kProxyCpu, [](ProxyCall& c) {
+               runtime::kProxyCpu | runtime::kProxyCuda, [](ProxyCall& c) {
                  c.set_output(0, linear_cross_entropy(c, "none", 0.0));
                });

@@ -1,6 +1,6 @@
-// Entry points of the pooling family (ops/pooling.h), on both devices but
-// max_unpool2d/3d (CPU only: see src/cuda/ops/pooling.cu). Handles are
-// borrowed; ret* get new owning handles, dropped when null (Note [Unused op
+// Entry points of the pooling family (ops/pooling.h), on both devices (an
+// out-of-range max_unpool index: Note [Max unpool on CUDA] in
+// src/cuda/ops/pooling.cu). Handles are borrowed; ret* get new owning handles, dropped when null (Note [Unused op
 // outputs]). See Note [Op rows]. The names are torch 2.13's and 2.11's alike,
 // except grid_sampler_3d, which torch 2.11 has no C shim for: its packages call it
 // through the proxy executor (the AOTRT_PROXY_OP row at the end).
@@ -101,13 +101,13 @@ AOTRT_OP(fractional_max_pool3d,
                  AOTRT_POOL_INTS(output_size), args.tensor(random_samples, "random_samples"), fn);
              give(ret0, ret1, std::move(r.values), std::move(r.indices)))
 
-AOTRT_OP_CPU(max_unpool2d,
+AOTRT_OP(max_unpool2d,
              (AtenTensorHandle self, AtenTensorHandle indices, const int64_t* output_size,
               int64_t output_size_len_, AtenTensorHandle* ret0),
              give(ret0, ops::max_unpool(args.tensor(self, "self"), args.tensor(indices, "indices"),
                                         2, AOTRT_POOL_INTS(output_size), {}, {}, fn)))
 
-AOTRT_OP_CPU(max_unpool3d,
+AOTRT_OP(max_unpool3d,
              (AtenTensorHandle self, AtenTensorHandle indices, const int64_t* output_size,
               int64_t output_size_len_, const int64_t* stride, int64_t stride_len_,
               const int64_t* padding, int64_t padding_len_, AtenTensorHandle* ret0),

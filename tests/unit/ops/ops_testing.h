@@ -190,6 +190,12 @@ Fn find_op(const Backend& b, const std::string& name) {
     GTEST_SKIP() << aotrt_last_error();                                                  \
   }
 
+// A test of CUDA-only behaviour is reported SKIPPED in a build without CUDA, never passed.
+#define AOTRT_SKIP_WITHOUT_CUDA()                                                   \
+  if (::aotrt::test::built_backends().size() < 2) {                                 \
+    GTEST_SKIP() << "this build has no CUDA backend";                               \
+  }
+
 // Every (backend, case) pair, for INSTANTIATE_TEST_SUITE_P.
 struct BackendCase {
   Backend backend;

@@ -119,6 +119,7 @@ TEST(OpsEmbeddingRefusals, NameTheFunctionAndArgument) {
 // Note [Embedding bags on CUDA]: what the CPU refuses, the device skips (an index out of
 // range adds nothing and is not counted; offsets are clamped to the indices).
 TEST(OpsEmbeddingCuda, OutOfRangeIndicesAndOffsetsAreSkipped) {
+  AOTRT_SKIP_WITHOUT_CUDA();
   for (const Backend& b : built_backends()) {
     if (b.is_cpu()) continue;
     AOTRT_FIND_OP(f, Bag, b, "_embedding_bag_forward_only");

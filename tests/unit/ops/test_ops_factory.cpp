@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aotrt/shim.h"
+#include "ops_testing.h"
 
 namespace {
 
@@ -103,3 +104,46 @@ TEST(OpsFactory, EfficientZeroTensorIsContiguousZeros) {
 }
 
 }  // namespace
+
+namespace aotrt::test {
+namespace {
+
+// The CUDA entry point (built with CUDA only): the device's cos is within 2 ulp of the
+// CPU's, so float32 gets 2 ulp of 1; float64 torch's values, as above.
+TEST(OpsFactoryCuda, HannWindowMatchesTorch) {
+  AOTRT_SKIP_WITHOUT_CUDA();
+  for (const Backend& b : built_backends()) {
+    if (b.is_cpu()) continue;
+    const auto hann = find_op<HannFn>(b, "hann_window");
+    ASSERT_NE(hann, nullptr);
+    // 0.5 - 0.5 cos(2 pi n / 8), exactly; float32 rounds within 2.4e-7 of it.
+    const std::vector<double> want8 = {0.0, 0.14644660940672624, 0.5, 0.8535533905932737, 1.0,
+                                       0.8535533905932737, 0.5, 0.14644660940672624};
+    Tensor w;
+    ASSERT_EQ(hann(8, nullptr, nullptr, nullptr, b.device_index, nullptr, w.out()),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    EXPECT_EQ(meta(w.get()).dtype, kF32);
+    EXPECT_TRUE(close_values(values_of(w.get()), want8, 0, 2.4e-7));
+    const std::vector<double> want7 = {0.0, 0.1882550990706332, 0.6112604669781572,
+                                       0.9504844339512095, 0.9504844339512095,
+                                       0.6112604669781573, 0.1882550990706333};
+    int32_t f64 = kF64;
+    Tensor w64;
+    ASSERT_EQ(hann(7, &f64, nullptr, nullptr, b.device_index, nullptr, w64.out()),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    EXPECT_TRUE(close_values(values_of(w64.get()), want7, 0, 1e-15));
+    int32_t bf16 = kBF16;
+    Tensor one, half;
+    ASSERT_EQ(hann(1, nullptr, nullptr, nullptr, b.device_index, nullptr, one.out()),
+              AOTI_TORCH_SUCCESS);
+    EXPECT_EQ(values_of(one.get()), std::vector<double>{1.0});
+    ASSERT_EQ(hann(4, &bf16, nullptr, nullptr, b.device_index, nullptr, half.out()),
+              AOTI_TORCH_SUCCESS);
+    EXPECT_EQ(values_of(half.get()), (std::vector<double>{0.0, 0.5, 1.0, 0.5}));
+  }
+}
+
+}  // namespace
+}  // namespace aotrt::test

@@ -8,7 +8,9 @@
 // (Note [Dynamic int4 matmul]) against eager bit for bit (reference_dynquant.inc: groupwise
 // and channelwise, bias, bfloat16's truncation, strided weights, rows of zeros, of one sign,
 // with an infinity or a NaN) and their refusals. CPU ops (torch has no CUDA shim of these
-// names): their rows run on the CPU backend.
+// names): their rows run on the CPU backend. _int_mm_out and _weight_int8pack_mm run on
+// every built backend against a serial product computed here (exact: the values are chosen
+// so that every float sum is exact in any order).
 #include <cmath>
 #include <random>
 #include <string>
@@ -291,6 +293,53 @@ TEST(OpsDynQuantRefusals, NameTheFunctionAndWhatIsWrong) {
   expect_refused(mm(x.get(), t(kF32, {275}).get(), 32, 64, 8, out.out()), mm_fn,
                  "Expected bias length to match output dimension");
   EXPECT_EQ(out.get(), nullptr);
+}
+
+using IntMmOut = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle);
+using Int8PackMm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
+                                      AtenTensorHandle*);
+
+// Sizes past one 16 x 16 tile of the CUDA kernel, with partial tiles; mat2 and out as
+// column-major views.
+TEST(OpsIntMatmulProducts, IntMmAndInt8PackMmMatchASerialProduct) {
+  for (const Backend& b : built_backends()) {
+    AOTRT_FIND_OP(int_mm, IntMmOut, b, "_int_mm_out");
+    AOTRT_FIND_OP(int8_mm, Int8PackMm, b, "_weight_int8pack_mm");
+    const int64_t M = 19, K = 37, N = 21;
+    Values a{kI8, {M, K}, {K, 1}, 0, {}}, m2{kI8, {K, N}, {1, K}, 0, {}};
+    for (int64_t i = 0; i < M * K; ++i) a.values.push_back(static_cast<double>((i * 37) % 255 - 127));
+    for (int64_t i = 0; i < K * N; ++i) m2.values.push_back(static_cast<double>((i * 53) % 256 - 128));
+    Tensor ta = make_tensor(b, a), tm = make_tensor(b, m2);
+    Tensor out = make_tensor(b, Values{kI32, {M, N}, {1, M}, 0, std::vector<double>(M * N, 0)});
+    ASSERT_EQ(int_mm(out.get(), ta.get(), tm.get()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    std::vector<double> want;
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < K; ++p) s += a.values[i * K + p] * m2.values[p * N + j];
+        want.push_back(s);
+      }
+    }
+    expect_matches(out.get(), Values{kI32, {M, N}, {1, M}, 0, want}, "_int_mm_out");
+
+    // (x [M, K] @ w [N, K]^T) * scales [N]: quarters times small integers, eighths.
+    Values x{kF32, {M, K}, {K, 1}, 0, {}}, w{kI8, {N, K}, {K, 1}, 0, {}}, sc{kF32, {N}, {1}, 0, {}};
+    for (int64_t i = 0; i < M * K; ++i) x.values.push_back(static_cast<double>((i * 17) % 23 - 11) * 0.25);
+    for (int64_t i = 0; i < N * K; ++i) w.values.push_back(static_cast<double>((i * 29) % 255 - 127));
+    for (int64_t j = 0; j < N; ++j) sc.values.push_back(static_cast<double>(j + 1) * 0.125);
+    Tensor tx = make_tensor(b, x), tw = make_tensor(b, w), ts = make_tensor(b, sc), r;
+    ASSERT_EQ(int8_mm(tx.get(), tw.get(), ts.get(), r.out()), AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    want.clear();
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < K; ++p) s += x.values[i * K + p] * w.values[j * K + p];
+        want.push_back(s * sc.values[j]);
+      }
+    }
+    expect_matches(r.get(), Values{kF32, {M, N}, {N, 1}, 0, want}, "_weight_int8pack_mm");
+  }
 }
 
 }  // namespace

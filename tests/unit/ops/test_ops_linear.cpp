@@ -1,9 +1,9 @@
 // The linear family through the C ABI against torch eager's values, dtypes and strides
 // (reference_linear.inc; Note [Linear semantics]): _addmm_activation, addmv, addbmm,
-// _fused_rms_norm, _trilinear, and their refusals, on every built backend. On CUDA,
-// addmv and addbmm run through cuBLAS (the matmul family), _trilinear through its CUDA
-// kernel; _addmm_activation and _fused_rms_norm report SKIPPED ("no CUDA kernel"), and
-// integer addbmm too (the integer matmul has no CUDA kernel).
+// _fused_rms_norm, _trilinear, F.linear_cross_entropy's chunked ops (through the proxy
+// executor), and their refusals, on every built backend. On CUDA, addmv and float addbmm
+// run through cuBLAS (the matmul family), integer addbmm through the integer matmul's
+// kernel (ops/int_matmul.h), the others through their CUDA kernels.
 #include <sstream>
 #include <string>
 #include <vector>
@@ -84,9 +84,9 @@ INSTANTIATE_TEST_SUITE_P(Torch, OpsLinear, ::testing::ValuesIn(all_backends(line
 // The nodes as torch 2.13 writes them for F.linear_cross_entropy with chunking options
 // (the OpInfo variants .chunked and .chunked_none): reduction 'none' goes to the
 // _no_reduction op.
-ProxyResult run_linear_cross_entropy(const std::vector<Tensor>& in, int64_t ignore,
-                                     int64_t reduction, bool bias, bool weight, double smoothing,
-                                     bool compute_input_grad = false) {
+ProxyResult run_linear_cross_entropy(const Backend& b, const std::vector<Tensor>& in,
+                                     int64_t ignore, int64_t reduction, bool bias, bool weight,
+                                     double smoothing, bool compute_input_grad = false) {
   const char* names[] = {"input", "linear_weight", "target"};
   std::string inputs = "[";
   std::vector<AtenTensorHandle> tensors;
@@ -111,7 +111,7 @@ ProxyResult run_linear_cross_entropy(const std::vector<Tensor>& in, int64_t igno
     inputs += R"(, {"name": "ignore_index", "arg": {"as_int": )" + std::to_string(ignore) + "}}" +
               tail + "]";
     return run_proxy("torch_nn::_linear_cross_entropy_batch_chunked_no_reduction", inputs,
-                     {ignore, 2}, tensors, 1);
+                     {ignore, 2}, tensors, 1, false, proxy_device(b));
   }
   inputs += std::string(R"(, {"name": "reduction", "arg": {"as_string": ")") +
             (reduction == 1 ? "mean" : "sum") + R"("}}, {"name": "ignore_index", "arg": {"as_int": )" +
@@ -123,7 +123,7 @@ ProxyResult run_linear_cross_entropy(const std::vector<Tensor>& in, int64_t igno
       {"name": "compute_linear_weight_grad", "arg": {"as_bool": false}},
       {"name": "compute_linear_bias_grad", "arg": {"as_bool": false}}])";
   return run_proxy("torch_nn::_linear_cross_entropy_batch_chunked", inputs, {ignore, 2}, tensors,
-                   4);
+                   4, false, proxy_device(b));
 }
 
 class OpsLinearCrossEntropy : public ::testing::TestWithParam<BackendCase> {};
@@ -131,10 +131,9 @@ class OpsLinearCrossEntropy : public ::testing::TestWithParam<BackendCase> {};
 TEST_P(OpsLinearCrossEntropy, MatchesTorchThroughTheProxyExecutor) {
   const Backend& b = GetParam().backend;
   const OpCase& c = GetParam().c;
-  if (!b.is_cpu()) GTEST_SKIP() << "a CPU proxy op";
   std::vector<Tensor> in;
   for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
-  ProxyResult r = run_linear_cross_entropy(in, c.ints[0], c.ints[1], c.ints[2] != 0,
+  ProxyResult r = run_linear_cross_entropy(b, in, c.ints[0], c.ints[1], c.ints[2] != 0,
                                            c.ints[3] != 0, c.floats[0]);
   ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
   expect_matches(r.outputs[0].get(), c.outputs[0], c.name);
@@ -154,19 +153,36 @@ TEST(OpsLinearCrossEntropyRefusals, NameTheOpAndTheArgument) {
   in.push_back(make_tensor(b, Values{kF32, {2, 2}, {2, 1}, 0, {1, 2, 3, 4}}));
   in.push_back(make_tensor(b, Values{kF32, {3, 2}, {2, 1}, 0, {1, 0, 0, 1, 1, 1}}));
   in.push_back(make_tensor(b, Values{kI64, {2}, {1}, 0, {0, 3}}));
-  ProxyResult r = run_linear_cross_entropy(in, -100, 1, false, false, 0.0);
+  ProxyResult r = run_linear_cross_entropy(b, in, -100, 1, false, false, 0.0);
   EXPECT_EQ(r.rc, AOTI_TORCH_FAILURE);
   EXPECT_NE(std::string(aotrt_last_error()).find("target 3 of row 1 is out of bounds (3 classes)"),
             std::string::npos)
       << aotrt_last_error();
   in[2] = make_tensor(b, Values{kI64, {2}, {1}, 0, {0, 2}});
-  r = run_linear_cross_entropy(in, -100, 1, false, false, 0.0, /*compute_input_grad=*/true);
+  r = run_linear_cross_entropy(b, in, -100, 1, false, false, 0.0, /*compute_input_grad=*/true);
   EXPECT_EQ(r.rc, AOTI_TORCH_FAILURE);
   EXPECT_NE(std::string(aotrt_last_error())
                 .find("torch_nn::_linear_cross_entropy_batch_chunked (extern node 0): argument "
                       "'compute_input_grad' is true"),
             std::string::npos)
       << aotrt_last_error();
+}
+
+// On CUDA a target outside [0, C) is not refused (that would need the host to wait for the
+// kernel): its row is skipped as an ignored one (Note [Cross-entropy targets on CUDA]).
+TEST(OpsLinearCrossEntropyCuda, OutOfRangeTargetRowsAreSkipped) {
+  AOTRT_SKIP_WITHOUT_CUDA();
+  for (const Backend& b : built_backends()) {
+    if (b.is_cpu()) continue;
+    std::vector<Tensor> in;
+    in.push_back(make_tensor(b, Values{kF32, {2, 2}, {2, 1}, 0, {1, 2, 3, 4}}));
+    in.push_back(make_tensor(b, Values{kF32, {3, 2}, {2, 1}, 0, {1, 0, 0, 1, 1, 1}}));
+    in.push_back(make_tensor(b, Values{kI64, {2}, {1}, 0, {0, 3}}));
+    ProxyResult r = run_linear_cross_entropy(b, in, -100, 0, false, false, 0.0);
+    ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    // Row 0: logits [1, 2, 3], log(e + e^2 + e^3) - 1; row 1 (target 3) skipped.
+    expect_matches(r.outputs[0].get(), Values{kF32, {2}, {1}, 0, {2.40760596444438, 0}}, "loss");
+  }
 }
 
 TEST(OpsLinearRefusals, NameTheFunctionAndArgument) {

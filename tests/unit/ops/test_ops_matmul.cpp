@@ -2,9 +2,10 @@
 // [Integer matmul on the CPU]) and _grouped_mm (Note [Grouped matmul]) through the C ABI,
 // against torch eager's values (reference_matmul.inc, from gen_ops_reference.py): operands
 // and out through strided views, wrap-around on overflow, beta and alpha cast to the
-// integer type; the grouped products' group layouts and padded output strides. ATen's CUDA
-// matmul has no integer product and aotrt serves _grouped_mm on the CPU only, so the rows
-// are CPU-only.
+// integer type; the grouped products' group layouts and padded output strides. The integer
+// rows run on CUDA too (aotrt's integer kernel, Note [Integer matmul on CUDA]: ATen's CUDA
+// matmul has none, so the CPU's values are the reference); _grouped_mm is served on the CPU
+// only.
 #include <string>
 #include <vector>
 
@@ -21,9 +22,11 @@ using AddProduct = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTe
 using GroupedMm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*,
                                      AtenTensorHandle*, int32_t*, AtenTensorHandle*);
 
-std::vector<std::string> all_names() {
+std::vector<std::string> grouped_names() {
   std::vector<std::string> names;
-  for (const OpCase& c : kMatmulCases) names.emplace_back(c.name);
+  for (const OpCase& c : kMatmulCases) {
+    if (std::string(c.op) == "_grouped_mm") names.emplace_back(c.name);
+  }
   return names;
 }
 
@@ -59,36 +62,38 @@ TEST_P(OpsMatmul, MatchesTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, OpsMatmul,
-                         ::testing::ValuesIn(all_backends(kMatmulCases, all_names())),
+                         ::testing::ValuesIn(all_backends(kMatmulCases, grouped_names())),
                          backend_case_name);
 
-// Enough rows for the parallel loop: [2, 70, 33] @ [2, 33, 40] int32 through a
-// transposed batch2, against a serial product that wraps in uint32.
+// Enough rows for the parallel loop (on CUDA, several tiles, partial ones at the edges):
+// [2, 70, 33] @ [2, 33, 40] int32 through a transposed batch2, against a serial product
+// that wraps in uint32.
 TEST(OpsMatmulLarge, ParallelIntegerRowsMatchASerialReference) {
-  const Backend b = built_backends()[0];
-  AOTRT_FIND_OP(f, Product, b, "bmm_out");
-  const int64_t B = 2, M = 70, K = 33, N = 40;
-  Values a{kI32, {B, M, K}, {M * K, K, 1}, 0, {}};
-  Values w{kI32, {B, K, N}, {K * N, 1, K}, 0, {}};
-  for (int64_t i = 0; i < B * M * K; ++i) a.values.push_back(static_cast<double>((i * 7919) % 100003 - 50000) * 40000);
-  for (int64_t i = 0; i < B * K * N; ++i) w.values.push_back(static_cast<double>((i * 31) % 97) - 48);
-  Tensor ta = make_tensor(b, a), tw = make_tensor(b, w);
-  Tensor out = make_tensor(b, Values{kI32, {B, M, N}, {M * N, N, 1}, 0, std::vector<double>(B * M * N, 0)});
-  ASSERT_EQ(f(out.get(), ta.get(), tw.get()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
-  // w's values are listed row-major over its sizes, whatever its strides.
-  std::vector<double> want;
-  for (int64_t p = 0; p < B; ++p)
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        uint32_t s = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          const auto x = static_cast<uint32_t>(static_cast<int64_t>(a.values[(p * M + i) * K + k]));
-          const auto y = static_cast<uint32_t>(static_cast<int64_t>(w.values[(p * K + k) * N + j]));
-          s += x * y;
+  for (const Backend& b : built_backends()) {
+    AOTRT_FIND_OP(f, Product, b, "bmm_out");
+    const int64_t B = 2, M = 70, K = 33, N = 40;
+    Values a{kI32, {B, M, K}, {M * K, K, 1}, 0, {}};
+    Values w{kI32, {B, K, N}, {K * N, 1, K}, 0, {}};
+    for (int64_t i = 0; i < B * M * K; ++i) a.values.push_back(static_cast<double>((i * 7919) % 100003 - 50000) * 40000);
+    for (int64_t i = 0; i < B * K * N; ++i) w.values.push_back(static_cast<double>((i * 31) % 97) - 48);
+    Tensor ta = make_tensor(b, a), tw = make_tensor(b, w);
+    Tensor out = make_tensor(b, Values{kI32, {B, M, N}, {M * N, N, 1}, 0, std::vector<double>(B * M * N, 0)});
+    ASSERT_EQ(f(out.get(), ta.get(), tw.get()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    // w's values are listed row-major over its sizes, whatever its strides.
+    std::vector<double> want;
+    for (int64_t p = 0; p < B; ++p)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          uint32_t s = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            const auto x = static_cast<uint32_t>(static_cast<int64_t>(a.values[(p * M + i) * K + k]));
+            const auto y = static_cast<uint32_t>(static_cast<int64_t>(w.values[(p * K + k) * N + j]));
+            s += x * y;
+          }
+          want.push_back(static_cast<double>(static_cast<int32_t>(s)));
         }
-        want.push_back(static_cast<double>(static_cast<int32_t>(s)));
-      }
-  expect_matches(out.get(), Values{kI32, {B, M, N}, {M * N, N, 1}, 0, want}, "bmm int32");
+    expect_matches(out.get(), Values{kI32, {B, M, N}, {M * N, N, 1}, 0, want}, "bmm int32");
+  }
 }
 
 TEST(OpsMatmulRefusals, BoolIsRefusedLikeATen) {

@@ -335,5 +335,22 @@ TEST(OpsPoolingRefusals, NameTheFunctionAndArgument) {
   EXPECT_EQ(i.get(), nullptr);
 }
 
+// On CUDA an index outside the plane is skipped, not refused (a refusal would need the
+// host to wait for the kernel): its place stays zero (Note [Max unpool on CUDA]).
+TEST(OpsPoolingCuda, OutOfRangeUnpoolIndicesAreSkipped) {
+  AOTRT_SKIP_WITHOUT_CUDA();
+  for (const Backend& b : built_backends()) {
+    if (b.is_cpu()) continue;
+    AOTRT_FIND_OP(unpool, Unpool2d, b, "max_unpool2d");
+    Tensor v = make_tensor(b, Values{kF32, {1, 1, 1, 4}, {4, 4, 4, 1}, 0, {1, 2, 3, 4}});
+    Tensor i = make_tensor(b, Values{kI64, {1, 1, 1, 4}, {4, 4, 4, 1}, 0, {3, -1, 9, 0}});
+    const int64_t size[] = {2, 2};
+    Tensor out;
+    ASSERT_EQ(unpool(v.get(), i.get(), size, 2, out.out()), AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    expect_matches(out.get(), Values{kF32, {1, 1, 2, 2}, {4, 4, 2, 1}, 0, {4, 0, 0, 1}}, "output");
+  }
+}
+
 }  // namespace
 }  // namespace aotrt::test

@@ -77,6 +77,7 @@ TEST(OpsSegmentRefusals, NameTheFunctionAndArgument) {
 // Note [Segment bounds on CUDA]: a negative length counts as 0, starts are clamped to
 // [previous start, data's size].
 TEST(OpsSegmentCuda, BadBoundsAreClampedNotRead) {
+  AOTRT_SKIP_WITHOUT_CUDA();
   for (const Backend& b : built_backends()) {
     if (b.is_cpu()) continue;
     AOTRT_FIND_OP(f, SegmentReduce, b, "segment_reduce");
