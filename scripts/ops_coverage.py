@@ -44,8 +44,6 @@ NOT_SERVED = [
      "the attention entry point of out-of-tree backends (XPU, HPU): not emitted for CPU or CUDA"),
     (r"^(_to_sparse|to_sparse)$",
      "sparse layouts: aotrt's tensors are dense and strided, so a sparse result is refused"),
-    (r"^(resize_|resize_as_|set__source_Tensor)$",
-     "in-place storage changes of a handle (mutating graphs): not written yet"),
     (r"^_grouped_mm$",
      "CPU only: torch 2.11 (the GPU machine's) generates no CUDA entry, and ATen's CUDA kernel keeps "
      "its offsets on the device where the CPU's loop reads them on the host (a sync)"),
