@@ -75,10 +75,16 @@ OnednnBlockedDesc decode_onednn_md(std::span<const uint8_t> blob, std::span<cons
   const auto kind = read_at<int32_t>(blob, kFormatKind);
   AOTRT_CHECK(kind == kFormatBlocked, kUnsupported, what, ": its oneDNN descriptor has format kind ",
               kind, "; aotrt reads the blocked kind (2) only");
+  // Note [Serialized oneDNN descriptors]: int8 compensation data follows the
+  // elements and is not read; other flags change the elements' meaning.
   const auto flags = read_at<uint64_t>(blob, kExtraFlags);
-  AOTRT_CHECK(flags == 0, kUnsupported, what, ": its oneDNN descriptor has extra flags ", flags,
-              " (compensation or scale adjustment data after the weights), which aotrt does not "
-              "serve");
+  constexpr uint64_t kCompensationS8S8 = 0x1, kCompensationAsymmetricSrc = 0x8;
+  const bool compensation_only =
+      dtype == ScalarType::Int8 && (flags & ~(kCompensationS8S8 | kCompensationAsymmetricSrc)) == 0;
+  AOTRT_CHECK(flags == 0 || compensation_only, kUnsupported, what,
+              ": its oneDNN descriptor has extra flags ", flags,
+              " (scale adjustment or RNN compensation, or compensation on a ", dtype_name(dtype),
+              " constant), which aotrt does not serve");
   OnednnBlockedDesc d;
   d.dims = read_dims(blob, kDims, ndims);
   d.padded_dims = read_dims(blob, kPaddedDims, ndims);

@@ -26,9 +26,16 @@
 // Element (i_0..i_n) lies at offset0 + sum_k (i_k / B_k) * strides[k] + its
 // place inside the inner blocks, B_k being the product of the inner blocks
 // of dim k; the inner blocks are dense, the innermost last.
-// aotrt serves the blocked kind without extra flags and with zero padded
-// offsets; anything else (another size or version, winograd/RNN-packed or
-// sparse kinds, s8 compensation, an index past the data) is refused at load
+// aotrt serves the blocked kind with zero padded offsets. Extra flags: an
+// int8 weight of the quantized convolutions and linears (X86InductorQuantizer
+// packages) carries oneDNN's compensation data after its elements
+// (compensation_conv_s8s8 1, compensation_conv_asymmetric_src 8: per-output
+// sums that oneDNN's int8 kernels use for the source's zero point); the
+// elements themselves are stored as without the flags, so aotrt reads them
+// and ignores what follows. scale_adjust (2, weights pre-multiplied by a
+// factor on CPUs without VNNI) and the RNN flags change how elements are to
+// be read and are refused, as is anything else (another size or version,
+// winograd/RNN-packed or sparse kinds, an index past the data), at load,
 // naming the constant.
 #pragma once
 

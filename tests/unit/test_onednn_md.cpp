@@ -80,9 +80,10 @@ void put(std::vector<uint8_t>& blob, size_t at, T v) {
   std::memcpy(blob.data() + at, &v, sizeof v);
 }
 
-std::string refusal(const std::vector<uint8_t>& blob, std::vector<int64_t> sizes, int64_t bytes) {
+std::string refusal(const std::vector<uint8_t>& blob, std::vector<int64_t> sizes, int64_t bytes,
+                    ScalarType dtype = ScalarType::Float32) {
   try {
-    decode_onednn_md(blob, sizes, ScalarType::Float32, bytes, "constant 'w'");
+    decode_onednn_md(blob, sizes, dtype, bytes, "constant 'w'");
   } catch (const Error& e) {
     return e.what();
   }
@@ -126,6 +127,24 @@ TEST(OnednnMd, DecodesARealGroupedBlobIntoTorchSizes) {
   const int64_t strides[] = {9, 9, 3, 1};
   unpack_onednn_blocked(d, blocked.data(), plain.data(), strides, sizeof(float));
   for (int k = 0; k < 72; ++k) ASSERT_EQ(plain[k], float(k)) << k;
+}
+
+// An int8 weight of the quantized ops carries compensation data after its elements (extra
+// flags 1 or 8), which is not read; scale_adjust (2) changes the elements and is refused.
+TEST(OnednnMd, Int8CompensationIsReadPastAndScaleAdjustRefused) {
+  auto blob = bytes_of(kConvBlob);
+  put<int32_t>(blob, 104, 5);  // s8
+  const std::vector<int64_t> sizes = {8, 3, 3, 3};
+  // The blocked elements (one byte each) and, after them, 8 int32 compensation values.
+  const int64_t bytes = 224 + 32;
+  for (const uint64_t flags : {uint64_t{1}, uint64_t{8}, uint64_t{9}}) {
+    put<uint64_t>(blob, 640, flags);
+    EXPECT_EQ(refusal(blob, sizes, bytes, ScalarType::Int8), "") << flags;
+  }
+  put<uint64_t>(blob, 640, 2);
+  EXPECT_NE(refusal(blob, sizes, bytes, ScalarType::Int8).find("extra flags 2"), std::string::npos);
+  put<uint64_t>(blob, 640, 8 | 2);
+  EXPECT_NE(refusal(blob, sizes, bytes, ScalarType::Int8).find("extra flags 10"), std::string::npos);
 }
 
 TEST(OnednnMd, RefusesMalformedBlobsNamingTheConstant) {

@@ -1,0 +1,142 @@
+"""Int8 models quantized with PT2E's X86InductorQuantizer on the CPU, end to end (issue 13,
+item 4; Note [Quantized oneDNN ops] in src/ops/quantized.h).
+
+Each model is quantized the way torchao documents for x86 (torch.export, prepare_pt2e with
+X86InductorQuantizer's default static config, one calibration batch, convert_pt2e), exported
+by torch 2.13's own flow with freezing=True (aoti_compile_and_package,
+aot_inductor.link_libtorch=False), and must import the int8 oneDNN ops of torch's
+c/shim_cpu.h the case names: _qconv_pointwise_tensor, _qconv2d_pointwise_binary_tensor (the
+residual "sum" into the other buffer), _qlinear_pointwise_tensor and
+_qlinear_pointwise_binary_tensor. aotrt's outputs are compared with two references:
+- libtorch running the same package (aotrt_tools.reference: oneDNN's int8 kernels, what torch
+  itself deploys): the same quantized graph, so the difference is only float32 rounding of the
+  dequantized product against oneDNN's exact int32 one. Where y / output_scale falls within
+  that rounding of a half step, one uint8 activation lands one step away and the step moves
+  the next layer's output by about x_scale * |w|: max abs diff at most 2% of the output's
+  largest magnitude, mean abs diff at most 1e-4 of it (measured on this machine: 1.5e-8 and
+  8.9e-8 absolute, no step flipped).
+- eager PyTorch on the converted model (quantize/dequantize reference ops in float32): the
+  same bound, for the same reason (libtorch's own oneDNN run differs from eager by the same
+  kind of step).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # also as an export worker
+from aotrt_tools.export import package_imports  # noqa: E402
+from aotrt_tools.reference import libtorch_run  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from one_op import export_in_worker  # noqa: E402
+
+pytest.importorskip("torchao")
+
+QCONV = "aoti_torch_cpu__qconv_pointwise_tensor"
+QCONV_SUM = "aoti_torch_cpu__qconv2d_pointwise_binary_tensor"
+QLINEAR = "aoti_torch_cpu__qlinear_pointwise_tensor"
+QLINEAR_BINARY = "aoti_torch_cpu__qlinear_pointwise_binary_tensor"
+
+
+class ResidualCnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.c2 = nn.Conv2d(16, 16, 3, padding=1)
+        self.c3 = nn.Conv2d(16, 32, 3, stride=2, padding=1, groups=4, bias=False)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.c1(x))
+        y = torch.relu(self.c2(y) + y)
+        y = nn.functional.hardswish(self.c3(y))
+        return self.fc(y.mean((2, 3)))
+
+
+class ResidualMlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(32, 64)
+        self.l2 = nn.Linear(64, 64)
+        self.l3 = nn.Linear(64, 10, bias=False)
+
+    def forward(self, x):
+        h = torch.relu(self.l1(x))
+        h = torch.relu(self.l2(h) + h)
+        return self.l3(h)
+
+
+# name -> (module, input shape, shims its package must import)
+CASES = {
+    "residual_cnn": (ResidualCnn, (2, 3, 16, 16), (QCONV, QCONV_SUM, QLINEAR)),
+    "residual_mlp": (ResidualMlp, (8, 32), (QLINEAR, QLINEAR_BINARY)),
+}
+
+
+def _quantized(name: str):
+    import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    torch.manual_seed(0)
+    module = CASES[name][0]().eval()
+    x = torch.randn(*CASES[name][1], generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        graph = torch.export.export(module, (x,)).module()
+        quantizer = xiq.X86InductorQuantizer()
+        quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
+        prepared = prepare_pt2e(graph, quantizer)
+        prepared(x)  # calibration
+        converted = convert_pt2e(prepared)
+    return converted, x
+
+
+def _export_here(name: str, path: Path) -> None:
+    converted, x = _quantized(name)
+    with torch.no_grad():
+        ep = torch.export.export(converted, (x,))
+        torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(path),
+            inductor_configs={"aot_inductor.link_libtorch": False, "freezing": True})
+
+
+def _close(name: str, what: str, got: np.ndarray, want: np.ndarray) -> None:
+    scale = max(float(np.abs(want).max()), 1e-6)
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    print(f"{name} vs {what}: max abs diff {diff.max():.3g}, mean {diff.mean():.3g}, "
+          f"largest |{what}| {scale:.3g}")
+    assert diff.max() <= 0.02 * scale, f"{name} vs {what}: max abs diff {diff.max()}"
+    assert diff.mean() <= 1e-4 * scale, f"{name} vs {what}: mean abs diff {diff.mean()}"
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_int8_model_matches_torch(aotrt_bin, tmp_path, name):
+    converted, x = _quantized(name)
+    with torch.no_grad():
+        eager = converted(x).numpy()
+    pkg = export_in_worker(__file__, name, tmp_path / f"{name}.pt2", "int8",
+                           torch.backends.cpu.get_cpu_capability().encode())
+    imports = package_imports(pkg)
+    for shim in CASES[name][2]:
+        assert shim in imports, f"{name}: the package does not import {shim}: {imports}"
+    info = subprocess.run([str(aotrt_bin), "info", str(pkg)], capture_output=True, text=True)
+    assert info.returncode == 0 and "problems (0)" in info.stdout, info.stdout + info.stderr
+    np.save(tmp_path / "x.npy", x.numpy())
+    r = subprocess.run([str(aotrt_bin), "run", str(pkg), "--input", str(tmp_path / "x.npy"),
+                        "--output-dir", str(tmp_path / "out")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = np.load(tmp_path / "out" / "output_0.npy")
+    assert got.shape == eager.shape
+    _close(name, "libtorch", got, libtorch_run(pkg, [x])[0].numpy())
+    _close(name, "eager", got, eager)
+
+
+if __name__ == "__main__":  # the export worker: NAME PATH
+    _export_here(sys.argv[1], Path(sys.argv[2]))
