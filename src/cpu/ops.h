@@ -51,16 +51,18 @@ std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const Ten
                                               const TensorImpl* bias, const ConvParams& params,
                                               const ops::ConvFusion& fusion);
 
-// Counters of the convolution primitive cache (for tests and diagnostics).
-struct ConvCacheStats {
+// Counters of a oneDNN primitive cache (for tests and diagnostics).
+struct PrimitiveCacheStats {
   int64_t hits = 0;
   int64_t misses = 0;
   int64_t entries = 0;
   // Constant weights reordered and kept (Note [Constant weights]), ever.
   int64_t weights_cached = 0;
-  // Calls convolution_fused served with one fused primitive, ever.
+  // Calls served with one fused primitive, ever.
   int64_t fused_calls = 0;
 };
+// The convolution primitives' cache.
+using ConvCacheStats = PrimitiveCacheStats;
 ConvCacheStats conv_cache_stats();
 
 }  // namespace aotrt::cpu
