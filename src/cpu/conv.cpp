@@ -51,8 +51,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstring>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -66,6 +64,7 @@
 #include "core/view.h"
 #include "cpu/cpu.h"
 #include "cpu/elements.h"
+#include "cpu/onednn.h"
 #include "cpu/ops.h"
 #include "ops/conv.h"
 
@@ -74,31 +73,21 @@ namespace {
 
 constexpr const char* kFn = "aoti_torch_cpu_convolution";
 
-using Dims = dnnl::memory::dims;
-
-// Rethrows a oneDNN failure as aotrt::Error quoting the call, file and line.
-template <typename F>
-auto dnnl_call(const char* call, const char* file, int line, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const dnnl::error& e) {
-    AOTRT_FAIL(kBackend, kFn, ": oneDNN call `", call, "` failed at ", file, ":", line, ": ",
-               e.what(), " (status ", static_cast<int>(e.status), ")");
-  }
-}
-#define AOTRT_CHECK_DNNL(expr) \
-  ::aotrt::cpu::dnnl_call(#expr, __FILE__, __LINE__, [&] { return expr; })
-
-// One engine for the process; streams are per thread (a stream is not
-// thread-safe, an engine and a primitive are).
-const dnnl::engine& engine() {
-  static const dnnl::engine e = AOTRT_CHECK_DNNL(dnnl::engine(dnnl::engine::kind::cpu, 0));
-  return e;
-}
-dnnl::stream& thread_stream() {
-  thread_local dnnl::stream s = AOTRT_CHECK_DNNL(dnnl::stream(engine()));
-  return s;
-}
+using onednn::binary_of;
+using onednn::Dims;
+using onednn::eltwise_of;
+using onednn::Eltwise;
+using onednn::engine;
+using onednn::float_bits;
+using onednn::is_reference;
+using onednn::Key;
+using onednn::make_reorder;
+using onednn::PrimitiveCache;
+using onednn::Reorder;
+using onednn::scratch_buffer;
+using onednn::thread_stream;
+using onednn::user_scratchpad_attr;
+using onednn::WeightUser;
 
 std::string dims_str(std::span<const int64_t> s) {
   std::string r = "[";
@@ -294,16 +283,6 @@ struct DnnlTensor {
   Dims dims, strides;
 };
 
-// Everything a primitive depends on; two problems with equal keys share one.
-using Key = std::vector<int64_t>;
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    uint64_t h = 1469598103934665603ull;
-    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
-
 // Note [Fused convolutions]
 // The fused oneDNN ops of freezing=True packages (Note [Fused oneDNN ops] in
 // ops/linear.h) compute unary(binary(conv(x, W) + bias, other)). Run as a
@@ -324,10 +303,6 @@ struct KeyHash {
 // of them gets the reference kernel, or a dtype, a transposed convolution or
 // an operand oneDNN cannot take is involved, convolution_fused returns null
 // and the caller runs the unfused path, which gives the same values.
-struct Eltwise {
-  dnnl::algorithm alg;
-  float alpha = 0, beta = 0;
-};
 struct Fusion {
   bool sum = false;  // dst += conv (dst holds `other` already)
   std::optional<dnnl::algorithm> binary;  // binary post-op with src1 = other
@@ -349,11 +324,6 @@ Key make_key(const Conv& c, const DnnlTensor& src, const DnnlTensor& wei, bool h
   }
   for (const auto* v : {&c.stride, &c.padding, &c.dilation, &c.output_padding}) add(*v);
   if (fusion != nullptr && !fusion->empty()) {
-    auto bits = [](float f) {
-      uint32_t u;
-      std::memcpy(&u, &f, sizeof u);
-      return static_cast<int64_t>(u);
-    };
     k.push_back(-1);  // a marker: keys without fusion never have it here
     k.push_back(fusion->sum);
     k.push_back(fusion->binary ? static_cast<int64_t>(*fusion->binary) : -1);
@@ -362,16 +332,11 @@ Key make_key(const Conv& c, const DnnlTensor& src, const DnnlTensor& wei, bool h
       add(fusion->other.strides);
     }
     for (const Eltwise& e : fusion->eltwise) {
-      k.insert(k.end(), {static_cast<int64_t>(e.alg), bits(e.alpha), bits(e.beta)});
+      k.insert(k.end(), {static_cast<int64_t>(e.alg), float_bits(e.alpha), float_bits(e.beta)});
     }
   }
   return k;
 }
-
-struct Reorder {
-  dnnl::reorder prim;
-  dnnl::memory::desc scratch;
-};
 
 // A convolution primitive with the reorders that feed it, made once per key.
 struct ConvPrimitive {
@@ -393,9 +358,7 @@ struct ConvPrimitive {
 };
 
 dnnl::primitive_attr user_scratchpad(const Fusion* fusion = nullptr) {
-  // A per-call scratchpad keeps primitives safe to run from several threads.
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::primitive_attr attr = user_scratchpad_attr();
   if (fusion != nullptr && !fusion->empty()) {
     // Note [Fused convolutions]: the binary (or sum) first, then the activation.
     dnnl::post_ops ops;
@@ -428,18 +391,6 @@ dnnl::primitive_desc describe(const Conv& c, const dnnl::memory::desc& src,
   dnnl::deconvolution_forward::desc d(kind, dnnl::algorithm::deconvolution_direct, src, wei,
                                       bias, dst, strides, dilates, pad_l, pad_r);
   return dnnl::deconvolution_forward::primitive_desc(d, attr, engine(), true);
-}
-
-bool is_reference(const dnnl::primitive_desc& pd) {
-  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
-}
-
-std::optional<Reorder> make_reorder(const dnnl::memory::desc& from,
-                                    const dnnl::memory::desc& to, size_t& scratch) {
-  if (from == to) return std::nullopt;
-  dnnl::reorder::primitive_desc pd(engine(), from, engine(), to, user_scratchpad());
-  scratch = std::max(scratch, pd.scratchpad_desc().get_size());
-  return Reorder{dnnl::reorder(pd), pd.scratchpad_desc()};
 }
 
 bool is_gemm(const dnnl::primitive_desc& pd) {
@@ -539,54 +490,14 @@ std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlT
   return p;
 }
 
-// A small thread-safe LRU of primitives. Entries are shared, so one evicted
-// while another thread runs it stays alive until that run ends.
-class PrimitiveCache {
- public:
-  std::shared_ptr<const ConvPrimitive> find(const Key& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it == index_.end()) {
-      ++misses_;
-      return nullptr;
-    }
-    ++hits_;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->second;
-  }
-  void insert(const Key& key, std::shared_ptr<const ConvPrimitive> p) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (index_.count(key)) return;  // another thread made it first
-    lru_.emplace_front(key, std::move(p));
-    index_[key] = lru_.begin();
-    if (lru_.size() > kCapacity) {
-      index_.erase(lru_.back().first);
-      lru_.pop_back();
-    }
-  }
-  ConvCacheStats stats() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return {hits_, misses_, static_cast<int64_t>(lru_.size())};
-  }
-
- private:
-  static constexpr size_t kCapacity = 256;
-  using Entry = std::pair<Key, std::shared_ptr<const ConvPrimitive>>;
-  std::mutex mu_;
-  std::list<Entry> lru_;
-  std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> index_;
-  int64_t hits_ = 0, misses_ = 0;
-};
-
 // The cache's entry for a fusion that no mode serves.
 const std::shared_ptr<const ConvPrimitive>& unfusable() {
   static const auto none = std::make_shared<const ConvPrimitive>();
   return none;
 }
 
-PrimitiveCache& cache() {
-  engine();  // made first, so it is destroyed after the primitives it made
-  static PrimitiveCache c;
+PrimitiveCache<ConvPrimitive>& cache() {
+  static PrimitiveCache<ConvPrimitive> c;
   return c;
 }
 
@@ -606,12 +517,6 @@ std::shared_ptr<const ConvPrimitive> get_primitive(const Conv& c, const DnnlTens
   }
   *key_out = std::move(key);
   return p == unfusable() ? nullptr : p;
-}
-
-// Scratch bytes from the CPU allocator, counted like any tensor.
-std::unique_ptr<TensorImpl> scratch_buffer(size_t bytes) {
-  const int64_t sizes[] = {static_cast<int64_t>(bytes)}, strides[] = {1};
-  return empty_strided(sizes, strides, ScalarType::UInt8, cpu_device(), kFn);
 }
 
 // Note [Constant weights]
@@ -651,11 +556,6 @@ std::unique_ptr<TensorImpl> scratch_buffer(size_t bytes) {
 std::atomic<int64_t> weights_cached{0};  // ConvCacheStats::weights_cached
 std::atomic<int64_t> fused_calls{0};     // ConvCacheStats::fused_calls
 
-struct CachedWeight {
-  dnnl::memory::desc md;
-  std::unique_ptr<TensorImpl> bytes;
-};
-
 // Note [Bound arguments]
 // A call that reorders nothing (the steady state of a model's constant-weight
 // convolutions) runs the primitive on its operands as they are. Making its
@@ -674,7 +574,7 @@ bool execute_bound(const ConvPrimitive& p, const DnnlTensor& src, const void* re
   // The scratchpad is the allocator's for the call (a cached block), never
   // kept: a primitive outlives no allocation it could free.
   std::unique_ptr<TensorImpl> scratch;
-  if (p.conv_scratch.get_size() > 0) scratch = scratch_buffer(p.conv_scratch.get_size());
+  if (p.conv_scratch.get_size() > 0) scratch = scratch_buffer(p.conv_scratch.get_size(), kFn);
   if (!p.bound) {
     auto b = std::make_unique<ConvPrimitive::Bound>();
     b->src = dnnl::memory(p.conv_src, eng, src.data);
@@ -721,12 +621,12 @@ void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& we
   }
   const dnnl::engine& eng = engine();
   dnnl::stream& s = thread_stream();
-  auto scratch = scratch_buffer(p.scratch_bytes);
+  auto scratch = scratch_buffer(p.scratch_bytes, kFn);
   // An operand in the kernel's layout: the user's memory, or a reordered copy.
   std::vector<std::unique_ptr<TensorImpl>> temps;
   auto staged = [&](const dnnl::memory::desc& md, void* user) {
     if (user != nullptr) return dnnl::memory(md, eng, user);
-    temps.push_back(scratch_buffer(md.get_size()));
+    temps.push_back(scratch_buffer(md.get_size(), kFn));
     return dnnl::memory(md, eng, temps.back()->data_ptr());
   };
   dnnl::memory user_src(p.user_src, eng, src.data), user_wei(p.user_wei, eng, wei.data),
@@ -768,29 +668,9 @@ void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& we
 const void* constant_weight(const ConvPrimitive& p, Key key, const TensorImpl& weight,
                             const DnnlTensor& wei, DerivedCache& derived) {
   if (!p.wei_reorder) return nullptr;  // the kernel reads the weight as it is
-  const auto* base = static_cast<const char*>(weight.storage()->data());
-  key.push_back(static_cast<const char*>(wei.data) - base);
-  if (auto hit = std::static_pointer_cast<const CachedWeight>(derived.find(key))) {
-    if (hit->md == p.conv_wei) return hit->bytes->data_ptr();
-    return nullptr;  // not expected: a key names one layout
-  }
-  auto made = std::make_shared<CachedWeight>();
-  made->md = p.conv_wei;
-  made->bytes = scratch_buffer(p.conv_wei.get_size());
-  auto scratch = scratch_buffer(p.wei_reorder->scratch.get_size());
-  const dnnl::engine& eng = engine();
-  dnnl::stream& s = thread_stream();
-  dnnl::memory from(p.user_wei, eng, wei.data), to(p.conv_wei, eng, made->bytes->data_ptr());
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-  if (p.wei_reorder->scratch.get_size() > 0) {
-    args.emplace(DNNL_ARG_SCRATCHPAD,
-                 dnnl::memory(p.wei_reorder->scratch, eng, scratch->data_ptr()));
-  }
-  p.wei_reorder->prim.execute(s, args);
-  s.wait();
-  auto kept = std::static_pointer_cast<const CachedWeight>(derived.insert(std::move(key), made));
-  if (kept == made) weights_cached.fetch_add(1, std::memory_order_relaxed);
-  return kept->bytes->data_ptr();
+  return onednn::constant_weight(WeightUser::kConvolution, std::move(key), weight, wei.data,
+                                 p.user_wei, p.conv_wei, *p.wei_reorder, derived, weights_cached,
+                                 kFn);
 }
 
 // --- From tensors to oneDNN's view of them ----------------------------------------------
@@ -831,27 +711,7 @@ DnnlTensor weights_as_dnnl(const Conv& c, const TensorImpl& w) {
 // order (channels innermost) is therefore described to oneDNN with that
 // layout's own strides, which differ from the view's only on size-1 dims.
 void canonicalize_strides(DnnlTensor& t, size_t channel_dim) {
-  const size_t n = t.dims.size();
-  std::vector<size_t> plain, channels_last;
-  for (size_t d = 0; d < n; ++d) {
-    plain.push_back(d);
-    if (d != channel_dim) channels_last.push_back(d);
-  }
-  channels_last.push_back(channel_dim);
-  for (const auto& order : {plain, channels_last}) {
-    Dims dense(n);
-    int64_t step = 1;
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      dense[*it] = step;
-      step *= t.dims[*it];
-    }
-    bool same = true;
-    for (size_t d = 0; d < n; ++d) same = same && (t.dims[d] == 1 || dense[d] == t.strides[d]);
-    if (same) {
-      t.strides = dense;
-      return;
-    }
-  }
+  onednn::canonicalize_strides(t.dims, t.strides, channel_dim);
 }
 
 // src and dst: channels at dim 1; weights: the input-channel dim.
@@ -1038,43 +898,6 @@ ConvCacheStats conv_cache_stats() {
 
 namespace {
 
-// Note [Fused convolutions]: the activation as oneDNN eltwise post-ops, or
-// false where oneDNN's would not give ATen's values.
-bool eltwise_of(const ops::PostOp& op, std::vector<Eltwise>& out) {
-  using A = ops::Activation;
-  using alg = dnnl::algorithm;
-  const float a = static_cast<float>(op.a), b = static_cast<float>(op.b);
-  switch (op.act) {
-    case A::kRelu: out.push_back({alg::eltwise_relu}); return true;
-    case A::kLeakyRelu: out.push_back({alg::eltwise_relu, a}); return true;
-    case A::kHardtanh:
-      if (!(a <= b)) return false;  // clamp's max wins there; oneDNN's clip differs
-      out.push_back({alg::eltwise_clip, a, b});
-      return true;
-    case A::kGelu: out.push_back({alg::eltwise_gelu_erf}); return true;
-    case A::kGeluTanh: out.push_back({alg::eltwise_gelu_tanh}); return true;
-    case A::kSilu: out.push_back({alg::eltwise_swish, 1.f}); return true;
-    case A::kHardswish: out.push_back({alg::eltwise_hardswish}); return true;
-    case A::kHardsigmoid:  // relu6(x + 3) / 6
-      out.push_back({alg::eltwise_linear, 1.f / 6, 0.5f});
-      out.push_back({alg::eltwise_clip, 0.f, 1.f});
-      return true;
-    case A::kSigmoid: out.push_back({alg::eltwise_logistic}); return true;
-    case A::kTanh: out.push_back({alg::eltwise_tanh}); return true;
-  }
-  return false;
-}
-
-dnnl::algorithm binary_of(ops::BinaryPost op) {
-  switch (op) {
-    case ops::BinaryPost::kAdd: return dnnl::algorithm::binary_add;
-    case ops::BinaryPost::kSub: return dnnl::algorithm::binary_sub;
-    case ops::BinaryPost::kMul: return dnnl::algorithm::binary_mul;
-    case ops::BinaryPost::kDiv: break;
-  }
-  return dnnl::algorithm::binary_div;
-}
-
 bool shares_storage(const TensorImpl& a, const TensorImpl* b) {
   return b != nullptr && a.storage().get() == b->storage().get();
 }
@@ -1139,9 +962,9 @@ std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const Ten
   dst.data = out->data_ptr();
   const void* reordered_wei = nullptr;
   if (derived != nullptr) {
-    reordered_wei = AOTRT_CHECK_DNNL(constant_weight(*prim, std::move(key), weight, wei, *derived));
+    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(*prim, std::move(key), weight, wei, *derived));
   }
-  AOTRT_CHECK_DNNL((execute(*prim, src, wei, bias != nullptr ? bias->data_ptr() : nullptr, dst,
+  AOTRT_CHECK_DNNL(kFn, (execute(*prim, src, wei, bias != nullptr ? bias->data_ptr() : nullptr, dst,
                             reordered_wei, f.binary ? other->data_ptr() : nullptr),
                     0));
   fused_calls.fetch_add(1, std::memory_order_relaxed);
@@ -1209,13 +1032,13 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
     src = as_dnnl(*in);
     wei = weights_as_dnnl(c, *w);
     canonicalize_all(c, src, wei, dst);
-    prim = AOTRT_CHECK_DNNL(get_primitive(c, src, wei, bias != nullptr, dst, false, &key));
+    prim = AOTRT_CHECK_DNNL(kFn, get_primitive(c, src, wei, bias != nullptr, dst, false, &key));
   }
   const void* reordered_wei = nullptr;
   if (derived != nullptr) {
-    reordered_wei = AOTRT_CHECK_DNNL(constant_weight(*prim, std::move(key), weight, wei, *derived));
+    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(*prim, std::move(key), weight, wei, *derived));
   }
-  AOTRT_CHECK_DNNL((execute(*prim, src, wei, bias_data, dst, reordered_wei), 0));
+  AOTRT_CHECK_DNNL(kFn, (execute(*prim, src, wei, bias_data, dst, reordered_wei), 0));
   if (!f32) copy_strided(strided_view(*out), strided_view(*out_tmp));
   return out;
 }

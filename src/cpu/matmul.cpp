@@ -51,7 +51,6 @@
 // two, resnet18's 1x512 @ 512x1000 128 and 80, mobilenet_v3_small's two
 // linears 263 and 79.
 #include <cblas.h>
-#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
@@ -68,14 +67,14 @@
 #include "core/tensor.h"
 #include "cpu/cpu.h"
 #include "cpu/elements.h"
+#include "cpu/onednn.h"
 #include "cpu/ops.h"
 
 namespace aotrt::cpu {
 namespace {
 
 constexpr int64_t kBlasIntMax = std::numeric_limits<blasint>::max();
-constexpr double kThreadedGemmMacs = 4194304;  // 2^22: about 100 us on one core
-constexpr double kStreamedGemmBytes = 1048576;  // one core's L2
+using onednn::kThreadedGemmMacs;
 
 // Note [BLAS threads]: OpenBLAS's count.
 void use_blas_threads(double macs) {
@@ -84,22 +83,6 @@ void use_blas_threads(double macs) {
   const int want = macs < kThreadedGemmMacs ? 1 : all;
   if (current.exchange(want, std::memory_order_relaxed) != want) openblas_set_num_threads(want);
 }
-
-// Note [BLAS threads]: one OpenMP thread for this thread's calls while it lives.
-class OneOmpThread {
- public:
-  explicit OneOmpThread(bool active) : saved_(active ? omp_get_max_threads() : 0) {
-    if (active) omp_set_num_threads(1);
-  }
-  ~OneOmpThread() {
-    if (saved_ > 0) omp_set_num_threads(saved_);
-  }
-  OneOmpThread(const OneOmpThread&) = delete;
-  OneOmpThread& operator=(const OneOmpThread&) = delete;
-
- private:
-  int saved_;
-};
 
 // cblas_sgemm's contract through oneDNN (Note [CPU gemm library]), whose
 // dnnl_sgemm is row-major only: a column-major product is the row-major one
@@ -383,8 +366,8 @@ void run_gemm(const Gemm& g) {
   const double operand_bytes =
       static_cast<double>(B) * static_cast<double>(es) *
       (static_cast<double>(M) * static_cast<double>(K) + static_cast<double>(K) * static_cast<double>(N));
-  const OneOmpThread one_thread(ct == ScalarType::Float32 && macs < kThreadedGemmMacs &&
-                                operand_bytes < kStreamedGemmBytes);
+  const onednn::OneOmpThread one_thread(ct == ScalarType::Float32 &&
+                                        onednn::gemm_on_calling_thread(macs, operand_bytes));
   if (ct == ScalarType::Float64) use_blas_threads(macs);
   for (int64_t i = 0; i < B; ++i) {
     const char* pa = a.data + i * a.strides[0] * static_cast<int64_t>(es);

@@ -1,6 +1,6 @@
-// The CPU backend's library ops: matrix products through OpenBLAS
-// (cpu/matmul.cpp) and convolutions through oneDNN (cpu/conv.cpp), with
-// ATen's semantics. They take views as they are: a library reads a view in
+// The CPU backend's library ops: matrix products through OpenBLAS and oneDNN
+// (cpu/matmul.cpp), convolutions and fused linears through oneDNN
+// (cpu/conv.cpp, cpu/linear.cpp), with ATen's semantics. They take views as they are: a library reads a view in
 // place when it can address it, else gets a packed copy; results reach
 // strided outputs through a temporary when the library cannot write them.
 // Errors are aotrt::Error naming the aoti_torch_cpu_* function and argument.
@@ -14,6 +14,7 @@
 #include "core/conv_params.h"
 #include "core/tensor.h"
 #include "ops/conv.h"
+#include "ops/linear.h"
 
 namespace aotrt::cpu {
 
@@ -51,16 +52,29 @@ std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const Ten
                                               const TensorImpl* bias, const ConvParams& params,
                                               const ops::ConvFusion& fusion);
 
-// Counters of the convolution primitive cache (for tests and diagnostics).
-struct ConvCacheStats {
+// Counters of a oneDNN primitive cache (for tests and diagnostics).
+struct PrimitiveCacheStats {
   int64_t hits = 0;
   int64_t misses = 0;
   int64_t entries = 0;
   // Constant weights reordered and kept (Note [Constant weights]), ever.
   int64_t weights_cached = 0;
-  // Calls convolution_fused served with one fused primitive, ever.
+  // Calls served with one fused primitive, ever.
   int64_t fused_calls = 0;
 };
+// The convolution primitives' cache.
+using ConvCacheStats = PrimitiveCacheStats;
 ConvCacheStats conv_cache_stats();
+
+// _linear_pointwise(_binary)'s product, bias and fusion in one oneDNN matmul
+// primitive, the result in new row-major memory; null where it cannot be
+// fused (Note [Fused linears] in cpu/linear.cpp): the caller then runs the
+// gemm and the post-ops apart. The arguments are checked as
+// ops::linear_pointwise checks them.
+std::unique_ptr<TensorImpl> linear_fused(const TensorImpl& x, const TensorImpl& weight,
+                                         const TensorImpl* bias, const ops::LinearFusion& fusion);
+// The fused linears' primitive cache.
+using LinearCacheStats = PrimitiveCacheStats;
+LinearCacheStats linear_cache_stats();
 
 }  // namespace aotrt::cpu

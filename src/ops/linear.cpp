@@ -61,6 +61,16 @@ void check_gemm_dtype(const TensorImpl& t, const char* name, const char* fn) {
               "; the gemm serves float16, bfloat16, float32 and float64");
 }
 
+// The device's fused linear (LinearKernels::linear_fused), or null where it
+// has none or declines this one.
+std::unique_ptr<TensorImpl> linear_fused(const TensorImpl& x, const TensorImpl& weight,
+                                         const TensorImpl* bias, const LinearFusion& fusion) {
+  const LinearKernels* table = x.device().is_cpu() ? KernelRegistry<LinearKernels>::cpu
+                                                    : KernelRegistry<LinearKernels>::cuda;
+  if (table == nullptr || table->linear_fused == nullptr) return nullptr;
+  return table->linear_fused(x, weight, bias, fusion);
+}
+
 }  // namespace
 
 std::unique_ptr<TensorImpl> addmm_activation(const TensorImpl& self, const TensorImpl& mat1,
@@ -157,6 +167,9 @@ std::unique_ptr<TensorImpl> linear_pointwise(const TensorImpl& x, const TensorIm
     check_like(*bias, x, "B", "X", fn);
     AOTRT_CHECK(bias->dim() == 1 && bias->sizes()[0] == n, kInvalidArgument, fn, ": B has sizes ",
                 sizes_text(bias->sizes()), ", not [", n, "]");
+  }
+  if (auto fused = linear_fused(x, weight, bias, LinearFusion{other, binary, unary})) {
+    return fused;
   }
   std::vector<int64_t> out_sizes(x.sizes().begin(), x.sizes().end());
   out_sizes.back() = n;

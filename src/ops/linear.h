@@ -70,9 +70,10 @@ namespace aotrt::ops {
 // _mkl_linear), with ATen's mkldnn fusion semantics (checked against torch
 // 2.13 eager by tests/e2e/test_cpu_freezing.py):
 //   out = unary(binary(op(x, W) + bias, other))
-// op the tree's convolution (oneDNN; on the CPU with the binary and the
-// activation as post-ops of its primitive where oneDNN can: Note [Fused
-// convolutions] in cpu/conv.cpp) or gemm; binary add, sub, mul or div
+// op the tree's convolution or gemm (on the CPU, oneDNN's convolution or
+// matmul primitive with the bias, the binary and the activation as post-ops
+// where oneDNN can: Note [Fused convolutions] in cpu/conv.cpp, Note [Fused
+// linears] in cpu/linear.cpp); binary add, sub, mul or div
 // with a same-shaped `other` (alpha None or 1, as ATen requires); unary
 // attr "none", relu, sigmoid, tanh, hardswish, hardsigmoid, silu/swish,
 // gelu (algorithm "none": erf, or "tanh"), leaky_relu (scalars [slope]),
@@ -92,6 +93,14 @@ struct PostOp {
   double a = 0, b = 0;
 };
 enum class BinaryPost { kAdd, kSub, kMul, kDiv };
+
+// What a fused linear applies to its product (Note [Fused oneDNN ops]):
+// unary(binary(x @ W^T + bias, other)).
+struct LinearFusion {
+  const TensorImpl* other = nullptr;  // the binary's operand, the result's sizes; or null
+  BinaryPost binary = BinaryPost::kAdd;
+  std::optional<PostOp> unary;
+};
 
 // See Note [Op dispatch] in ops/dispatch.h.
 struct LinearKernels {
@@ -116,6 +125,14 @@ struct LinearKernels {
   void (*cross_entropy)(const StridedView& logits, const StridedView& target,
                         const StridedView* weight, int64_t ignore_index, double label_smoothing,
                         int reduction, const StridedView& out, const char* fn);
+  // Optional (null: none): linear_pointwise's product and fusion in one
+  // library call, x [..., K], weight [N, K], bias [N] or null (checked by
+  // the family), the result new row-major [..., N]; null where the backend
+  // cannot fuse this one, and the family then runs the gemm and the post-ops
+  // apart.
+  std::unique_ptr<TensorImpl> (*linear_fused)(const TensorImpl& x, const TensorImpl& weight,
+                                              const TensorImpl* bias,
+                                              const LinearFusion& fusion) = nullptr;
 };
 
 enum LossReduction : int { kLossNone = 0, kLossMean = 1, kLossSum = 2 };

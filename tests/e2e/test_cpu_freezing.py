@@ -13,7 +13,9 @@ aot_inductor.link_libtorch=False and freezing=True). See Note [Frozen CPU packag
   [Serialized oneDNN descriptors], src/core/onednn_md.h), copies them to plain memory at load
   and runs the fused ops on its conv and gemm; each package is checked to import the fused
   ops it is meant to test (the test fails if inductor stops emitting them), and the output is
-  compared with eager at the same tolerance.
+  compared with eager at the same tolerance. A package with fused linears is also run by
+  tests/unit/test_linear_fused_real.cpp, which checks that they took the fused oneDNN matmul
+  (Note [Fused linears], src/cpu/linear.cpp) on weights reordered once.
 
 Tolerance: 1e-4 absolute and relative on fp32. Folding a batch norm into a conv changes the
 arithmetic (w * gamma / sqrt(var + eps) once, instead of the normalization after the conv),
@@ -245,7 +247,7 @@ PREPACKED = {
 
 
 @pytest.mark.parametrize("name", list(PREPACKED))
-def test_prepacked_weights_match_eager(aotrt_bin, work, name):
+def test_prepacked_weights_match_eager(aotrt_bin, unit_tests, work, name):
     module, x = _build(name)
     with torch.no_grad():
         want = module(x).numpy()
@@ -257,6 +259,22 @@ def test_prepacked_weights_match_eager(aotrt_bin, work, name):
     assert "aoti_torch_layout__mkldnn" in imports, imports
     assert PREPACKED[name] <= imports, (PREPACKED[name] - imports, sorted(imports))
     _run_matches(aotrt_bin, pkg, d, x, want, f"{name} prepacked")
+    if "aoti_torch_cpu__linear_pointwise" in PREPACKED[name]:
+        _linears_run_fused(unit_tests, pkg, x, want, d / "fused_linear")
+
+
+def _linears_run_fused(unit_tests, pkg: Path, x: torch.Tensor, want: np.ndarray, d: Path) -> None:
+    """FusedLinearReal.*: the package's linears took the fused oneDNN primitive (Note [Fused
+    linears] in src/cpu/linear.cpp) on weights reordered once, with eager's values."""
+    d.mkdir()
+    shutil.copyfile(pkg, d / "model.pt2")
+    np.save(d / "input_0.npy", x.numpy())
+    np.save(d / "expected_0.npy", want)
+    env = dict(os.environ, AOTRT_FROZEN_LINEAR_DIR=str(d))
+    r = subprocess.run([str(unit_tests), "--gtest_filter=FusedLinearReal.*"], capture_output=True,
+                       text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-3000:]
+    assert "[  PASSED  ] 1 test" in r.stdout and "SKIPPED" not in r.stdout, r.stdout[-4000:]
 
 
 # --- The decoder and the fused ops at the shim, against torch's own oneDNN -----------------

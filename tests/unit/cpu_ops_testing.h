@@ -1,5 +1,5 @@
-// Helpers for the CPU library-op tests (test_cpu_matmul.cpp,
-// test_cpu_conv.cpp): host buffers the test owns, viewed through the C ABI
+// Helpers for the CPU library-op tests (test_cpu_matmul.cpp, test_cpu_conv.cpp,
+// test_cpu_linear.cpp): host buffers the test owns, viewed through the C ABI
 // exactly as generated code views memory (from_blob, then
 // aoti_torch__reinterpret_tensor), and element access by sizes, strides and
 // offset so references read views independently of aotrt.
@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -152,6 +153,62 @@ inline std::vector<int64_t> sizes_of(AtenTensorHandle h) {
   EXPECT_EQ(aoti_torch_get_dim(h, &dim), AOTI_TORCH_SUCCESS);
   EXPECT_EQ(aoti_torch_get_sizes(h, &sizes), AOTI_TORCH_SUCCESS);
   return std::vector<int64_t>(sizes, sizes + dim);
+}
+
+// --- The fused oneDNN ops' epilogues (Note [Fused oneDNN ops] in ops/linear.h) ----------
+
+// A fused op's activation by its definition (ATen's), in double.
+struct Unary {
+  std::string attr;
+  std::vector<double> scalars;
+  std::string algorithm;  // gelu's "none" / "tanh"; "" for none given
+};
+
+inline double activate(const Unary& u, double x) {
+  const double kPi = 3.14159265358979323846;
+  if (u.attr == "none") return x;
+  if (u.attr == "relu") return x > 0 ? x : 0;
+  if (u.attr == "leaky_relu") return x > 0 ? x : x * u.scalars[0];
+  if (u.attr == "hardtanh") return std::min(std::max(x, u.scalars[0]), u.scalars[1]);
+  if (u.attr == "sigmoid") return 1 / (1 + std::exp(-x));
+  if (u.attr == "tanh") return std::tanh(x);
+  if (u.attr == "swish") return x / (1 + std::exp(-x));
+  if (u.attr == "hardswish") return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
+  if (u.attr == "hardsigmoid") return std::min(std::max(x + 3, 0.0), 6.0) / 6;
+  if (u.attr == "gelu" && u.algorithm == "tanh") {
+    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
+  }
+  if (u.attr == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  ADD_FAILURE() << "no reference for attr " << u.attr;
+  return 0;
+}
+
+inline double combine(const std::string& binary, double a, double b) {
+  if (binary == "add") return a + b;
+  if (binary == "sub") return a - b;
+  if (binary == "mul") return a * b;
+  return a / b;
+}
+
+// The fused op's scalars and algorithm as the C ABI takes them.
+struct UnaryArgs {
+  std::vector<double> values;
+  std::vector<const double*> ptrs;
+  const char* alg = nullptr;
+  explicit UnaryArgs(const Unary& u) : values(u.scalars) {
+    for (const double& v : values) ptrs.push_back(&v);
+    if (!u.algorithm.empty()) alg = u.algorithm.c_str();
+  }
+  const double** scalars() { return ptrs.empty() ? nullptr : ptrs.data(); }
+  int64_t len() const { return static_cast<int64_t>(ptrs.size()); }
+  const char** algorithm() { return alg != nullptr ? &alg : nullptr; }
+};
+
+inline std::vector<Unary> every_unary() {
+  return {{"none", {}, ""},        {"relu", {}, ""},         {"leaky_relu", {0.2}, ""},
+          {"hardtanh", {-0.3, 0.4}, ""}, {"sigmoid", {}, ""}, {"tanh", {}, ""},
+          {"swish", {}, ""},       {"hardswish", {}, ""},    {"hardsigmoid", {}, ""},
+          {"gelu", {}, "none"},    {"gelu", {}, "tanh"}};
 }
 
 }  // namespace aotrt::test

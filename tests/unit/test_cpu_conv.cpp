@@ -643,53 +643,6 @@ TEST(CpuConvConstantWeights, HalfWeightIsNotCached) {
 
 // --- Fused convolutions (Note [Fused convolutions] in cpu/conv.cpp) ---------------------
 
-// A fused op's activation by its definition (ATen's), in double.
-struct Unary {
-  std::string attr;
-  std::vector<double> scalars;
-  std::string algorithm;  // gelu's "none" / "tanh"; "" for none given
-};
-
-double activate(const Unary& u, double x) {
-  const double kPi = 3.14159265358979323846;
-  if (u.attr == "none") return x;
-  if (u.attr == "relu") return x > 0 ? x : 0;
-  if (u.attr == "leaky_relu") return x > 0 ? x : x * u.scalars[0];
-  if (u.attr == "hardtanh") return std::min(std::max(x, u.scalars[0]), u.scalars[1]);
-  if (u.attr == "sigmoid") return 1 / (1 + std::exp(-x));
-  if (u.attr == "tanh") return std::tanh(x);
-  if (u.attr == "swish") return x / (1 + std::exp(-x));
-  if (u.attr == "hardswish") return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
-  if (u.attr == "hardsigmoid") return std::min(std::max(x + 3, 0.0), 6.0) / 6;
-  if (u.attr == "gelu" && u.algorithm == "tanh") {
-    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
-  }
-  if (u.attr == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-  ADD_FAILURE() << "no reference for attr " << u.attr;
-  return 0;
-}
-
-double combine(const std::string& binary, double a, double b) {
-  if (binary == "add") return a + b;
-  if (binary == "sub") return a - b;
-  if (binary == "mul") return a * b;
-  return a / b;
-}
-
-// The fused op's scalars and algorithm as the C ABI takes them.
-struct UnaryArgs {
-  std::vector<double> values;
-  std::vector<const double*> ptrs;
-  const char* alg = nullptr;
-  explicit UnaryArgs(const Unary& u) : values(u.scalars) {
-    for (const double& v : values) ptrs.push_back(&v);
-    if (!u.algorithm.empty()) alg = u.algorithm.c_str();
-  }
-  const double** scalars() { return ptrs.empty() ? nullptr : ptrs.data(); }
-  int64_t len() const { return static_cast<int64_t>(ptrs.size()); }
-  const char** algorithm() { return alg != nullptr ? &alg : nullptr; }
-};
-
 // Checks a float32 result handle against want(index) (dense index n of e),
 // each within the conv's tolerance scaled by `grow` (a binary mul/div or an
 // activation can stretch the conv's error), plus oneDNN's approximations of
@@ -746,13 +699,6 @@ AOTITorchError run_binary(const ConvCase& c, F32Problem& p, AtenTensorHandle oth
       p.hin.get(), other, p.hw.get(), c.bias ? &bias : nullptr, c.padding.data(), np,
       c.stride.data(), ns, c.dilation.data(), nd, c.groups, binary.c_str(), &alpha,
       u.attr == "none" ? nullptr : &ua, a.scalars(), a.len(), a.algorithm(), ret.out());
-}
-
-std::vector<Unary> every_unary() {
-  return {{"none", {}, ""},        {"relu", {}, ""},         {"leaky_relu", {0.2}, ""},
-          {"hardtanh", {-0.3, 0.4}, ""}, {"sigmoid", {}, ""}, {"tanh", {}, ""},
-          {"swish", {}, ""},       {"hardswish", {}, ""},    {"hardsigmoid", {}, ""},
-          {"gelu", {}, "none"},    {"gelu", {}, "tanh"}};
 }
 
 int64_t fused_calls() { return cpu::conv_cache_stats().fused_calls; }

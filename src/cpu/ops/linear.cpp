@@ -1,6 +1,6 @@
 // CPU kernels of the linear family (ops/linear.h): the activation after
 // _addmm_activation's gemm, RMS norm rows, and _trilinear's sum of products
-// (Note [Linear semantics]).
+// (Note [Linear semantics]); the fused oneDNN linear is cpu/linear.cpp's.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -10,6 +10,7 @@
 #include "core/view.h"
 #include "cpu/elements.h"
 #include "cpu/lines.h"
+#include "cpu/ops.h"
 #include "ops/dispatch.h"
 #include "ops/linear.h"
 
@@ -322,7 +323,8 @@ constexpr LinearKernels kLinear{.activation = activation,
                                 .binary = binary,
                                 .rms_norm = rms_norm,
                                 .sum_of_products = sum_of_products,
-                                .cross_entropy = cross_entropy};
+                                .cross_entropy = cross_entropy,
+                                .linear_fused = linear_fused};
 AOTRT_REGISTER_KERNELS(LinearKernels, cpu, kLinear);
 
 }  // namespace

@@ -1,0 +1,180 @@
+#include "cpu/onednn.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/storage.h"
+#include "cpu/cpu.h"
+
+namespace aotrt::cpu::onednn {
+
+namespace {
+constexpr const char* kFn = "aotrt oneDNN";
+}  // namespace
+
+const dnnl::engine& engine() {
+  static const dnnl::engine e = AOTRT_CHECK_DNNL(kFn, dnnl::engine(dnnl::engine::kind::cpu, 0));
+  return e;
+}
+
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream s = AOTRT_CHECK_DNNL(kFn, dnnl::stream(engine()));
+  return s;
+}
+
+bool is_reference(const dnnl::primitive_desc& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+dnnl::primitive_attr user_scratchpad_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+std::unique_ptr<TensorImpl> scratch_buffer(size_t bytes, const char* fn) {
+  const int64_t sizes[] = {static_cast<int64_t>(bytes)}, strides[] = {1};
+  return empty_strided(sizes, strides, ScalarType::UInt8, cpu_device(), fn);
+}
+
+bool gemm_on_calling_thread(double macs, double operand_bytes) {
+  return macs < kThreadedGemmMacs && operand_bytes < kStreamedGemmBytes;
+}
+
+OneOmpThread::OneOmpThread(bool active) : saved_(active ? omp_get_max_threads() : 0) {
+  if (active) omp_set_num_threads(1);
+}
+OneOmpThread::~OneOmpThread() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
+}
+
+bool eltwise_of(const ops::PostOp& op, std::vector<Eltwise>& out) {
+  using A = ops::Activation;
+  using alg = dnnl::algorithm;
+  const float a = static_cast<float>(op.a), b = static_cast<float>(op.b);
+  switch (op.act) {
+    case A::kRelu: out.push_back({alg::eltwise_relu}); return true;
+    case A::kLeakyRelu: out.push_back({alg::eltwise_relu, a}); return true;
+    case A::kHardtanh:
+      if (!(a <= b)) return false;  // clamp's max wins there; oneDNN's clip differs
+      out.push_back({alg::eltwise_clip, a, b});
+      return true;
+    case A::kGelu: out.push_back({alg::eltwise_gelu_erf}); return true;
+    case A::kGeluTanh: out.push_back({alg::eltwise_gelu_tanh}); return true;
+    case A::kSilu: out.push_back({alg::eltwise_swish, 1.f}); return true;
+    case A::kHardswish: out.push_back({alg::eltwise_hardswish}); return true;
+    case A::kHardsigmoid:  // relu6(x + 3) / 6
+      out.push_back({alg::eltwise_linear, 1.f / 6, 0.5f});
+      out.push_back({alg::eltwise_clip, 0.f, 1.f});
+      return true;
+    case A::kSigmoid: out.push_back({alg::eltwise_logistic}); return true;
+    case A::kTanh: out.push_back({alg::eltwise_tanh}); return true;
+  }
+  return false;
+}
+
+dnnl::algorithm binary_of(ops::BinaryPost op) {
+  switch (op) {
+    case ops::BinaryPost::kAdd: return dnnl::algorithm::binary_add;
+    case ops::BinaryPost::kSub: return dnnl::algorithm::binary_sub;
+    case ops::BinaryPost::kMul: return dnnl::algorithm::binary_mul;
+    case ops::BinaryPost::kDiv: break;
+  }
+  return dnnl::algorithm::binary_div;
+}
+
+int64_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return static_cast<int64_t>(u);
+}
+
+void canonicalize_strides(std::span<const int64_t> dims, std::span<int64_t> strides,
+                          size_t channel_dim) {
+  const size_t n = dims.size();
+  AOTRT_CHECK(n <= DNNL_MAX_NDIMS && strides.size() == n, kInternal, kFn, ": ", n,
+              " dims to canonicalize");
+  // The dims from innermost out: the plain order, then channel_dim innermost.
+  size_t plain[DNNL_MAX_NDIMS], channels_last[DNNL_MAX_NDIMS];
+  for (size_t i = 0, c = 1; i < n; ++i) {
+    const size_t d = n - 1 - i;
+    plain[i] = d;
+    if (d != channel_dim) channels_last[c++] = d;
+  }
+  channels_last[0] = channel_dim;
+  for (const size_t* order : {plain, channels_last}) {
+    int64_t dense[DNNL_MAX_NDIMS];
+    int64_t step = 1;
+    for (size_t i = 0; i < n; ++i) {
+      dense[order[i]] = step;
+      step *= dims[order[i]];
+    }
+    bool same = true;
+    for (size_t d = 0; d < n; ++d) same = same && (dims[d] == 1 || dense[d] == strides[d]);
+    if (same) {
+      std::copy(dense, dense + n, strides.begin());
+      return;
+    }
+  }
+}
+
+std::optional<Reorder> make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+                                    size_t& scratch) {
+  if (from == to) return std::nullopt;
+  dnnl::reorder::primitive_desc pd(engine(), from, engine(), to, user_scratchpad_attr());
+  scratch = std::max(scratch, pd.scratchpad_desc().get_size());
+  return Reorder{dnnl::reorder(pd), pd.scratchpad_desc()};
+}
+
+bool append_layout(Key& k, const dnnl::memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.extra.flags != 0) return false;
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  k.insert(k.end(), {d.ndims, static_cast<int64_t>(d.data_type), d.offset0, b.inner_nblks});
+  for (int i = 0; i < d.ndims; ++i) {
+    k.insert(k.end(), {d.dims[i], d.padded_dims[i], d.padded_offsets[i], b.strides[i]});
+  }
+  for (int i = 0; i < b.inner_nblks; ++i) k.insert(k.end(), {b.inner_blks[i], b.inner_idxs[i]});
+  return true;
+}
+
+namespace {
+struct CachedWeight {
+  dnnl::memory::desc md;
+  std::unique_ptr<TensorImpl> bytes;
+};
+}  // namespace
+
+const void* constant_weight(WeightUser user, Key key, const TensorImpl& weight, const void* data,
+                            const dnnl::memory::desc& from, const dnnl::memory::desc& to,
+                            const Reorder& reorder, DerivedCache& derived,
+                            std::atomic<int64_t>& made, const char* fn) {
+  const auto* base = static_cast<const char*>(weight.storage()->data());
+  key.insert(key.begin(), static_cast<int64_t>(user));
+  key.push_back(static_cast<const char*>(data) - base);
+  if (auto hit = std::static_pointer_cast<const CachedWeight>(derived.find(key))) {
+    if (hit->md == to) return hit->bytes->data_ptr();
+    return nullptr;  // not expected: a key names one layout
+  }
+  auto copy = std::make_shared<CachedWeight>();
+  copy->md = to;
+  copy->bytes = scratch_buffer(to.get_size(), fn);
+  auto scratch = scratch_buffer(reorder.scratch.get_size(), fn);
+  const dnnl::engine& eng = engine();
+  dnnl::stream& s = thread_stream();
+  dnnl::memory src(from, eng, const_cast<void*>(data)), dst(to, eng, copy->bytes->data_ptr());
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
+  if (reorder.scratch.get_size() > 0) {
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(reorder.scratch, eng, scratch->data_ptr()));
+  }
+  reorder.prim.execute(s, args);
+  s.wait();
+  auto kept = std::static_pointer_cast<const CachedWeight>(derived.insert(std::move(key), copy));
+  if (kept == copy) made.fetch_add(1, std::memory_order_relaxed);
+  return kept->bytes->data_ptr();
+}
+
+}  // namespace aotrt::cpu::onednn
