@@ -1,6 +1,7 @@
 #include "ops/quantized.h"
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/copy.h"
@@ -82,6 +83,20 @@ std::shared_ptr<const TensorImpl> dequantized_weight(const TensorImpl& qw,
   if (cache == nullptr) return w;
   w->storage()->mark_constant();
   return std::static_pointer_cast<const TensorImpl>(cache->insert(std::move(key), w));
+}
+
+// x dequantized per tensor and the weight per output channel (dim channel_dim).
+std::pair<TensorPtr, std::shared_ptr<const TensorImpl>> dequantized_operands(
+    const TensorImpl& qx, const TensorImpl& qw, const QuantArgs& q, int64_t channel_dim,
+    const char* fn) {
+  const auto x_scale = host_values<float>(*q.x_scale, "x_scale", fn);
+  const auto x_zp = host_values<int64_t>(*q.x_zero_point, "x_zero_point", fn);
+  AOTRT_CHECK(x_scale.size() == 1 && x_zp.size() == 1, kInvalidArgument, fn,
+              ": x_scale and x_zero_point must hold one value each");
+  const auto w_scales = host_values<float>(*q.w_scales, "w_scale", fn);
+  const auto w_zps = host_values<int64_t>(*q.w_zero_points, "w_zero_point", fn);
+  return {dequantize(qx, x_scale, x_zp, -1, fn),
+          dequantized_weight(qw, w_scales, w_zps, channel_dim, fn)};
 }
 
 // y (float32) as the op's result: converted (float output) or quantized.
@@ -188,14 +203,7 @@ TensorPtr qconv_pointwise(const TensorImpl& qx, const TensorImpl& qw, const Tens
   AOTRT_CHECK(qw.dim() >= 3, kInvalidArgument, fn, ": the packed weight must be [O, I/g, k...], "
               "got sizes ", sizes_text(qw.sizes()));
   const ScalarType dtype = check_common(qx, qw, q, qw.sizes()[0], fn);
-  const auto x_scale = host_values<float>(*q.x_scale, "x_scale", fn);
-  const auto x_zp = host_values<int64_t>(*q.x_zero_point, "x_zero_point", fn);
-  AOTRT_CHECK(x_scale.size() == 1 && x_zp.size() == 1, kInvalidArgument, fn,
-              ": x_scale and x_zero_point must hold one value each");
-  const auto w_scales = host_values<float>(*q.w_scales, "w_scale", fn);
-  const auto w_zps = host_values<int64_t>(*q.w_zero_points, "w_zero_point", fn);
-  auto x = dequantize(qx, x_scale, x_zp, -1, fn);
-  auto w = dequantized_weight(qw, w_scales, w_zps, 0, fn);
+  auto [x, w] = dequantized_operands(qx, qw, q, 0, fn);
   auto b32 = float_bias(bias, fn);
   const TensorImpl* b = b32 ? b32.get() : bias;
   if (q.binary == QuantBinary::kNone) {
@@ -217,14 +225,7 @@ TensorPtr qlinear_pointwise(const TensorImpl& qx, const TensorImpl& qw, const Te
   AOTRT_CHECK(qw.dim() == 2, kInvalidArgument, fn, ": the packed weight must be [K, N], got sizes ",
               sizes_text(qw.sizes()));
   const ScalarType dtype = check_common(qx, qw, q, qw.sizes()[1], fn);
-  const auto x_scale = host_values<float>(*q.x_scale, "x_scale", fn);
-  const auto x_zp = host_values<int64_t>(*q.x_zero_point, "x_zero_point", fn);
-  AOTRT_CHECK(x_scale.size() == 1 && x_zp.size() == 1, kInvalidArgument, fn,
-              ": x_scale and x_zero_point must hold one value each");
-  const auto w_scales = host_values<float>(*q.w_scales, "w_scale", fn);
-  const auto w_zps = host_values<int64_t>(*q.w_zero_points, "w_zero_point", fn);
-  auto x = dequantize(qx, x_scale, x_zp, -1, fn);
-  auto w = dequantized_weight(qw, w_scales, w_zps, 1, fn);
+  auto [x, w] = dequantized_operands(qx, qw, q, 1, fn);
   // linear_pointwise takes the weight as [N, K]: the [K, N] one transposed.
   const int64_t nk[] = {w->sizes()[1], w->sizes()[0]}, nk_strides[] = {w->strides()[1],
                                                                          w->strides()[0]};
