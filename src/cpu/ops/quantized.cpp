@@ -29,8 +29,10 @@ void dequantize_as(const StridedView& in, std::span<const float> scales,
   for_each_element<3>(in.sizes, {in.strides, out.strides, channel},
                       [&](const std::array<int64_t, 3>& off) {
                         const auto c = static_cast<size_t>(off[2]);
+                        // In double: any int64 zero point, no overflow; exact for real ones.
                         const float v = static_cast<float>(
-                            static_cast<int64_t>(read_elem<T>(in.data, off[0])) - zero_points[c]);
+                            static_cast<double>(read_elem<T>(in.data, off[0])) -
+                            static_cast<double>(zero_points[c]));
                         write_elem<float>(out.data, off[1], v * scales[c]);
                       });
 }
@@ -57,7 +59,8 @@ void quantize_as(const StridedView& in, float scale, int64_t zero_point, const S
     const float y = read_elem<float>(in.data, off[0]);
     // nearbyint: round half to even, as ATen's quantize and oneDNN's saturation.
     float q = std::nearbyint(y * inv) + static_cast<float>(zero_point);
-    q = std::isnan(q) ? static_cast<float>(zero_point) : std::fmin(std::fmax(q, lo), hi);
+    if (std::isnan(q)) q = static_cast<float>(zero_point);  // NaN: the zero point
+    q = std::fmin(std::fmax(q, lo), hi);  // saturated: any zero point, any value
     write_elem<T>(out.data, off[1], static_cast<T>(q));
   });
 }
