@@ -23,7 +23,8 @@ python3 -m pip install -q "torch==2.13.0" numpy pytest "safetensors==0.8.0" \
 # PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db, the
 # peer suite in tests/opinfo/) imports these; both are pure Python and need no torch.
 python3 -m pip install -q "expecttest==0.3.0" "hypothesis==6.155.2"
-# torchao: tests/e2e/test_cpu_int4.py quantizes a model with its int4 weight-only flow
+# torchao: tests/e2e/test_cpu_int4.py quantizes a model with its int4 weight-only flow,
+# tests/e2e/test_cpu_int8.py with its PT2E X86InductorQuantizer flow
 # (it declares no requirements, so it brings no torch; its CUDA extensions do not load on
 # a CPU machine, which the CPU flow does not need).
 python3 -m pip install -q "torchao==0.18.0"

@@ -38,7 +38,6 @@ from aotrt_tools.reference import libtorch_run  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from one_op import export_in_worker  # noqa: E402
 
-pytest.importorskip("torchao")
 
 QCONV = "aoti_torch_cpu__qconv_pointwise_tensor"
 QCONV_SUM = "aoti_torch_cpu__qconv2d_pointwise_binary_tensor"
