@@ -1,4 +1,5 @@
 #include "cpu/onednn.h"
+#include "core/view.h"
 
 #include <omp.h>
 
@@ -110,7 +111,7 @@ void canonicalize_strides(std::span<const int64_t> dims, std::span<int64_t> stri
     int64_t step = 1;
     for (size_t i = 0; i < n; ++i) {
       dense[order[i]] = step;
-      step *= dims[order[i]];
+      step = checked_mul(step, dims[order[i]], "oneDNN strides");
     }
     bool same = true;
     for (size_t d = 0; d < n; ++d) same = same && (dims[d] == 1 || dense[d] == strides[d]);

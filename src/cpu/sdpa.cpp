@@ -70,7 +70,7 @@ std::vector<int64_t> strides_in_order_of(std::span<const int64_t> sizes,
   int64_t running = 1;
   for (size_t i = order.size(); i-- > 0;) {
     strides[order[i]] = running;
-    running *= std::max<int64_t>(sizes[order[i]], 1);
+    running = checked_mul(running, std::max<int64_t>(sizes[order[i]], 1), "attention output strides");
   }
   return strides;
 }

@@ -299,7 +299,7 @@ std::vector<int64_t> matching_layout_strides(const TensorImpl& q,
   int64_t running = 1;
   for (int d : order) {
     strides[static_cast<size_t>(d)] = running;
-    running *= sizes[static_cast<size_t>(d)];
+    running = checked_mul(running, sizes[static_cast<size_t>(d)], "attention strides");
   }
   return strides;
 }

@@ -191,7 +191,7 @@ Dims layout_strides(std::span<const int64_t> sizes, Layout layout) {
   int64_t running = 1;
   for (size_t i = order.size(); i-- > 0;) {
     strides[static_cast<size_t>(order[i])] = running;
-    running *= std::max<int64_t>(sizes[static_cast<size_t>(order[i])], 1);
+    running = checked_mul(running, std::max<int64_t>(sizes[static_cast<size_t>(order[i])], 1), "cuDNN strides");
   }
   return strides;
 }

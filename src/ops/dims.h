@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/view.h"
 
 namespace aotrt::ops {
 
@@ -113,7 +114,7 @@ inline std::vector<int64_t> iterator_output_strides(
   int64_t step = 1;
   for (int64_t i = 0; i < ndim; ++i) {
     strides[perm[i]] = step;
-    step *= std::max<int64_t>(shape[perm[i]], 1);
+    step = checked_mul(step, std::max<int64_t>(shape[perm[i]], 1), "iterator_output_strides");
   }
   return strides;
 }

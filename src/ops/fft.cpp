@@ -54,12 +54,12 @@ Dims exec_fft_strides(std::span<const int64_t> in_strides, const Dims& out_sizes
   int64_t step = 1;
   for (size_t i = dims.size(); i-- > 0;) {
     strides[dims[i]] = step;
-    step *= std::max<int64_t>(out_sizes[dims[i]], 1);
+    step = checked_mul(step, std::max<int64_t>(out_sizes[dims[i]], 1), "fft output strides");
   }
   // The batch: one dense dim outermost, innermost batch dim varying fastest.
   for (size_t i = batch.size(); i-- > 0;) {
     strides[batch[i]] = step;
-    step *= std::max<int64_t>(out_sizes[batch[i]], 1);
+    step = checked_mul(step, std::max<int64_t>(out_sizes[batch[i]], 1), "fft output strides");
   }
   return strides;
 }

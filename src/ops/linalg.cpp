@@ -39,10 +39,10 @@ Sizes column_major_strides(const Sizes& sizes) {
   if (n < 2) return contiguous_strides(sizes);
   strides[n - 2] = 1;
   strides[n - 1] = std::max<int64_t>(sizes[n - 2], 1);
-  int64_t step = strides[n - 1] * std::max<int64_t>(sizes[n - 1], 1);
+  int64_t step = checked_mul(strides[n - 1], std::max<int64_t>(sizes[n - 1], 1), "column-major strides");
   for (size_t i = n - 2; i-- > 0;) {
     strides[i] = step;
-    step *= std::max<int64_t>(sizes[i], 1);
+    step = checked_mul(step, std::max<int64_t>(sizes[i], 1), "column-major strides");
   }
   return strides;
 }

@@ -32,18 +32,22 @@ int64_t wrap_nonzero_dim(const TensorImpl& self, int64_t dim, const char* op, co
 std::optional<Dims> view_strides(std::span<const int64_t> sizes, std::span<const int64_t> strides,
                                  const Dims& shape) {
   Dims out(shape.size());
-  int64_t numel = 1;
-  for (int64_t s : sizes) numel *= s;
-  if (numel == 0) return contiguous_strides(shape);
+  // An empty tensor's other sizes may be anything (their product need not
+  // fit); a non-empty one's product is its numel, which fits.
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return contiguous_strides(shape);
   int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
   int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     tensor_numel *= sizes[d];
     // A chunk ends where the next outer dim is not contiguous with this one.
-    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride)) {
+    // (A size-1 dim may have any stride: products with it are checked, and
+    // one that overflows cannot be a stride a view can take.)
+    int64_t contiguous_stride = 0;
+    const bool fits = !__builtin_mul_overflow(tensor_numel, chunk_base_stride, &contiguous_stride);
+    if (d == 0 || (sizes[d - 1] != 1 && (!fits || strides[d - 1] != contiguous_stride))) {
       while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
-        out[view_d] = view_numel * chunk_base_stride;
+        if (__builtin_mul_overflow(view_numel, chunk_base_stride, &out[view_d])) return std::nullopt;
         view_numel *= shape[view_d];
         --view_d;
       }

@@ -706,16 +706,7 @@ std::vector<int64_t> format_strides(MemoryFormat format, const std::vector<int64
   AOTRT_CHECK(sizes.size() == want, kInvalidArgument, what, " has ", sizes.size(),
               " dims; ", format == MemoryFormat::ChannelsLast ? "channels_last" : "channels_last_3d",
               " is a layout of ", want, "-dim tensors");
-  std::vector<int64_t> strides(sizes.size());
-  int64_t step = 1;
-  auto place = [&](size_t d) {
-    strides[d] = step;
-    step *= std::max<int64_t>(sizes[d], 1);
-  };
-  place(1);  // channels innermost
-  for (size_t d = sizes.size(); d-- > 2;) place(d);
-  place(0);
-  return strides;
+  return channels_last_strides(sizes);  // checked: an overflow is refused
 }
 
 // Whether a value of `have` is converted to `want` without being asked: a

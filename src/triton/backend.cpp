@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "aotrt/aotrt.h"
+#include "core/view.h"
 #include "triton/config.h"
 #include "triton/cuda_stream.h"
 #include "triton/triton_api.h"
@@ -175,7 +176,7 @@ void read_inputs(const ModelConfig& config, Pending& p) {
     int64_t numel = 1;
     for (int64_t s : sizes) {
       AOTRT_CHECK(s >= 0, kInvalidArgument, what, ": shape ", shape_text(sizes), " is negative");
-      numel *= s;
+      numel = checked_mul(numel, s, what.c_str());
     }
     AOTRT_CHECK(byte_size == static_cast<uint64_t>(numel) * element_size(in.dtype),
                 kInvalidArgument, what, ": ", byte_size, " bytes for shape ", shape_text(sizes),

@@ -4,6 +4,7 @@
 // named aten_*, looked up as aoti_torch_aten_*). Complex inputs come as torch.view_as_real of them and are
 // viewed back with aotrt's view_as_complex; complex results are compared through
 // view_as_real (its sizes and strides carry the complex result's), on every built backend.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,23 @@ TEST(OpsPointwiseRefusals, SubtractRefusesBoolAndAFloatAlphaForIntegers) {
                  "argument alpha must not be a floating point number");
   expect_refused(sub(nullptr, i.get(), 1.0, out.out()), "aoti_torch_aten_subtract_Tensor", "self");
   EXPECT_EQ(out.get(), nullptr);
+}
+
+// An empty tensor may have any size in its other dims: the dense strides of the result are
+// computed in checked arithmetic and their overflow refused (fuzz_op_shims found the signed
+// overflow in iterator_output_strides).
+TEST(OpsPointwiseRefusals, HugeEmptyOperandsRefuseTheOverflow) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    AOTRT_FIND_OP(add, BinaryAlpha, b, "add_Tensor");
+    Tensor parent = empty(b, {1}, kF32);
+    const int64_t huge = std::numeric_limits<int64_t>::max();
+    Tensor x = reinterpret(parent.get(), {0, huge, 3}, {0, 0, 1}, 0);
+    Tensor out;
+    expect_refused(add(x.get(), x.get(), 1.0, out.out()), std::string(b.op_prefix) + "add_Tensor",
+                   "overflows int64");
+    EXPECT_EQ(out.get(), nullptr);
+  }
 }
 
 }  // namespace
