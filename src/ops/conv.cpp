@@ -60,7 +60,7 @@ std::unique_ptr<TensorImpl> convolution_pointwise(const TensorImpl& input,
     AOTRT_CHECK(ig == 0 || g <= std::numeric_limits<int64_t>::max() / ig, kInvalidArgument, fn,
                 ": groups ", g, " times W's dim 1 (", ig, ") overflows int64");
     // [g, O/g, I/g, k...] -> [g, I/g, O/g, k...]
-    std::vector<int64_t> sizes{g, ig, og}, strides{og * wt[0], wt[1], wt[0]};
+    std::vector<int64_t> sizes{g, ig, og}, strides{checked_mul(og, wt[0], fn), wt[1], wt[0]};
     for (int64_t d = 2; d < weight.dim(); ++d) {
       sizes.push_back(ws[d]);
       strides.push_back(wt[d]);

@@ -140,7 +140,8 @@ std::unique_ptr<TensorImpl> dyn_quant_matmul_4bit(const TensorImpl& inp,
               ": inp (strides ", sizes_text(inp.strides()), ") and packed_weights (strides ",
               sizes_text(packed_weights.strides()),
               ") must be contiguous: ATen's kernel reads their memory as dense rows");
-  const int64_t weight_elements = N * K / 2, scale_elements = N * (K / block_size);
+  const int64_t weight_elements = checked_mul(N, K, fn) / 2,
+                scale_elements = checked_mul(N, K / block_size, fn);
   const int64_t total = packed_weights.numel();
   AOTRT_CHECK(total >= weight_elements + scale_elements, kInvalidArgument, fn,
               ": Invalid packed weight tensor size: ", total, " elements, fewer than the ",

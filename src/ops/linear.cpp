@@ -282,7 +282,8 @@ std::unique_ptr<TensorImpl> addbmm(const TensorImpl& self, const TensorImpl& bat
   const int64_t perm_sizes[] = {n, b, k};
   const int64_t perm_strides[] = {batch1.strides()[1], batch1.strides()[0], batch1.strides()[2]};
   copy_tensor(*a, *view_of(batch1, perm_sizes, perm_strides, fn), fn);
-  const int64_t a_sizes[] = {n, b * k}, a_strides[] = {b * k, 1};
+  const int64_t bk = checked_mul(b, k, fn);
+  const int64_t a_sizes[] = {n, bk}, a_strides[] = {bk, 1};
   auto a2 = view_of(*a, a_sizes, a_strides, fn);
   // batch2 read as [b*k, p] in place when its batches follow each other rows apart.
   std::unique_ptr<TensorImpl> packed;
@@ -292,7 +293,7 @@ std::unique_ptr<TensorImpl> addbmm(const TensorImpl& self, const TensorImpl& bat
     copy_tensor(*packed, batch2, fn);
     b2 = packed.get();
   }
-  const int64_t b_sizes[] = {b * k, p};
+  const int64_t b_sizes[] = {bk, p};
   const int64_t b_strides[] = {k > 1 || b == 1 ? b2->strides()[1] : b2->strides()[0],
                                b2->strides()[2]};
   if (integral) {

@@ -218,10 +218,11 @@ std::unique_ptr<TensorImpl> grouped_mm(const TensorImpl& mat_a, const TensorImpl
     sizes = {mat_a.sizes()[0], mat_a.sizes()[1], mat_b.sizes().back()};
   }
   const int64_t alignment = 16 / static_cast<int64_t>(element_size(dtype));
-  const int64_t padded = (sizes.back() + alignment - 1) / alignment * alignment;
+  const int64_t padded =
+      checked_mul(checked_add(sizes.back(), alignment - 1, fn) / alignment, alignment, fn);
   const std::vector<int64_t> strides =
       sizes.size() == 2 ? std::vector<int64_t>{padded, 1}
-                        : std::vector<int64_t>{sizes[1] * padded, padded, 1};
+                        : std::vector<int64_t>{checked_mul(sizes[1], padded, fn), padded, 1};
   auto out = empty_strided(sizes, strides, dtype, mat_a.device(), fn);
   zero_tensor(*out, fn);
   if (!a2 && !b2) {

@@ -17,7 +17,8 @@ std::unique_ptr<TensorImpl> narrowed(const TensorImpl& t, int64_t d, int64_t sta
                                      const char* fn) {
   Dims sizes = to_vector(t.sizes());
   sizes[d] = length;
-  return make_tensor(t.storage(), sizes, t.strides(), t.storage_offset() + start * t.strides()[d],
+  return make_tensor(t.storage(), sizes, t.strides(),
+                     checked_add(t.storage_offset(), checked_mul(start, t.strides()[d], fn), fn),
                      t.dtype(), fn);
 }
 }  // namespace
