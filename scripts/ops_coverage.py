@@ -52,7 +52,7 @@ NOT_SERVED = [
     (r"^(_scaled_dot_product_flash_attention_quantized|_flash_attention_forward_quantized)$",
      "fp8 attention (float8 query/key/value with descale tensors, FlashAttention-3's kernels): "
      "aotrt's attention reads float16, bfloat16 and float32 only"),
-    (r"attention|_flash_|_cudnn_rnn|_thnn_fused_lstm_cell",
+    (r"attention|_flash_|_cudnn_rnn",
      "CUDA kernel not written yet (the cuDNN SDPA path serves _scaled_dot_product_cudnn_attention)"),
 ]
 

@@ -2189,6 +2189,75 @@ def flash_cases():
     return out
 
 
+# --- rnn -------------------------------------------------------------------------------
+# The fused cells (Note [Fused RNN cells]): torch's CPU has no kernel for
+# _thnn_fused_lstm_cell or _thnn_fused_gru_cell, so the outputs come from ATen's formulas
+# (native/cuda/RNN.cu), computed here with torch's CPU ops in ATen's accumulation type
+# (float32 for float16 and bfloat16, float64 for float64), the sums in ATen's order, each
+# output rounded once to the operands' dtype. Inputs: input_gates, hidden_gates, cx / hx,
+# then input_bias and hidden_bias when given; ints: whether the biases are given. Outputs:
+# hy, cy, workspace (LSTM) or hy, workspace (GRU), contiguous as torch's meta function
+# (empty_like(..., contiguous_format)) makes them.
+def fused_cell_reference(kind, ig, hg, prev, ib=None, hb=None):
+    acc = torch.float64 if ig.dtype == torch.float64 else torch.float32
+    chunks = 4 if kind == "lstm" else 3
+    H = prev.shape[1]
+    x, h, p = ig.to(acc), hg.to(acc), prev.to(acc)
+    zeros = torch.zeros(chunks * H, dtype=acc)
+    b1, b2 = (ib.to(acc), hb.to(acc)) if ib is not None else (zeros, zeros)
+    q = lambda t, k: t[..., k * H:(k + 1) * H]
+    pre = lambda k: q(x, k) + q(h, k) + q(b1, k) + q(b2, k)
+    out = lambda t: t.to(ig.dtype).contiguous()
+    if kind == "lstm":
+        i, f, o = torch.sigmoid(pre(0)), torch.sigmoid(pre(1)), torch.sigmoid(pre(3))
+        g = torch.tanh(pre(2))
+        cy = f * p + i * g
+        hy = o * torch.tanh(cy)
+        return out(hy), out(cy), out(torch.cat([i, f, g, o], dim=1))
+    r, z = torch.sigmoid(pre(0)), torch.sigmoid(pre(1))
+    hn = q(h, 2) + q(b2, 2)
+    n = torch.tanh(q(x, 2) + q(b1, 2) + r * hn)
+    hy = n + z * (p - n)
+    return out(hy), out(torch.cat([r, z, n, p, hn], dim=1))
+
+
+def rnn_cases():
+    out = []
+    f32, f64, f16, bf16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+
+    def row(name, kind, B, H, dtype, bias, gates_view="dense", prev_view="dense"):
+        G = (4 if kind == "lstm" else 3) * H
+        vals = lambda n, start: pattern(n, start, 0.35)
+        if gates_view == "transposed":  # [B, G] whose memory is column-major, at an offset
+            ig = transposed(vals(B * G, 1), dtype, [B, G], offset=3)
+            hg = transposed(vals(B * G, 4), dtype, [B, G])
+        elif gates_view == "gapped":  # every other column of a wider buffer
+            ig = view(vals(B * G, 1), dtype, [B, G], [2 * G + 1, 2], 1)
+            hg = view(vals(B * G, 4), dtype, [B, G], [G + 3, 1], 2)
+        else:
+            ig, hg = view(vals(B * G, 1), dtype, [B, G]), view(vals(B * G, 4), dtype, [B, G])
+        if prev_view == "transposed":
+            prev = transposed(pattern(B * H, 2, 0.5), dtype, [B, H])
+        else:
+            prev = view(pattern(B * H, 2, 0.5), dtype, [B, H])
+        inputs = [ig, hg, prev]
+        if bias:
+            inputs += [view(vals(G, 5), dtype, [G]), view(vals(G, 7), dtype, [G], [2], 1)]
+        r = fused_cell_reference(kind, *inputs)
+        op = "_thnn_fused_lstm_cell" if kind == "lstm" else "_thnn_fused_gru_cell"
+        out.append(case(name, op, inputs, [int(bias)], r))
+
+    for kind in ("lstm", "gru"):
+        row(f"{kind}_f32_bias", kind, 3, 4, f32, True)
+        row(f"{kind}_f32_no_bias_transposed_gates", kind, 2, 5, f32, False, "transposed")
+        row(f"{kind}_f64_bias_gapped_gates", kind, 3, 2, f64, True, "gapped")
+        row(f"{kind}_bf16_bias_transposed_prev", kind, 4, 3, bf16, True, prev_view="transposed")
+        row(f"{kind}_f16_no_bias", kind, 2, 6, f16, False)
+        row(f"{kind}_empty_batch", kind, 0, 3, f32, True)
+        row(f"{kind}_zero_hidden", kind, 2, 0, f32, False)
+    return out
+
+
 FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
@@ -2197,7 +2266,7 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
             "special": special_cases, "intmatmul": intmatmul_cases,
             "scaledmm": scaledmm_cases, "dynquant": dynquant_cases,
-            "attention": attention_cases, "flash": flash_cases}
+            "attention": attention_cases, "flash": flash_cases, "rnn": rnn_cases}
 
 
 def main(names):
