@@ -27,6 +27,10 @@ void mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat
 // and is not read when beta == 0.
 void addmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat1,
                const TensorImpl& mat2, double beta, double alpha, const char* fn);
+// out (float32) = self @ mat2 for float16 or bfloat16 operands (2-D), in
+// float32 (Note [Matmul with an output dtype] in ops/matmul.h).
+void mm_widening_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                     const char* fn);
 // out[b] = self[b] @ mat2[b] (3-D).
 void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
              const char* fn);

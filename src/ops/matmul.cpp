@@ -26,6 +26,31 @@ void addmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& 
   kernel(&MatmulKernels::addmm_out, out.device(), fn)(out, self, mat1, mat2, beta, alpha, fn);
 }
 
+// See Note [Matmul with an output dtype].
+void mm_dtype_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                  ScalarType out_dtype, const char* fn) {
+  AOTRT_CHECK(self.dim() == 2, kInvalidArgument, fn, ": self must be a matrix, got ", self.dim(),
+              "-D tensor");
+  AOTRT_CHECK(mat2.dim() == 2, kInvalidArgument, fn, ": mat2 must be a matrix, got ", mat2.dim(),
+              "-D tensor");
+  AOTRT_CHECK(self.sizes()[1] == mat2.sizes()[0], kInvalidArgument, fn,
+              ": mat1 and mat2 shapes cannot be multiplied (", self.sizes()[0], "x",
+              self.sizes()[1], " and ", mat2.sizes()[0], "x", mat2.sizes()[1], ")");
+  AOTRT_CHECK(out_dtype == out.dtype(), kInvalidArgument, fn,
+              ": out_dtype must be the same as the dtype of the provided out tensor (out_dtype ",
+              dtype_name(out_dtype), ", out ", dtype_name(out.dtype()), ")");
+  const ScalarType in = self.dtype();
+  AOTRT_CHECK(in == mat2.dtype(), kInvalidArgument, fn, ": input dtypes must be the same (self ",
+              dtype_name(in), ", mat2 ", dtype_name(mat2.dtype()), ")");
+  const bool widening = out_dtype == ScalarType::Float32 &&
+                        (in == ScalarType::Float16 || in == ScalarType::BFloat16);
+  AOTRT_CHECK(out_dtype == in || widening, kInvalidArgument, fn,
+              ": out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs (inputs ",
+              dtype_name(in), ", out_dtype ", dtype_name(out_dtype), ")");
+  if (!widening) return mm_out(out, self, mat2, fn);
+  kernel(&MatmulKernels::mm_widening_out, out.device(), fn)(out, self, mat2, fn);
+}
+
 void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
              const char* fn) {
   kernel(&MatmulKernels::bmm_out, out.device(), fn)(out, self, mat2, fn);

@@ -65,6 +65,10 @@ struct MatmulKernels {
   // Note [Scaled matmul] past the device-independent checks; out [M, N] of
   // any strides, not overlapping the inputs.
   void (*scaled_mm_out)(const TensorImpl& out, const ScaledMmArgs& args, const char* fn);
+  // Note [Matmul with an output dtype]: out [M, N] float32 (any strides) =
+  // self [M, K] @ mat2 [K, N], both float16 or both bfloat16, in float32.
+  void (*mm_widening_out)(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                          const char* fn);
 };
 
 // out = self @ mat2 (2-D).
@@ -74,6 +78,21 @@ void mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat
 // is not read when beta == 0 (so NaN in it does not reach out).
 void addmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat1,
                const TensorImpl& mat2, double beta, double alpha, const char* fn);
+// Note [Matmul with an output dtype]
+// torch.mm(self, mat2, out_dtype=...) is aten::mm.dtype(_out) (CUDA only in
+// ATen, whose CPU has no kernel for it; torch 2.13 generates the one C shim
+// aoti_torch_cuda_mm_dtype_out, and no bmm/addmm/baddbmm siblings; torch
+// 2.11 has the same entry). ATen's rules (native/cuda/Blas.cpp,
+// _mm_dtype_out_cuda), checked in this order with its messages: self and
+// mat2 2-d, their shapes multiply, out_dtype is out's dtype, self and mat2 of
+// one dtype, and out_dtype either that dtype (then it is mm.out) or float32
+// for float16 or bfloat16 operands: the product of the 16-bit operands
+// accumulated and written in float32 (cuBLAS with A and B in the 16-bit type,
+// C in float32, CUBLAS_COMPUTE_32F: never rounded to the 16-bit type, never
+// TF32). aotrt writes into out as it is (any strides, not resized, [M, N]).
+// The CPU kernel (widened copies, the float32 gemm) serves the tests.
+void mm_dtype_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                  ScalarType out_dtype, const char* fn);
 // out[b] = self[b] @ mat2[b] (3-D).
 void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
              const char* fn);

@@ -130,6 +130,20 @@ void scaled_mm_out(const TensorImpl& out, const ScaledMmArgs& a, const char* fn)
   copy_tensor(out, *r, fn);  // Note [Float8 conversions] for a float8 out
 }
 
+// Note [Matmul with an output dtype]: the 16-bit operands widened to float32
+// (exactly), then the float32 gemm: every product is exact in float32, and the
+// sums are float32 as cuBLAS's CUBLAS_COMPUTE_32F makes them.
+void mm_widening_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                     const char* fn) {
+  auto widened = [&](const TensorImpl& t) {
+    auto w = empty_strided(t.sizes(), contiguous_strides(t.sizes()), ScalarType::Float32,
+                           t.device(), fn);
+    copy_tensor(*w, t, fn);
+    return w;
+  };
+  mm_out(out, *widened(self), *widened(mat2));
+}
+
 constexpr MatmulKernels kMatmul{
     .mm_out = [](const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
                  const char*) { mm_out(out, self, mat2); },
@@ -142,6 +156,7 @@ constexpr MatmulKernels kMatmul{
                       const TensorImpl& batch2, double beta, double alpha,
                       const char*) { baddbmm_out(out, self, batch1, batch2, beta, alpha); },
     .scaled_mm_out = scaled_mm_out,
+    .mm_widening_out = mm_widening_out,
 };
 AOTRT_REGISTER_KERNELS(MatmulKernels, cpu, kMatmul);
 

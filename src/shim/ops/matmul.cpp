@@ -26,6 +26,14 @@ AOTRT_OP(baddbmm_out,
                           args.tensor(batch1, "batch1"), args.tensor(batch2, "batch2"), beta,
                           alpha, fn))
 
+// mm.dtype_out (Note [Matmul with an output dtype]): torch's headers declare it for CUDA only.
+AOTRT_OP_CUDA(mm_dtype_out,
+              (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2,
+               int32_t out_dtype),
+              ops::mm_dtype_out(args.tensor(out, "out"), args.tensor(self, "self"),
+                                args.tensor(mat2, "mat2"),
+                                *args.optional_dtype(&out_dtype, "out_dtype"), fn))
+
 // _grouped_mm (Note [Grouped matmul]): the CPU's. torch 2.11 generates no CUDA entry, and
 // ATen's CUDA kernel (CUTLASS grouped GEMM) reads its offsets on the device.
 AOTRT_OP_CPU(_grouped_mm,

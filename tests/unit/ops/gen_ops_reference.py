@@ -1403,6 +1403,38 @@ def matmul_cases():
         view(pattern(16 * 8, 1, 0.125), torch.float16, [16, 8]), view([8, 8, 16], i32, [3]))
     gmm("grouped_mm_3d_3d_bf16", view(pattern(2 * 3 * 8, 3, 0.5), bf, [2, 3, 8]),
         view(pattern(2 * 8 * 8, 1, 0.25), bf, [2, 8, 8], [64, 1, 8]))
+
+    # mm.dtype_out (Note [Matmul with an output dtype]): inputs out (as it was), self, mat2;
+    # ints: the out_dtype code. torch's CPU has no kernel for mm.dtype (ATen's is CUDA's),
+    # so the reference is the product in float64 converted to out's dtype: the operands are
+    # multiples of 1/8 or 1/16, so every product and sum is exact in float32 and the float32
+    # results need more bits than bfloat16 or float16 keep (a result rounded to the 16-bit
+    # dtype on the way shows).
+    def mm_dtype(name, res, a, b):
+        before = view(res.reshape(-1).tolist(), res.dtype, list(res.shape), list(res.stride()),
+                      res.storage_offset())
+        res.copy_((a.double() @ b.double()).to(res.dtype))
+        out.append(case(name, "mm_dtype", [before, a, b], [CODES[res.dtype]], res))
+
+    g = torch.Generator().manual_seed(11)
+
+    def eighths(sizes, dtype, denominator=8):
+        return (torch.randint(-12, 13, sizes, generator=g) / denominator).to(dtype)
+
+    f32, f16 = torch.float32, torch.float16
+    mm_dtype("mm_dtype_bf16_to_f32", view([0] * 15, f32, [3, 5]),
+             eighths([3, 8], bf), eighths([5, 8], bf).t())
+    mm_dtype("mm_dtype_f16_to_f32_strided_views", view([0] * 12, f32, [4, 3], [1, 5], 2),
+             view(eighths([4, 6], f16).reshape(-1).tolist(), f16, [4, 6], [13, 2], 1),
+             transposed(eighths([6, 3], f16, 16).reshape(-1).tolist(), f16, [6, 3], 3))
+    mm_dtype("mm_dtype_bf16_to_f32_k40", view([0] * (17 * 33), f32, [17, 33]),
+             eighths([17, 40], bf), eighths([40, 33], bf, 16))
+    mm_dtype("mm_dtype_f32_same_dtype_is_mm", view([0] * 6, f32, [2, 3]),
+             eighths([2, 4], f32), eighths([4, 3], f32))
+    mm_dtype("mm_dtype_bf16_same_dtype_is_mm", view([0] * 6, bf, [2, 3]),
+             eighths([2, 4], bf), eighths([4, 3], bf))
+    mm_dtype("mm_dtype_bf16_to_f32_empty_k", view([5] * 6, f32, [2, 3]),
+             view([], bf, [2, 0]), view([], bf, [0, 3]))
     return out
 
 
