@@ -2221,6 +2221,69 @@ def flash_cases():
     return out
 
 
+# --- int4cuda --------------------------------------------------------------------------
+# CUDA's _weight_int4pack_mm (Note [Int4 tinygemm layout]): inputs A [M, K] bfloat16, B (the
+# packed weight), qScaleAndZeros [K/g, N, 2] bfloat16; ints: qGroupSize, innerKTiles. torch's
+# CPU can run neither _weight_int4pack_mm on this layout nor the CUDA packer, so B comes from
+# tinygemm_pack below and the output from the op's formula: w = bfloat16((q - 8) * scale +
+# zero) (one rounding: the values are chosen so that the sum is exact in float32 before it),
+# out = bfloat16(A @ w^T) summed in float64. tests/e2e/test_cuda_int4_tinygemm.py checks the
+# layout against torch's own packer on a GPU.
+def tinygemm_pack(q, inner_k_tiles):
+    """q [N, K] (ints 0..15) as CUDA's torch.ops.aten._convert_weight_to_int4pack(w,
+    inner_k_tiles) packs w = (q[:, ::2] << 4 | q[:, 1::2]).to(torch.uint8), written from the
+    layout facts of ATen's native/cuda/int4mm.cu: int32 [N/8, K/(inner_k_tiles*16), 32,
+    inner_k_tiles/2]; q[n, k] is in n-tile n // 8 and outer k-tile k // (inner_k_tiles * 16);
+    with t = the 16-value k-tile inside the outer one and kk = k % 16, in lane
+    (n % 8) * 4 + (kk % 8) // 2, int32 t // 2 of the lane, nibble (bits 4i..4i+3)
+    i = (kk % 2) * 4 + (t % 2) * 2 + (kk >= 8)."""
+    N, K = q.shape
+    outer = K // (inner_k_tiles * 16)
+    words = [0] * (N // 8 * outer * 32 * (inner_k_tiles // 2))
+    for n in range(N):
+        for k in range(K):
+            t, kk = (k % (inner_k_tiles * 16)) // 16, k % 16
+            lane = (n % 8) * 4 + (kk % 8) // 2
+            word = (((n // 8) * outer + k // (inner_k_tiles * 16)) * 32 + lane) * (inner_k_tiles // 2) + t // 2
+            nibble = (kk % 2) * 4 + (t % 2) * 2 + (1 if kk >= 8 else 0)
+            words[word] |= int(q[n, k]) << (4 * nibble)
+    signed = [w - (1 << 32) if w >= (1 << 31) else w for w in words]
+    return torch.tensor(signed, dtype=torch.int32).reshape(N // 8, outer, 32, inner_k_tiles // 2)
+
+
+def int4cuda_cases():
+    out = []
+    g = torch.Generator().manual_seed(21)
+    bf = torch.bfloat16
+
+    def row(name, M, N, K, group, inner, a_view=None, exact=True):
+        q = torch.randint(0, 16, (N, K), generator=g)
+        if exact:  # powers of two and quarters: w, every product and every sum exact
+            scale = 2.0 ** torch.randint(-2, 2, (K // group, N), generator=g).double()
+            zero = torch.randint(-4, 5, (K // group, N), generator=g).double() / 4
+        else:  # bfloat16 values of a few bits each: (q - 8) * scale + zero exact in float32
+            scale = (torch.rand(K // group, N, generator=g) * 0.09 + 0.01).to(bf).double()
+            zero = ((torch.rand(K // group, N, generator=g) - 0.5) * 0.2).to(bf).double()
+        sz = torch.stack([scale, zero], dim=-1).to(bf)
+        a = a_view if a_view is not None else view(pattern(M * K, 0, 0.125), bf, [M, K])
+        s64, z64 = sz[..., 0].double(), sz[..., 1].double()
+        w = ((q.double() - 8).T.reshape(K // group, group, N) * s64[:, None, :] + z64[:, None, :])
+        w = w.reshape(K, N).float().to(bf)  # exact in float32, then one rounding
+        r = (a.double() @ w.double()).to(bf)
+        out.append(case(name, "_weight_int4pack_mm", [a, tinygemm_pack(q, inner), sz],
+                        [group, inner], r))
+
+    row("int4_m3_n16_k64_g32_inner2", 3, 16, 64, 32, 2)
+    row("int4_m17_n24_k128_g64_inner4", 17, 24, 128, 64, 4)
+    row("int4_m1_n32_k256_g128_inner8", 1, 32, 256, 128, 8)
+    row("int4_m5_n8_k256_g256_inner2", 5, 8, 256, 256, 2)
+    row("int4_transposed_a_m4_n16_k128_g32_inner8", 4, 16, 128, 32, 8,
+        a_view=transposed(pattern(4 * 128, 3, 0.25), bf, [4, 128], offset=1))
+    row("int4_rounded_weights_m6_n40_k128_g32_inner4", 6, 40, 128, 32, 4, exact=False)
+    row("int4_m0_n16_k64_g64_inner4", 0, 16, 64, 64, 4)
+    return out
+
+
 # --- rnn -------------------------------------------------------------------------------
 # The fused cells (Note [Fused RNN cells]): torch's CPU has no kernel for
 # _thnn_fused_lstm_cell or _thnn_fused_gru_cell, so the outputs come from ATen's formulas
@@ -2298,7 +2361,8 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
             "special": special_cases, "intmatmul": intmatmul_cases,
             "scaledmm": scaledmm_cases, "dynquant": dynquant_cases,
-            "attention": attention_cases, "flash": flash_cases, "rnn": rnn_cases}
+            "attention": attention_cases, "flash": flash_cases, "rnn": rnn_cases,
+            "int4cuda": int4cuda_cases}
 
 
 def main(names):
