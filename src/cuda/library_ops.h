@@ -51,6 +51,13 @@ void scaled_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorIm
                    const TensorImpl* scale_result, bool rowwise, bool use_fast_accum,
                    const char* fn);
 
+// _scaled_grouped_mm past ops/matmul.cpp's checks (Note [Scaled grouped
+// matmul]; grouped_mm.cu): out bfloat16 (zeroed), offs dense int32 on the
+// device (null for 3d x 3d), read there.
+void scaled_grouped_mm(const TensorImpl& out, const TensorImpl& mat_a, const TensorImpl& mat_b,
+                       const TensorImpl& scale_a, const TensorImpl& scale_b,
+                       const TensorImpl* offs, const char* fn);
+
 // The GEMM behind them, on views, for conv.cpp's 1x1 convolutions: out
 // [M, N] = x [M, K] @ y [K, N] (+ bias [N] on every row), each read in place
 // when cuBLAS can address it (cublas_addressable, Note [Matmul layouts]).

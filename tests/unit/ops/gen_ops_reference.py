@@ -2221,6 +2221,79 @@ def flash_cases():
     return out
 
 
+# --- scaledgrouped ---------------------------------------------------------------------
+# _scaled_grouped_mm (Note [Scaled grouped matmul]): torch's CPU has no kernel for it, so the
+# outputs come from its formula: per group, the float8_e4m3fn values' product summed in
+# float64, times scale_a, times scale_b, one rounding to bfloat16; out's sizes and (padded)
+# strides are torch's meta function's. Inputs: mat_a (row-major), mat_b (column-major),
+# scale_a, scale_b, then offs when given; ints: whether offs is given. Operands are halves in
+# [-4, 4] and scales powers of two, so every product and sum is exact in float32 (eager's bits
+# in any order), except in the *_random_scales row. Rows or groups no range covers are zero,
+# aotrt's choice where ATen leaves them uninitialized (the *_uncovered_* and *_empty_* rows).
+def scaled_grouped_reference(a, b, sa, sb, offs):
+    meta = torch._scaled_grouped_mm(a.to("meta"), b.to("meta"), sa.to("meta"), sb.to("meta"),
+                                    offs=None if offs is None else offs.to("meta"),
+                                    out_dtype=torch.bfloat16)
+    out = torch.empty_strided(meta.shape, meta.stride(), dtype=torch.float64).zero_()
+    a64, b64, sa64, sb64 = (t.double() for t in (a, b, sa, sb))
+    ends = [] if offs is None else [int(v) for v in offs]
+    starts = [0] + ends[:-1]
+    if a.dim() == 2 and b.dim() == 3:
+        for g, (s0, e0) in enumerate(zip(starts, ends)):
+            out[s0:e0] = (a64[s0:e0] @ b64[g]) * sa64[s0:e0, None] * sb64[g][None, :]
+    elif a.dim() == 3 and b.dim() == 2:
+        for g, (s0, e0) in enumerate(zip(starts, ends)):
+            out[:, s0:e0] = (a64[g] @ b64[:, s0:e0]) * sa64[g][:, None] * sb64[s0:e0][None, :]
+    elif a.dim() == 2:
+        M, N = a.shape[0], b.shape[1]
+        for g, (s0, e0) in enumerate(zip(starts, ends)):
+            if e0 > s0:
+                out[g] = ((a64[:, s0:e0] @ b64[s0:e0]) * sa64[g * M:(g + 1) * M, None]
+                          * sb64[g * N:(g + 1) * N][None, :])
+    else:
+        out[:] = (a64 @ b64) * sa64[:, :, None] * sb64[:, None, :]
+    r = torch.empty_strided(meta.shape, meta.stride(), dtype=torch.bfloat16)
+    r.copy_(out.float())  # exact in float32, then one rounding
+    return r
+
+
+def scaledgrouped_cases():
+    out = []
+    g = torch.Generator().manual_seed(31)
+    f8 = torch.float8_e4m3fn
+
+    def halves(*sizes):
+        return (torch.randint(-8, 9, sizes, generator=g) / 2).to(f8)
+
+    def pow2(*sizes):
+        return 2.0 ** torch.randint(-3, 2, sizes, generator=g).float()
+
+    def col_major(t):  # [.., K, N] values laid out column-major in the last two dims
+        return t.transpose(-2, -1).contiguous().transpose(-2, -1)
+
+    def row(name, a, b, sa, sb, offs=None):
+        r = scaled_grouped_reference(a, b, sa, sb, offs)
+        ins = [a, b, sa, sb] + ([offs] if offs is not None else [])
+        out.append(case(name, "_scaled_grouped_mm", ins, [int(offs is not None)], r))
+
+    i32 = torch.int32
+    row("sgmm_2d_3d_with_an_empty_group", halves(40, 32), col_major(halves(4, 32, 16)),
+        pow2(40), pow2(4, 16), torch.tensor([10, 10, 33, 40], dtype=i32))
+    row("sgmm_3d_2d", halves(3, 8, 32), col_major(halves(32, 48)), pow2(3, 8), pow2(48),
+        torch.tensor([16, 16, 48], dtype=i32))
+    row("sgmm_2d_2d_k_split", halves(8, 64), col_major(halves(64, 16)), pow2(3 * 8), pow2(3 * 16),
+        torch.tensor([16, 48, 64], dtype=i32))
+    row("sgmm_2d_2d_empty_k_group_is_zero", halves(8, 32), col_major(halves(32, 16)), pow2(3 * 8),
+        pow2(3 * 16), torch.tensor([16, 16, 32], dtype=i32))
+    row("sgmm_3d_3d", halves(2, 8, 32), col_major(halves(2, 32, 16)), pow2(2, 8), pow2(2, 16))
+    row("sgmm_2d_3d_uncovered_rows_are_zero", halves(32, 16), col_major(halves(2, 16, 32)),
+        pow2(32), pow2(2, 32), torch.tensor([8, 20], dtype=i32))
+    row("sgmm_2d_3d_random_scales", halves(37, 64), col_major(halves(3, 64, 32)),
+        torch.rand(37, generator=g) + 0.1, torch.rand(3, 32, generator=g) + 0.1,
+        torch.tensor([5, 21, 37], dtype=i32))
+    return out
+
+
 # --- int4cuda --------------------------------------------------------------------------
 # CUDA's _weight_int4pack_mm (Note [Int4 tinygemm layout]): inputs A [M, K] bfloat16, B (the
 # packed weight), qScaleAndZeros [K/g, N, 2] bfloat16; ints: qGroupSize, innerKTiles. torch's
@@ -2362,7 +2435,7 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "special": special_cases, "intmatmul": intmatmul_cases,
             "scaledmm": scaledmm_cases, "dynquant": dynquant_cases,
             "attention": attention_cases, "flash": flash_cases, "rnn": rnn_cases,
-            "int4cuda": int4cuda_cases}
+            "int4cuda": int4cuda_cases, "scaledgrouped": scaledgrouped_cases}
 
 
 def main(names):
