@@ -47,12 +47,10 @@ NOT_SERVED = [
     (r"^_grouped_mm$",
      "CPU only: torch 2.11 (the GPU machine's) generates no CUDA entry, and ATen's CUDA kernel keeps "
      "its offsets on the device where the CPU's loop reads them on the host (a sync)"),
-    (r"^(_dyn_quant\w*|_scaled_mm\w*|_scaled_grouped_mm|_weight_int4pack_mm\w*|mm_dtype_out)$",
-     "quantized matmuls (int4, fp8, scaled grouped): not written yet"),
     (r"^(_scaled_dot_product_flash_attention_quantized|_flash_attention_forward_quantized)$",
      "fp8 attention (float8 query/key/value with descale tensors, FlashAttention-3's kernels): "
      "aotrt's attention reads float16, bfloat16 and float32 only"),
-    (r"attention|_flash_|_cudnn_rnn|_thnn_fused_lstm_cell",
+    (r"attention|_flash_|_cudnn_rnn",
      "CUDA kernel not written yet (the cuDNN SDPA path serves _scaled_dot_product_cudnn_attention)"),
 ]
 

@@ -27,6 +27,10 @@ void mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat
 // and is not read when beta == 0.
 void addmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat1,
                const TensorImpl& mat2, double beta, double alpha, const char* fn);
+// out (float32) = self @ mat2 for float16 or bfloat16 operands (2-D), in
+// float32 (Note [Matmul with an output dtype] in ops/matmul.h).
+void mm_widening_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                     const char* fn);
 // out[b] = self[b] @ mat2[b] (3-D).
 void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
              const char* fn);
@@ -46,6 +50,13 @@ void scaled_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorIm
                    const TensorImpl& scale_a, const TensorImpl& scale_b, const TensorImpl* bias,
                    const TensorImpl* scale_result, bool rowwise, bool use_fast_accum,
                    const char* fn);
+
+// _scaled_grouped_mm past ops/matmul.cpp's checks (Note [Scaled grouped
+// matmul]; grouped_mm.cu): out bfloat16 (zeroed), offs dense int32 on the
+// device (null for 3d x 3d), read there.
+void scaled_grouped_mm(const TensorImpl& out, const TensorImpl& mat_a, const TensorImpl& mat_b,
+                       const TensorImpl& scale_a, const TensorImpl& scale_b,
+                       const TensorImpl* offs, const char* fn);
 
 // The GEMM behind them, on views, for conv.cpp's 1x1 convolutions: out
 // [M, N] = x [M, K] @ y [K, N] (+ bias [N] on every row), each read in place

@@ -239,9 +239,14 @@ GemmCall plan_gemm(const Addressed& out, const Addressed& x, const Addressed& y)
 // the matmul policy for matmuls, the convolution policy for the 1x1
 // convolutions conv.cpp runs as GEMMs.
 // float64 computes in float64 (ATen's DGEMM); the others accumulate in float32.
-cublasComputeType_t compute_type(ScalarType t, bool tf32) {
+// `in`: the operands' dtype, `t` the output's (they differ only for
+// mm.dtype_out's float16/bfloat16 operands into float32, Note [Matmul with an
+// output dtype], which never rounds to TF32).
+cublasComputeType_t compute_type(ScalarType t, ScalarType in, bool tf32) {
   if (t == ScalarType::Float64) return CUBLAS_COMPUTE_64F;
-  return t == ScalarType::Float32 && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  return t == ScalarType::Float32 && in == ScalarType::Float32 && tf32
+             ? CUBLAS_COMPUTE_32F_FAST_TF32
+             : CUBLAS_COMPUTE_32F;
 }
 
 // alpha and beta in the compute type's scale type (double for CUBLAS_COMPUTE_64F,
@@ -561,19 +566,26 @@ bool lt_gemm_planned(const GemmCall& g, const GemmConfig& config, const GemmScal
   return true;
 }
 
-bool lt_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, double beta,
-             const void* bias, int device, cudaStream_t stream, const char* fn) {
+// `dtype`: C's (and D's); `in_dtype`: A's and B's.
+bool lt_gemm(const GemmCall& g, ScalarType dtype, ScalarType in_dtype, bool tf32, double alpha,
+             double beta, const void* bias, int device, cudaStream_t stream, const char* fn) {
   check_gemm_sizes(g, fn);
   const cudaDataType_t t = cuda_data_type(dtype, fn);
-  const GemmConfig config = config_of(g, t, compute_type(dtype, tf32), bias, device);
+  GemmConfig config = config_of(g, t, compute_type(dtype, in_dtype, tf32), bias, device);
+  if (in_dtype != dtype) {
+    config.a_type = config.b_type = static_cast<int32_t>(cuda_data_type(in_dtype, fn));
+  }
   return lt_gemm_planned(g, config, GemmScalars(dtype, alpha, beta), bias, nullptr, device,
                          stream);
 }
 
 // The fallback: cuBLAS's own heuristic, on every call.
-void cublas_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha_arg,
-                 double beta_arg, int device, cudaStream_t stream, const char* fn) {
+void cublas_gemm(const GemmCall& g, ScalarType dtype, ScalarType in_dtype, bool tf32,
+                 double alpha_arg, double beta_arg, int device, cudaStream_t stream,
+                 const char* fn) {
   const cudaDataType_t t = cuda_data_type(dtype, fn);
+  const cudaDataType_t in = cuda_data_type(in_dtype, fn);
+  const cublasComputeType_t compute = compute_type(dtype, in_dtype, tf32);
   const GemmScalars scalars(dtype, alpha_arg, beta_arg);
   const void* alpha = scalars.alpha();
   const void* beta = scalars.beta();
@@ -586,21 +598,20 @@ void cublas_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha_ar
   ++t_plans.stats.fallback_calls;
   profiling::LibraryCallTimer timer("cublasGemmEx");
   if (g.batch == 1) {
-    AOTRT_CUBLAS_CHECK(cublasGemmEx(h, g.op_a, g.op_b, m, n, k, alpha, g.a, t, lda, g.b, t,
-                                    ldb, beta, g.c, t, ldc, compute_type(dtype, tf32),
-                                    CUBLAS_GEMM_DEFAULT));
+    AOTRT_CUBLAS_CHECK(cublasGemmEx(h, g.op_a, g.op_b, m, n, k, alpha, g.a, in, lda, g.b, in,
+                                    ldb, beta, g.c, t, ldc, compute, CUBLAS_GEMM_DEFAULT));
   } else {
     AOTRT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        h, g.op_a, g.op_b, m, n, k, alpha, g.a, t, lda, g.stride_a, g.b, t, ldb, g.stride_b,
-        beta, g.c, t, ldc, g.stride_c, to_int(g.batch, "batch count", fn),
-        compute_type(dtype, tf32), CUBLAS_GEMM_DEFAULT));
+        h, g.op_a, g.op_b, m, n, k, alpha, g.a, in, lda, g.stride_a, g.b, in, ldb, g.stride_b,
+        beta, g.c, t, ldc, g.stride_c, to_int(g.batch, "batch count", fn), compute,
+        CUBLAS_GEMM_DEFAULT));
   }
 }
 
-void run_gemm(const GemmCall& g, ScalarType dtype, bool tf32, double alpha, double beta,
-              int device, cudaStream_t stream, const char* fn) {
-  if (!lt_gemm(g, dtype, tf32, alpha, beta, nullptr, device, stream, fn)) {
-    cublas_gemm(g, dtype, tf32, alpha, beta, device, stream, fn);
+void run_gemm(const GemmCall& g, ScalarType dtype, ScalarType in_dtype, bool tf32,
+              double alpha, double beta, int device, cudaStream_t stream, const char* fn) {
+  if (!lt_gemm(g, dtype, in_dtype, tf32, alpha, beta, nullptr, device, stream, fn)) {
+    cublas_gemm(g, dtype, in_dtype, tf32, alpha, beta, device, stream, fn);
   }
 }
 
@@ -701,11 +712,12 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
   // has had bugs with degenerate shapes).
   bool done = false;
   if (use_self && ndim == 2 && beta_arg == 1.0 && out_addr->row_major &&
-      dtype != ScalarType::Float64 &&
+      dtype != ScalarType::Float64 && x_view.dtype == dtype &&
       self_view.dtype == dtype && self_view.strides[0] == 0 &&
       (self_view.strides[1] == 1 || N == 1) && M > 1 && N > 1 && K > 1 &&
       !overlaps(self_view.strided(), target.strided())) {
-    done = lt_gemm(call, dtype, tf32, alpha_arg, 0.0, self_view.data, device, stream, fn);
+    done = lt_gemm(call, dtype, dtype, tf32, alpha_arg, 0.0, self_view.data, device, stream,
+                   fn);
   }
   if (!done) {
     if (use_self) {
@@ -728,7 +740,7 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
         }
       }
     }
-    run_gemm(call, dtype, tf32, alpha_arg, beta, device, stream, fn);
+    run_gemm(call, dtype, x_view.dtype, tf32, alpha_arg, beta, device, stream, fn);
   }
   if (out_tmp.data() != nullptr) scatter_for_library(out_view, out_tmp.data(), stream);
 }
@@ -742,6 +754,8 @@ struct MatmulArgs {
   double alpha = 1.0;
   int ndim = 2;
   const char* fn;
+  // float16/bfloat16 operands into a float32 out (Note [Matmul with an output dtype]).
+  bool widen = false;
 };
 
 void check_operand(const TensorImpl& t, int ndim, const char* name, const char* fn) {
@@ -769,7 +783,10 @@ void matmul(const MatmulArgs& a) {
                         dtype == ScalarType::Int16 || dtype == ScalarType::Int32 ||
                         dtype == ScalarType::Int64;
   if (!integral) (void)cuda_data_type(dtype, fn);
-  AOTRT_CHECK(a.x->dtype() == dtype && a.y->dtype() == dtype, kInvalidArgument, fn,
+  const ScalarType in_dtype = a.x->dtype();
+  const bool widened = a.widen && dtype == ScalarType::Float32 &&
+                       (in_dtype == ScalarType::Float16 || in_dtype == ScalarType::BFloat16);
+  AOTRT_CHECK((in_dtype == dtype || widened) && a.y->dtype() == in_dtype, kInvalidArgument, fn,
               ": dtypes differ (out ", dtype_name(dtype), ", ", x_name, " ",
               dtype_name(a.x->dtype()), ", ", y_name, " ", dtype_name(a.y->dtype()), ")");
 
@@ -1027,6 +1044,11 @@ void addmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& 
 void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
              const char* fn) {
   matmul(MatmulArgs{&out, nullptr, &self, &mat2, 0.0, 1.0, 3, fn});
+}
+
+void mm_widening_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                     const char* fn) {
+  matmul(MatmulArgs{&out, nullptr, &self, &mat2, 0.0, 1.0, 2, fn, /*widen=*/true});
 }
 
 void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& batch1,

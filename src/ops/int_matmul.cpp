@@ -303,4 +303,49 @@ std::unique_ptr<TensorImpl> weight_int4pack_mm(const TensorImpl& self, const Ten
   return out;
 }
 
+// See Note [Int4 tinygemm layout].
+std::unique_ptr<TensorImpl> weight_int4pack_mm_tinygemm(const TensorImpl& self,
+                                                        const TensorImpl& mat2, int64_t group_size,
+                                                        const TensorImpl& scale_zeros,
+                                                        const char* fn) {
+  AOTRT_CHECK(mat2.device() == self.device() && scale_zeros.device() == self.device(),
+              kInvalidArgument, fn, ": expected A, B and qScaleAndZeros on one device, got ",
+              self.device().str(), ", ", mat2.device().str(), " and ",
+              scale_zeros.device().str());
+  check_dtype(self, ScalarType::BFloat16, "A", fn);
+  AOTRT_CHECK(self.dim() == 2, kInvalidArgument, fn, ": expect A to be 2D tensor, got ",
+              sizes_text(self.sizes()));
+  check_dtype(mat2, ScalarType::Int32, "B", fn);
+  AOTRT_CHECK(mat2.dim() == 4 && mat2.sizes()[2] == 32, kInvalidArgument, fn,
+              ": expect B to be the 4-d int4 pack [N/8, K/(innerKTiles*16), 32, innerKTiles/2] "
+              "of _convert_weight_to_int4pack on CUDA, got ",
+              sizes_text(mat2.sizes()));
+  const int64_t inner = mat2.sizes()[3] * 2;
+  AOTRT_CHECK(inner == 2 || inner == 4 || inner == 8, kInvalidArgument, fn,
+              ": expect B.size(3) * 2 (innerKTiles) to be 2, 4 or 8, got ", inner);
+  const int64_t M = self.sizes()[0], K = self.sizes()[1];
+  const int64_t N = checked_mul(mat2.sizes()[0], 8, fn);
+  AOTRT_CHECK(K % (inner * 16) == 0 && mat2.sizes()[1] == K / (inner * 16), kInvalidArgument, fn,
+              ": expect K = A.size(1) = ", K, " to be B.size(1) * innerKTiles * 16 = ",
+              mat2.sizes()[1], " * ", inner, " * 16");
+  AOTRT_CHECK(group_size == 32 || group_size == 64 || group_size == 128 || group_size == 256,
+              kInvalidArgument, fn, ": expect qGroupSize to be 32, 64, 128 or 256, got ",
+              group_size);
+  AOTRT_CHECK(K >= group_size && K % group_size == 0, kInvalidArgument, fn,
+              ": expect K to be a multiple of qGroupSize, got K:", K, ", qGroupSize:", group_size);
+  check_dtype(scale_zeros, ScalarType::BFloat16, "qScaleAndZeros", fn);
+  AOTRT_CHECK(scale_zeros.dim() == 3 && scale_zeros.sizes()[0] == K / group_size &&
+                  scale_zeros.sizes()[1] == N && scale_zeros.sizes()[2] == 2,
+              kInvalidArgument, fn, ": expect qScaleAndZeros to be [", K / group_size, ", ", N,
+              ", 2] (K/qGroupSize, N, 2), got ", sizes_text(scale_zeros.sizes()));
+  const int64_t sizes[] = {M, N};
+  auto out =
+      empty_strided(sizes, contiguous_strides(sizes), ScalarType::BFloat16, self.device(), fn);
+  if (out->numel() == 0) return out;
+  kernel(&IntMatmulKernels::int4_tinygemm_mm, self.device(), fn)(
+      *out, *dense(self, ScalarType::BFloat16, fn), *dense(mat2, ScalarType::Int32, fn),
+      group_size, *dense(scale_zeros, ScalarType::BFloat16, fn), fn);
+  return out;
+}
+
 }  // namespace aotrt::ops

@@ -27,6 +27,36 @@
 // host would (ATEN_CPU_CAPABILITY as torch reads it, else the CPU's
 // features), so a package runs as eager torch runs it on the same machine.
 //
+// Note [Int4 tinygemm layout]
+// CUDA's _weight_int4pack_mm(A [M, K], B, qGroupSize, qScaleAndZeros) (the
+// C shim aoti_torch_cuda__weight_int4pack_mm; facts from ATen's
+// native/cuda/int4mm.cu, the tinygemm kernels) reads B as CUDA's
+// _convert_weight_to_int4pack(w [N, K/2] uint8, innerKTiles) packs it: w's
+// byte j of row n holds q[n, 2j] in its HIGH nibble and q[n, 2j+1] in its
+// low one (q in 0..15); B is int32 [N/8, K/(innerKTiles*16), 32,
+// innerKTiles/2], innerKTiles in {2, 4, 8}: n-tiles of 8 columns, outer
+// k-tiles of innerKTiles*16 values, 32 lanes (the m16n8k16 B fragment's),
+// and per lane one int32 for each pair of 16-value k-tiles. For q[n, k], with
+// t the k-tile inside its outer tile and kk = k % 16: lane (n % 8) * 4 +
+// (kk % 8) / 2, int32 t / 2, and inside it nibble (bits 4i..4i+3)
+//   i = (kk odd ? 4 : 0) + (t odd ? 2 : 0) + (kk >= 8 ? 1 : 0)
+// (int4_tinygemm.h). qScaleAndZeros [K/qGroupSize, N, 2] bfloat16 holds
+// (scale, zero) per group of k and column; the weight is the bfloat16
+// w = fma(bf16(q - 8), scale, zero), one rounding (tinygemm's zero point: the
+// int4 value centred at 8, the zero added, not subtracted). out [M, N] =
+// A @ w^T, bfloat16, accumulated in float32 (tensor-core mma; aotrt's kernel
+// dequantizes a tile of w into shared memory and sums in k order, so sums
+// can round differently), one rounding to bfloat16. ATen's checks: A
+// bfloat16 2-d, B int32 4-d with size(2) 32 and size(3) * 2 in {2, 4, 8},
+// B.size(1) == K / (innerKTiles * 16), qGroupSize in {32, 64, 128, 256},
+// K a multiple of qGroupSize, qScaleAndZeros 3-d [., N, 2], one device.
+// aotrt checks more where ATen would read out of bounds or garbage: K a
+// multiple of innerKTiles * 16, qScaleAndZeros bfloat16 with K / qGroupSize
+// groups; and reads A, B and qScaleAndZeros through any strides (ATen
+// requires A and B contiguous). N = B.size(0) * 8. The CPU kernel (the same
+// layout and dequantization, int4_tinygemm.h) serves the tests: torch has
+// no CPU entry for this layout.
+//
 // Note [Dynamic int4 matmul]
 // _dyn_quant_pack_4bit_weight(weights, scales_zeros, bias, block_size,
 // in_features K, out_features N) and _dyn_quant_matmul_4bit(inp,
@@ -117,6 +147,11 @@ struct IntMatmulKernels {
   void (*dyn_quant_mm)(const TensorImpl& out, const TensorImpl& inp, const TensorImpl& weights,
                        const TensorImpl& scales, const TensorImpl* bias, int64_t block_size,
                        const char* fn);
+  // Note [Int4 tinygemm layout]: out [M, N] bfloat16 <- a [M, K] bfloat16 @ the
+  // weight packed in b (int32 [N/8, K/(inner*16), 32, inner/2]) with
+  // scale_zeros [K/group, N, 2] bfloat16; all dense.
+  void (*int4_tinygemm_mm)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b,
+                           int64_t group, const TensorImpl& scale_zeros, const char* fn);
 };
 
 void int_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
@@ -134,6 +169,12 @@ std::unique_ptr<TensorImpl> convert_weight_to_int4pack(const TensorImpl& self, c
 std::unique_ptr<TensorImpl> weight_int4pack_mm(const TensorImpl& self, const TensorImpl& mat2,
                                                const TensorImpl& group_size,
                                                const TensorImpl& scale_zeros, const char* fn);
+
+// Note [Int4 tinygemm layout]: CUDA's _weight_int4pack_mm.
+std::unique_ptr<TensorImpl> weight_int4pack_mm_tinygemm(const TensorImpl& self,
+                                                        const TensorImpl& mat2, int64_t group_size,
+                                                        const TensorImpl& scale_zeros,
+                                                        const char* fn);
 
 // Note [Dynamic int4 matmul].
 std::unique_ptr<TensorImpl> dyn_quant_pack_4bit_weight(const TensorImpl& weights,

@@ -65,6 +65,16 @@ struct MatmulKernels {
   // Note [Scaled matmul] past the device-independent checks; out [M, N] of
   // any strides, not overlapping the inputs.
   void (*scaled_mm_out)(const TensorImpl& out, const ScaledMmArgs& args, const char* fn);
+  // Note [Matmul with an output dtype]: out [M, N] float32 (any strides) =
+  // self [M, K] @ mat2 [K, N], both float16 or both bfloat16, in float32.
+  void (*mm_widening_out)(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                          const char* fn);
+  // Note [Scaled grouped matmul]: out (bfloat16, zeroed, ATen's strides) <- every
+  // group's product; the operands any strides; offs (int32, 1-d) null for 3d x 3d,
+  // read where the kernel runs (on the device for CUDA: no host wait).
+  void (*scaled_grouped_mm)(const TensorImpl& out, const TensorImpl& mat_a,
+                            const TensorImpl& mat_b, const TensorImpl& scale_a,
+                            const TensorImpl& scale_b, const TensorImpl* offs, const char* fn);
 };
 
 // out = self @ mat2 (2-D).
@@ -74,6 +84,21 @@ void mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat
 // is not read when beta == 0 (so NaN in it does not reach out).
 void addmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat1,
                const TensorImpl& mat2, double beta, double alpha, const char* fn);
+// Note [Matmul with an output dtype]
+// torch.mm(self, mat2, out_dtype=...) is aten::mm.dtype(_out) (CUDA only in
+// ATen, whose CPU has no kernel for it; torch 2.13 generates the one C shim
+// aoti_torch_cuda_mm_dtype_out, and no bmm/addmm/baddbmm siblings; torch
+// 2.11 has the same entry). ATen's rules (native/cuda/Blas.cpp,
+// _mm_dtype_out_cuda), checked in this order with its messages: self and
+// mat2 2-d, their shapes multiply, out_dtype is out's dtype, self and mat2 of
+// one dtype, and out_dtype either that dtype (then it is mm.out) or float32
+// for float16 or bfloat16 operands: the product of the 16-bit operands
+// accumulated and written in float32 (cuBLAS with A and B in the 16-bit type,
+// C in float32, CUBLAS_COMPUTE_32F: never rounded to the 16-bit type, never
+// TF32). aotrt writes into out as it is (any strides, not resized, [M, N]).
+// The CPU kernel (widened copies, the float32 gemm) serves the tests.
+void mm_dtype_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                  ScalarType out_dtype, const char* fn);
 // out[b] = self[b] @ mat2[b] (3-D).
 void bmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
              const char* fn);
@@ -117,5 +142,50 @@ std::unique_ptr<TensorImpl> scaled_mm(const TensorImpl& self, const TensorImpl& 
 std::unique_ptr<TensorImpl> grouped_mm(const TensorImpl& mat_a, const TensorImpl& mat_b,
                                        const TensorImpl* offs, const TensorImpl* bias,
                                        std::optional<ScalarType> out_dtype, const char* fn);
+
+// Note [Scaled grouped matmul]
+// torch._scaled_grouped_mm(mat_a, mat_b, scale_a, scale_b, offs, bias,
+// scale_result, out_dtype, use_fast_accum): the float8 grouped GEMM of
+// mixture-of-experts layers with rowwise scales (ATen's CUDA kernel, CUTLASS
+// on sm90; facts from native/cuda/GroupedBlas.cpp, ScaledGroupMM.cu and
+// GroupMMCommon.cuh; torch generates only the CUDA C shim). Group g's range
+// along the grouped dim is [offs[g-1], offs[g]) (from 0 for g = 0):
+// - 2d x 3d (G = mat_b.size(0)): rows of mat_a [M, K] times mat_b[g] [K, N];
+//   scale_a [M] (by global row), scale_b [G, N]; out [M, N];
+// - 3d x 2d (G = mat_a.size(0)): mat_a[g] [M, K] times columns of mat_b
+//   [K, N]; scale_a [G, M], scale_b [N] (by global column); out [M, N];
+// - 2d x 2d (G = offs.size(0)): the k ranges, out[g] = mat_a[:, ks] @
+//   mat_b[ks, :]; scale_a [G * M] and scale_b [G * N] contiguous, group g's
+//   at g * M and g * N; out [G, M, N];
+// - 3d x 3d (no offs): out[g] = mat_a[g] @ mat_b[g]; scales [G, M], [G, N].
+// out[.., i, j] = bfloat16((acc * scale_a[i]) * scale_b[j]), acc the float32
+// sum of the products of the float8_e4m3fn values (CUTLASS's epilogue:
+// scale_a times the accumulator, then times scale_b, then one rounding).
+// ATen's checks, in its order and with its messages: mat_a row-major and
+// mat_b column-major (their other stride a multiple of 16 bytes), 2-d or
+// 3-d, the contraction dims equal when one is 3-d, mat_a.size(-1) and
+// mat_b's last two sizes multiples of 16, no bias, no scale_result, offs
+// given exactly when a matrix is 2-d (1-d int32), float32 scales of the
+// shapes above (a 1-d one contiguous, a 2-d one with unit last stride),
+// out_dtype bfloat16 (the default), float8_e4m3fn operands, fewer than 1024
+// groups. MXFP8's float8_e8m0fnu scales (ATen's MSLK kernel) are a dtype
+// aotrt has no tensors of. Refused beyond ATen: offs on another device than
+// the operands, a group count other than offs.size(0). The output has ATen's padded strides (last dim a
+// multiple of 16 bytes). Where ATen's kernel is undefined aotrt defines it:
+// a range is clamped to the grouped dim, an empty or reversed one computes
+// nothing (out[g] = 0 in 2d x 2d, where ATen asserts), and what no range
+// covers is zero (ATen leaves it uninitialized). use_fast_accum is ignored
+// (float32 sums always); ATen's device check (compute capability 9.0 or
+// 10.0) is not made: aotrt's kernel runs on any GPU. CUDA: a tiled kernel
+// that finds each tile's groups from offs on the device (no host wait, so
+// it can be captured in a CUDA graph); the CPU kernel (the same arithmetic)
+// serves the tests.
+std::unique_ptr<TensorImpl> scaled_grouped_mm(const TensorImpl& mat_a, const TensorImpl& mat_b,
+                                              const TensorImpl& scale_a,
+                                              const TensorImpl& scale_b, const TensorImpl* offs,
+                                              const TensorImpl* bias,
+                                              const TensorImpl* scale_result,
+                                              std::optional<ScalarType> out_dtype,
+                                              bool use_fast_accum, const char* fn);
 
 }  // namespace aotrt::ops

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -53,7 +54,132 @@ void check_sizes(const TensorImpl& t, std::initializer_list<int64_t> want, const
               ", expected ", sizes_text(w));
 }
 
+// ATen's TensorArg: "argument #2 'hidden_gates'".
+struct CellArg {
+  const TensorImpl* t;
+  int position;
+  const char* name;
+};
+
+std::string arg_text(const CellArg& a) {
+  return "argument #" + std::to_string(a.position) + " '" + a.name + "'";
+}
+
+// ATen's checkSizes of native/cuda/RNN.cu (Note [Fused RNN cells]) and aotrt's
+// stricter shape checks; returns H.
+int64_t check_cell(const CellArg& ig, const CellArg& hg, const CellArg& ib, const CellArg& hb,
+                   int64_t factor, const CellArg& prev, const char* op, const char* fn) {
+  const std::string from = std::string(" (while checking arguments for ") + op + ")";
+  const ScalarType dtype = ig.t->dtype();
+  AOTRT_CHECK(dtype == ScalarType::Float32 || dtype == ScalarType::Float64 ||
+                  dtype == ScalarType::Float16 || dtype == ScalarType::BFloat16,
+              kUnsupported, fn, ": \"", op, "\" not implemented for '", dtype_name(dtype),
+              "' (float32, float64, float16 and bfloat16 are)");
+  auto check_dim = [&](const CellArg& a, int64_t dim) {
+    AOTRT_CHECK(a.t->dim() == dim, kInvalidArgument, fn, ": Expected ", dim,
+                "-dimensional tensor, but got ", a.t->dim(), "-dimensional tensor for ",
+                arg_text(a), from);
+  };
+  auto check_same_size = [&](const CellArg& a, const CellArg& b) {
+    const auto x = a.t->sizes(), y = b.t->sizes();
+    AOTRT_CHECK(std::equal(x.begin(), x.end(), y.begin(), y.end()), kInvalidArgument, fn,
+                ": Expected tensor for ", arg_text(a), " to have same size as tensor for ",
+                arg_text(b), "; but ", sizes_text(x), " does not equal ", sizes_text(y), from);
+  };
+  check_dim(ig, 2);
+  check_same_size(ig, hg);
+  const int64_t batch = ig.t->sizes()[0], gates = ig.t->sizes()[1];
+  AOTRT_CHECK((ib.t == nullptr) == (hb.t == nullptr), kInvalidArgument, fn, ": ",
+              arg_text(ib.t != nullptr ? ib : hb), " is given and ",
+              arg_text(ib.t != nullptr ? hb : ib),
+              " is not: the cell takes both biases or neither");
+  if (ib.t != nullptr) {
+    check_dim(ib, 1);
+    AOTRT_CHECK(ib.t->numel() == gates, kInvalidArgument, fn, ": Expected tensor for ",
+                arg_text(ib), " to have ", gates, " elements; but it actually has ",
+                ib.t->numel(), " elements", from);
+    check_same_size(ib, hb);
+  }
+  check_dim(prev, 2);
+  const int64_t want = checked_mul(batch, gates, fn) / factor;
+  AOTRT_CHECK(prev.t->numel() == want, kInvalidArgument, fn, ": Expected tensor for ",
+              arg_text(prev), " to have ", want, " elements; but it actually has ",
+              prev.t->numel(), " elements", from);
+  // Beyond ATen: its kernel takes H from prev's last dim and reads the gates as [B, factor, H].
+  const int64_t hidden = gates / factor;
+  AOTRT_CHECK(gates % factor == 0 && prev.t->sizes()[0] == batch && prev.t->sizes()[1] == hidden,
+              kInvalidArgument, fn, ": ", arg_text(prev), " has sizes ",
+              sizes_text(prev.t->sizes()), "; with gates of sizes ", sizes_text(ig.t->sizes()),
+              " it must be [", batch, ", ", gates, " / ", factor, "] (and ", gates,
+              " a multiple of ", factor, ")");
+  for (const CellArg* a : {&hg, &ib, &hb, &prev}) {
+    if (a->t == nullptr) continue;
+    AOTRT_CHECK(a->t->device() == ig.t->device(), kInvalidArgument, fn,
+                ": Expected tensor for ", arg_text(*a), " to have the same device as tensor for ",
+                arg_text(ig), "; but device ", a->t->device().str(), " does not equal ",
+                ig.t->device().str(), from);
+    AOTRT_CHECK(a->t->dtype() == dtype, kInvalidArgument, fn, ": expected scalar type ",
+                dtype_name(dtype), " but found ", dtype_name(a->t->dtype()), " for ",
+                arg_text(*a));
+  }
+  return hidden;
+}
+
+std::unique_ptr<TensorImpl> dense_like(std::span<const int64_t> sizes, const TensorImpl& like,
+                                       const char* fn) {
+  return empty_strided(sizes, contiguous_strides(sizes), like.dtype(), like.device(), fn);
+}
+
+RnnCellViews cell_views(const TensorImpl& ig, const TensorImpl& hg, const TensorImpl& prev,
+                        const TensorImpl* ib, const TensorImpl* hb, const RnnCellResult& r) {
+  RnnCellViews v;
+  v.input_gates = strided_view(ig);
+  v.hidden_gates = strided_view(hg);
+  if (ib != nullptr) {
+    v.input_bias = strided_view(*ib);
+    v.hidden_bias = strided_view(*hb);
+  }
+  v.prev = strided_view(prev);
+  v.hy = strided_view(*r.hy);
+  if (r.cy) v.cy = strided_view(*r.cy);
+  v.workspace = strided_view(*r.workspace);
+  return v;
+}
+
 }  // namespace
+
+RnnCellResult thnn_fused_lstm_cell(const TensorImpl& input_gates, const TensorImpl& hidden_gates,
+                                   const TensorImpl& cx, const TensorImpl* input_bias,
+                                   const TensorImpl* hidden_bias, const char* fn) {
+  (void)check_cell({&input_gates, 1, "input_gates"}, {&hidden_gates, 2, "hidden_gates"},
+                   {input_bias, 3, "input_bias"}, {hidden_bias, 4, "hidden_bias"}, 4,
+                   {&cx, 5, "prev_hidden"}, "_thnn_fused_lstm_cell", fn);
+  RnnCellResult r;
+  r.hy = dense_like(cx.sizes(), cx, fn);
+  r.cy = dense_like(cx.sizes(), cx, fn);
+  r.workspace = dense_like(input_gates.sizes(), input_gates, fn);
+  if (cx.numel() == 0) return r;
+  kernel(&RnnKernels::fused_lstm_cell, input_gates.device(), fn)(
+      cell_views(input_gates, hidden_gates, cx, input_bias, hidden_bias, r), fn);
+  return r;
+}
+
+RnnCellResult thnn_fused_gru_cell(const TensorImpl& input_gates, const TensorImpl& hidden_gates,
+                                  const TensorImpl& hx, const TensorImpl* input_bias,
+                                  const TensorImpl* hidden_bias, const char* fn) {
+  const int64_t hidden =
+      check_cell({&input_gates, 1, "input_gates"}, {&hidden_gates, 2, "hidden_gates"},
+                 {input_bias, 3, "input_bias"}, {hidden_bias, 4, "hidden_bias"}, 3,
+                 {&hx, 5, "prev_hidden"}, "_thnn_fused_gru_cell", fn);
+  RnnCellResult r;
+  r.hy = dense_like(hx.sizes(), hx, fn);
+  const int64_t ws_sizes[] = {hx.sizes()[0], checked_mul(hidden, 5, fn)};
+  r.workspace = dense_like(ws_sizes, hx, fn);
+  if (hx.numel() == 0) return r;
+  kernel(&RnnKernels::fused_gru_cell, input_gates.device(), fn)(
+      cell_views(input_gates, hidden_gates, hx, input_bias, hidden_bias, r), fn);
+  return r;
+}
 
 RnnLayerResult mkldnn_rnn_layer(const TensorImpl& input, const TensorImpl& w0,
                                 const TensorImpl& w1, const TensorImpl& w2, const TensorImpl& w3,

@@ -2,7 +2,8 @@
 // in parallel, exact int32 accumulation for int8 x int8 (int32 and int64
 // operands wrap in their own width), float32 for the int8-weight product
 // and the int4-weight one (Note [Int4 packed weights]; its product through
-// the float32 gemm of cpu/cpu.h).
+// the float32 gemm of cpu/cpu.h), and for CUDA's tinygemm int4 layout (Note
+// [Int4 tinygemm layout]; the tests' stand-in for the CUDA kernel).
 #include <algorithm>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -20,6 +21,7 @@
 #include "cpu/elements.h"
 #include "cpu/isa.h"
 #include "ops/dispatch.h"
+#include "ops/int4_tinygemm.h"
 #include "ops/int_matmul.h"
 
 namespace aotrt::cpu {
@@ -450,11 +452,47 @@ void dyn_quant_mm(const TensorImpl& out, const TensorImpl& inp, const TensorImpl
   }
 }
 
+// Note [Int4 tinygemm layout]: the weight dequantized to bfloat16 once
+// (w^T [K, N] as float), then per output a float32 sum in k order.
+void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b,
+                      int64_t group, const TensorImpl& scale_zeros, const char*) {
+  const int64_t M = a.sizes()[0], K = a.sizes()[1], N = out.sizes()[1];
+  const int64_t outer = b.sizes()[1];
+  const int inner = static_cast<int>(b.sizes()[3] * 2);
+  const auto* words = static_cast<const uint32_t*>(b.data_ptr());
+  const auto* sz = static_cast<const uint16_t*>(scale_zeros.data_ptr());
+  std::vector<float> w(static_cast<size_t>(K * N));
+#pragma omp parallel for if (K * N > 65536)
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t n = 0; n < N; ++n) {
+      const auto at = ops::int4_tinygemm::nibble_of(n, k, outer, inner);
+      const int q = static_cast<int>((words[at.word] >> at.shift) & 0xF);
+      const uint16_t* g = sz + ((k / group) * N + n) * 2;
+      const float v = ops::int4_tinygemm::dequantize_round_odd(q, bfloat16_to_float(g[0]),
+                                                               bfloat16_to_float(g[1]));
+      w[static_cast<size_t>(k * N + n)] = bfloat16_to_float(float_to_bfloat16(v));
+    }
+  }
+  const auto* x = static_cast<const uint16_t*>(a.data_ptr());
+  auto* o = static_cast<uint16_t*>(out.data_ptr());
+#pragma omp parallel for if (M * N * K > 65536)
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t n = 0; n < N; ++n) {
+      float acc = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        acc = std::fma(bfloat16_to_float(x[i * K + k]), w[static_cast<size_t>(k * N + n)], acc);
+      }
+      o[i * N + n] = float_to_bfloat16(acc);
+    }
+  }
+}
+
 constexpr IntMatmulKernels kIntMatmul{.int_mm = int_mm,
                                       .int8_weight_mm = int8_weight_mm,
                                       .int4_weight_mm = int4_weight_mm,
                                       .int4_pack = int4_pack,
-                                      .dyn_quant_mm = dyn_quant_mm};
+                                      .dyn_quant_mm = dyn_quant_mm,
+                                      .int4_tinygemm_mm = int4_tinygemm_mm};
 AOTRT_REGISTER_KERNELS(IntMatmulKernels, cpu, kIntMatmul);
 
 }  // namespace

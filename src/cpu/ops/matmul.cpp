@@ -14,6 +14,7 @@
 #include "cpu/ops.h"
 #include "ops/dims.h"
 #include "ops/dispatch.h"
+#include "ops/grouped_math.h"
 #include "ops/matmul.h"
 
 namespace aotrt::cpu {
@@ -130,6 +131,66 @@ void scaled_mm_out(const TensorImpl& out, const ScaledMmArgs& a, const char* fn)
   copy_tensor(out, *r, fn);  // Note [Float8 conversions] for a float8 out
 }
 
+// Note [Matmul with an output dtype]: the 16-bit operands widened to float32
+// (exactly), then the float32 gemm: every product is exact in float32, and the
+// sums are float32 as cuBLAS's CUBLAS_COMPUTE_32F makes them.
+void mm_widening_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                     const char* fn) {
+  auto widened = [&](const TensorImpl& t) {
+    auto w = empty_strided(t.sizes(), contiguous_strides(t.sizes()), ScalarType::Float32,
+                           t.device(), fn);
+    copy_tensor(*w, t, fn);
+    return w;
+  };
+  mm_out(out, *widened(self), *widened(mat2));
+}
+
+// Note [Scaled grouped matmul]: per group, its output elements, each a float32
+// sum in k order (as the CUDA kernel's), times scale_a then scale_b, rounded
+// once to bfloat16. offs is read here, on the host (CPU tensors).
+void scaled_grouped_mm(const TensorImpl& out, const TensorImpl& mat_a, const TensorImpl& mat_b,
+                       const TensorImpl& scale_a, const TensorImpl& scale_b,
+                       const TensorImpl* offs, const char*) {
+  using namespace ops::grouped_math;
+  const int64_t groups = out.dim() == 3 ? out.sizes()[0] : offs->sizes()[0];
+  const GroupedGemm d = describe(out, mat_a, mat_b, scale_a, scale_b, groups);
+  const Float8Table& e4m3 = float8_table(ScalarType::Float8_e4m3fn);
+  const auto* a = static_cast<const uint8_t*>(mat_a.data_ptr());
+  const auto* b = static_cast<const uint8_t*>(mat_b.data_ptr());
+  const auto* sa = static_cast<const float*>(scale_a.data_ptr());
+  const auto* sb = static_cast<const float*>(scale_b.data_ptr());
+  auto* o = static_cast<uint16_t*>(out.data_ptr());
+  std::vector<int32_t> ends;
+  if (offs != nullptr) {  // dense copy of the int32 ends
+    ends.resize(static_cast<size_t>(offs->sizes()[0]));
+    for (size_t g = 0; g < ends.size(); ++g) {
+      std::memcpy(&ends[g],
+                  static_cast<const char*>(offs->data_ptr()) +
+                      static_cast<int64_t>(g) * offs->strides()[0] * 4,
+                  4);
+    }
+  }
+  for (int64_t g = 0; g < d.groups; ++g) {
+    int64_t i0 = 0, i1 = d.M, j0 = 0, j1 = d.N, k0 = 0, k1 = d.K;
+    if (d.mode == kRows) group_range(ends.data(), g, d.M, i0, i1);
+    if (d.mode == kCols) group_range(ends.data(), g, d.N, j0, j1);
+    if (d.mode == kK) group_range(ends.data(), g, d.K, k0, k1);
+    if (i0 == i1 || j0 == j1 || k0 == k1) continue;  // computes nothing: out stays 0
+#pragma omp parallel for if ((i1 - i0) * (j1 - j0) * (k1 - k0) > 65536)
+    for (int64_t i = i0; i < i1; ++i) {
+      for (int64_t j = j0; j < j1; ++j) {
+        float acc = 0;
+        for (int64_t k = k0; k < k1; ++k) {
+          acc = std::fma(e4m3[a[g * d.a_g + i * d.a_m + k * d.a_k]],
+                         e4m3[b[g * d.b_g + k * d.b_k + j * d.b_n]], acc);
+        }
+        const float v = (acc * sa[g * d.sa_g + i * d.sa_m]) * sb[g * d.sb_g + j * d.sb_n];
+        o[g * d.o_g + i * d.o_m + j * d.o_n] = float_to_bfloat16(v);
+      }
+    }
+  }
+}
+
 constexpr MatmulKernels kMatmul{
     .mm_out = [](const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
                  const char*) { mm_out(out, self, mat2); },
@@ -142,6 +203,8 @@ constexpr MatmulKernels kMatmul{
                       const TensorImpl& batch2, double beta, double alpha,
                       const char*) { baddbmm_out(out, self, batch1, batch2, beta, alpha); },
     .scaled_mm_out = scaled_mm_out,
+    .mm_widening_out = mm_widening_out,
+    .scaled_grouped_mm = scaled_grouped_mm,
 };
 AOTRT_REGISTER_KERNELS(MatmulKernels, cpu, kMatmul);
 

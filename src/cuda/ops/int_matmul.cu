@@ -16,6 +16,12 @@
 // this kernel.
 // _weight_int8pack_mm: one thread per output, a float32 sum over k in the
 // CPU's order, times the channel's scale.
+// _weight_int4pack_mm (Note [Int4 tinygemm layout]): a block computes a
+// 16 x 16 tile of the output through 32-deep k-steps, A's rows and the
+// dequantized bfloat16 weights of the step in shared memory (each weight
+// dequantized once per block), each thread a float32 sum in k order (the CPU
+// kernel's order: the two agree bit for bit). Not tinygemm's tensor-core
+// kernel: correct first, a faster one checked against this.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -27,6 +33,7 @@
 #include "cuda/library_ops.h"
 #include "cuda/ops/common.cuh"
 #include "ops/dispatch.h"
+#include "ops/int4_tinygemm.h"
 #include "ops/int_matmul.h"
 
 namespace aotrt::cuda {
@@ -135,14 +142,76 @@ void int8_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   AOTRT_CUDA_CHECK_LAUNCH();
 }
 
-// int4 and dynamic-quant weights: left null. ATen's CUDA _weight_int4pack_mm
-// reads tinygemm's packed layout (not the CPU's of Note [Int4 packed
-// weights]), and the _dyn_quant ops have no CUDA entry point in torch.
+constexpr int kInt4Tk = 32;  // a k-step: within one quantization group (groups are >= 32)
+
+__global__ void int4_tinygemm_kernel(const __nv_bfloat16* a, const uint32_t* b,
+                                     const __nv_bfloat16* sz, __nv_bfloat16* out, int64_t M,
+                                     int64_t N, int64_t K, int64_t outer, int inner,
+                                     int64_t group) {
+  __shared__ float ta[kTile][kInt4Tk + 1];  // [m][k]
+  __shared__ float tw[kInt4Tk][kTile + 1];  // [k][n]
+  const int tx = threadIdx.x, ty = threadIdx.y, flat = ty * kTile + tx;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kTile, j = n0 + tx;
+  const int64_t tiles_m = (M + kTile - 1) / kTile;
+  // Every thread of a block runs the same tiles and steps, so the barriers are uniform.
+  for (int64_t t = blockIdx.y; t < tiles_m; t += gridDim.y) {
+    const int64_t m0 = t * kTile, i = m0 + ty;
+    float acc = 0;
+    for (int64_t k0 = 0; k0 < K; k0 += kInt4Tk) {  // K is a multiple of 32
+      for (int e = flat; e < kTile * kInt4Tk; e += kTile * kTile) {
+        const int r = e / kInt4Tk, c = e % kInt4Tk;
+        ta[r][c] = m0 + r < M ? __bfloat162float(a[(m0 + r) * K + k0 + c]) : 0.0f;
+      }
+      for (int e = flat; e < kInt4Tk * kTile; e += kTile * kTile) {
+        const int r = e / kTile, c = e % kTile;
+        const int64_t n = n0 + c, k = k0 + r;
+        float w = 0.0f;
+        if (n < N) {
+          const auto at = ops::int4_tinygemm::nibble_of(n, k, outer, inner);
+          const int q = static_cast<int>((b[at.word] >> at.shift) & 0xFu);
+          const __nv_bfloat16* g = sz + ((k / group) * N + n) * 2;
+          const float v = ops::int4_tinygemm::dequantize_round_odd(q, __bfloat162float(g[0]),
+                                                                   __bfloat162float(g[1]));
+          w = __bfloat162float(__float2bfloat16_rn(v));
+        }
+        tw[r][c] = w;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int q = 0; q < kInt4Tk; ++q) acc = fmaf(ta[ty][q], tw[q][tx], acc);
+      __syncthreads();
+    }
+    if (i < M && j < N) out[i * N + j] = __float2bfloat16_rn(acc);
+  }
+}
+
+// Note [Int4 tinygemm layout]; out [M, N], a [M, K], b and scale_zeros dense.
+void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b,
+                      int64_t group, const TensorImpl& scale_zeros, const char* fn) {
+  const OnDevice on(out.device());
+  const int64_t M = a.sizes()[0], K = a.sizes()[1], N = out.sizes()[1];
+  if (M == 0 || N == 0) return;
+  const int64_t tiles_n = (N + kTile - 1) / kTile, tiles_m = (M + kTile - 1) / kTile;
+  AOTRT_CHECK(tiles_n <= int64_t{0x7fffffff}, kUnsupported, fn, ": ", N,
+              " columns; the CUDA int4 matmul serves at most 2^35");
+  const dim3 grid(static_cast<unsigned>(tiles_n),
+                  static_cast<unsigned>(std::min<int64_t>(tiles_m, 65535)));
+  int4_tinygemm_kernel<<<grid, dim3(kTile, kTile), 0, on.stream>>>(
+      static_cast<const __nv_bfloat16*>(a.data_ptr()), static_cast<const uint32_t*>(b.data_ptr()),
+      static_cast<const __nv_bfloat16*>(scale_zeros.data_ptr()),
+      static_cast<__nv_bfloat16*>(out.data_ptr()), M, N, K, b.sizes()[1],
+      static_cast<int>(b.sizes()[3] * 2), group);
+  AOTRT_CUDA_CHECK_LAUNCH();
+}
+
+// The CPU's int4 layouts and the dynamic-quant weights: left null (ATen reads
+// those on the CPU only, and the _dyn_quant ops have no CUDA entry in torch).
 constexpr IntMatmulKernels kIntMatmul{.int_mm = int_mm,
                                       .int8_weight_mm = int8_weight_mm,
                                       .int4_weight_mm = nullptr,
                                       .int4_pack = nullptr,
-                                      .dyn_quant_mm = nullptr};
+                                      .dyn_quant_mm = nullptr,
+                                      .int4_tinygemm_mm = int4_tinygemm_mm};
 AOTRT_REGISTER_KERNELS(IntMatmulKernels, cuda, kIntMatmul);
 
 // A dense row-major int64 copy of v.

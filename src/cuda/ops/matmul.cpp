@@ -16,7 +16,9 @@ constexpr MatmulKernels kMatmul{
     .scaled_mm_out = [](const TensorImpl& out, const ops::ScaledMmArgs& a, const char* fn) {
       scaled_mm_out(out, a.self, a.mat2, a.scale_a, a.scale_b, a.bias, a.scale_result, a.rowwise,
                     a.use_fast_accum, fn);
-    }};
+    },
+    .mm_widening_out = mm_widening_out,
+    .scaled_grouped_mm = scaled_grouped_mm};
 AOTRT_REGISTER_KERNELS(MatmulKernels, cuda, kMatmul);
 
 }  // namespace

@@ -10,7 +10,8 @@ using runtime::kProxyCpu;
 using runtime::ProxyCall;
 
 // _int_mm_out and _weight_int8pack_mm on both devices (Note [Integer matmul on
-// CUDA] in cuda/ops/int_matmul.cu); the int4 ones on the CPU only.
+// CUDA] in cuda/ops/int_matmul.cu); the int4 ones of the CPU's layouts on the CPU only,
+// CUDA's _weight_int4pack_mm on CUDA only.
 AOTRT_OP(_int_mm_out, (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2),
          ops::int_mm_out(args.tensor(out, "out"), args.tensor(self, "self"),
                          args.tensor(mat2, "mat2"), fn))
@@ -20,6 +21,14 @@ AOTRT_OP(_weight_int8pack_mm,
           AtenTensorHandle* ret0),
          give(ret0, ops::weight_int8pack_mm(args.tensor(self, "self"), args.tensor(mat2, "mat2"),
                                             args.tensor(scales, "scales"), fn)))
+
+// CUDA's tinygemm layout (Note [Int4 tinygemm layout]); torch declares it for CUDA only.
+AOTRT_OP_CUDA(_weight_int4pack_mm,
+              (AtenTensorHandle self, AtenTensorHandle mat2, int64_t qGroupSize,
+               AtenTensorHandle qScaleAndZeros, AtenTensorHandle* ret0),
+              give(ret0, ops::weight_int4pack_mm_tinygemm(
+                             args.tensor(self, "self"), args.tensor(mat2, "mat2"), qGroupSize,
+                             args.tensor(qScaleAndZeros, "qScaleAndZeros"), fn)))
 
 // Declared in torch's hand-written c/shim_cpu.h: qGroupSize comes as a 0-d
 // int64 constant tensor (Note [Int4 packed weights]).

@@ -26,6 +26,14 @@ AOTRT_OP(baddbmm_out,
                           args.tensor(batch1, "batch1"), args.tensor(batch2, "batch2"), beta,
                           alpha, fn))
 
+// mm.dtype_out (Note [Matmul with an output dtype]): torch's headers declare it for CUDA only.
+AOTRT_OP_CUDA(mm_dtype_out,
+              (AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2,
+               int32_t out_dtype),
+              ops::mm_dtype_out(args.tensor(out, "out"), args.tensor(self, "self"),
+                                args.tensor(mat2, "mat2"),
+                                *args.optional_dtype(&out_dtype, "out_dtype"), fn))
+
 // _grouped_mm (Note [Grouped matmul]): the CPU's. torch 2.11 generates no CUDA entry, and
 // ATen's CUDA kernel (CUTLASS grouped GEMM) reads its offsets on the device.
 AOTRT_OP_CPU(_grouped_mm,
@@ -35,6 +43,20 @@ AOTRT_OP_CPU(_grouped_mm,
                                         args.optional_tensor(offs, "offs"),
                                         args.optional_tensor(bias, "bias"),
                                         args.optional_dtype(out_dtype, "out_dtype"), fn)))
+
+// _scaled_grouped_mm (Note [Scaled grouped matmul]): torch declares it for CUDA only.
+AOTRT_OP_CUDA(_scaled_grouped_mm,
+              (AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scale_a,
+               AtenTensorHandle scale_b, AtenTensorHandle* offs, AtenTensorHandle* bias,
+               AtenTensorHandle* scale_result, int32_t* out_dtype, int32_t use_fast_accum,
+               AtenTensorHandle* ret0),
+              give(ret0, ops::scaled_grouped_mm(
+                             args.tensor(self, "self"), args.tensor(mat2, "mat2"),
+                             args.tensor(scale_a, "scale_a"), args.tensor(scale_b, "scale_b"),
+                             args.optional_tensor(offs, "offs"), args.optional_tensor(bias, "bias"),
+                             args.optional_tensor(scale_result, "scale_result"),
+                             args.optional_dtype(out_dtype, "out_dtype"), use_fast_accum != 0,
+                             fn)))
 
 // _scaled_mm and its .out form (Note [Scaled matmul]): the fp8 GEMM, ATen's emulation on the
 // CPU, cuBLASLt on CUDA.

@@ -1,10 +1,41 @@
 // Entry points of the recurrent layers (ops/rnn.h): mkldnn_rnn_layer, one LSTM
 // layer, from torch's hand-written aoti_torch/c/shim_cpu.h (the CPU
-// decomposition of aten.lstm calls it). See Note [Op rows].
+// decomposition of aten.lstm calls it); the fused cells of nn.LSTMCell and
+// nn.GRUCell on CUDA (Note [Fused RNN cells]): _thnn_fused_lstm_cell's C shim
+// (CUDA only, as in torch's header) and _thnn_fused_gru_cell, which has no C
+// shim, through the proxy executor. See Note [Op rows].
 #include "ops/rnn.h"
+#include "runtime/proxy_executor.h"
 #include "shim/ops/op_row.h"
 
 using namespace aotrt;
+
+AOTRT_OP_CUDA(_thnn_fused_lstm_cell,
+              (AtenTensorHandle input_gates, AtenTensorHandle hidden_gates, AtenTensorHandle cx,
+               AtenTensorHandle* input_bias, AtenTensorHandle* hidden_bias,
+               AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2),
+              auto r = ops::thnn_fused_lstm_cell(
+                  args.tensor(input_gates, "input_gates"), args.tensor(hidden_gates, "hidden_gates"),
+                  args.tensor(cx, "cx"), args.optional_tensor(input_bias, "input_bias"),
+                  args.optional_tensor(hidden_bias, "hidden_bias"), fn);
+              ShimResults results;
+              results.give(ret0, std::move(r.hy));
+              results.give(ret1, std::move(r.cy));
+              results.give(ret2, std::move(r.workspace));
+              results.commit())
+
+// _thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor?
+// input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor). CUDA packages call it;
+// the CPU row (ATen has no CPU kernel, so no CPU package does) serves the tests.
+AOTRT_PROXY_OP("aten::_thnn_fused_gru_cell",
+               {"input_gates", "hidden_gates", "hx", "input_bias", "hidden_bias"},
+               runtime::kProxyCpu | runtime::kProxyCuda, [](runtime::ProxyCall& c) {
+                 auto r = ops::thnn_fused_gru_cell(c.tensor("input_gates"), c.tensor("hidden_gates"),
+                                                   c.tensor("hx"), c.optional_tensor("input_bias"),
+                                                   c.optional_tensor("hidden_bias"), c.what());
+                 c.set_output(0, std::move(r.hy));
+                 c.set_output(1, std::move(r.workspace));
+               });
 
 AOTRT_OP_CPU(mkldnn_rnn_layer,
              (AtenTensorHandle input, AtenTensorHandle weight0, AtenTensorHandle weight1,

@@ -1403,6 +1403,38 @@ def matmul_cases():
         view(pattern(16 * 8, 1, 0.125), torch.float16, [16, 8]), view([8, 8, 16], i32, [3]))
     gmm("grouped_mm_3d_3d_bf16", view(pattern(2 * 3 * 8, 3, 0.5), bf, [2, 3, 8]),
         view(pattern(2 * 8 * 8, 1, 0.25), bf, [2, 8, 8], [64, 1, 8]))
+
+    # mm.dtype_out (Note [Matmul with an output dtype]): inputs out (as it was), self, mat2;
+    # ints: the out_dtype code. torch's CPU has no kernel for mm.dtype (ATen's is CUDA's),
+    # so the reference is the product in float64 converted to out's dtype: the operands are
+    # multiples of 1/8 or 1/16, so every product and sum is exact in float32 and the float32
+    # results need more bits than bfloat16 or float16 keep (a result rounded to the 16-bit
+    # dtype on the way shows).
+    def mm_dtype(name, res, a, b):
+        before = view(res.reshape(-1).tolist(), res.dtype, list(res.shape), list(res.stride()),
+                      res.storage_offset())
+        res.copy_((a.double() @ b.double()).to(res.dtype))
+        out.append(case(name, "mm_dtype", [before, a, b], [CODES[res.dtype]], res))
+
+    g = torch.Generator().manual_seed(11)
+
+    def eighths(sizes, dtype, denominator=8):
+        return (torch.randint(-12, 13, sizes, generator=g) / denominator).to(dtype)
+
+    f32, f16 = torch.float32, torch.float16
+    mm_dtype("mm_dtype_bf16_to_f32", view([0] * 15, f32, [3, 5]),
+             eighths([3, 8], bf), eighths([5, 8], bf).t())
+    mm_dtype("mm_dtype_f16_to_f32_strided_views", view([0] * 12, f32, [4, 3], [1, 5], 2),
+             view(eighths([4, 6], f16).reshape(-1).tolist(), f16, [4, 6], [13, 2], 1),
+             transposed(eighths([6, 3], f16, 16).reshape(-1).tolist(), f16, [6, 3], 3))
+    mm_dtype("mm_dtype_bf16_to_f32_k40", view([0] * (17 * 33), f32, [17, 33]),
+             eighths([17, 40], bf), eighths([40, 33], bf, 16))
+    mm_dtype("mm_dtype_f32_same_dtype_is_mm", view([0] * 6, f32, [2, 3]),
+             eighths([2, 4], f32), eighths([4, 3], f32))
+    mm_dtype("mm_dtype_bf16_same_dtype_is_mm", view([0] * 6, bf, [2, 3]),
+             eighths([2, 4], bf), eighths([4, 3], bf))
+    mm_dtype("mm_dtype_bf16_to_f32_empty_k", view([5] * 6, f32, [2, 3]),
+             view([], bf, [2, 0]), view([], bf, [0, 3]))
     return out
 
 
@@ -2189,6 +2221,211 @@ def flash_cases():
     return out
 
 
+# --- scaledgrouped ---------------------------------------------------------------------
+# _scaled_grouped_mm (Note [Scaled grouped matmul]): torch's CPU has no kernel for it, so the
+# outputs come from its formula: per group, the float8_e4m3fn values' product summed in
+# float64, times scale_a, times scale_b, one rounding to bfloat16; out's sizes and (padded)
+# strides are torch's meta function's. Inputs: mat_a (row-major), mat_b (column-major),
+# scale_a, scale_b, then offs when given; ints: whether offs is given. Operands are halves in
+# [-4, 4] and scales powers of two, so every product and sum is exact in float32 (eager's bits
+# in any order), except in the *_random_scales row. Rows or groups no range covers are zero,
+# aotrt's choice where ATen leaves them uninitialized (the *_uncovered_* and *_empty_* rows).
+def scaled_grouped_reference(a, b, sa, sb, offs):
+    meta = torch._scaled_grouped_mm(a.to("meta"), b.to("meta"), sa.to("meta"), sb.to("meta"),
+                                    offs=None if offs is None else offs.to("meta"),
+                                    out_dtype=torch.bfloat16)
+    out = torch.empty_strided(meta.shape, meta.stride(), dtype=torch.float64).zero_()
+    a64, b64, sa64, sb64 = (t.double() for t in (a, b, sa, sb))
+    ends = [] if offs is None else [int(v) for v in offs]
+    starts = [0] + ends[:-1]
+    if a.dim() == 2 and b.dim() == 3:
+        for g, (s0, e0) in enumerate(zip(starts, ends)):
+            out[s0:e0] = (a64[s0:e0] @ b64[g]) * sa64[s0:e0, None] * sb64[g][None, :]
+    elif a.dim() == 3 and b.dim() == 2:
+        for g, (s0, e0) in enumerate(zip(starts, ends)):
+            out[:, s0:e0] = (a64[g] @ b64[:, s0:e0]) * sa64[g][:, None] * sb64[s0:e0][None, :]
+    elif a.dim() == 2:
+        M, N = a.shape[0], b.shape[1]
+        for g, (s0, e0) in enumerate(zip(starts, ends)):
+            if e0 > s0:
+                out[g] = ((a64[:, s0:e0] @ b64[s0:e0]) * sa64[g * M:(g + 1) * M, None]
+                          * sb64[g * N:(g + 1) * N][None, :])
+    else:
+        out[:] = (a64 @ b64) * sa64[:, :, None] * sb64[:, None, :]
+    r = torch.empty_strided(meta.shape, meta.stride(), dtype=torch.bfloat16)
+    r.copy_(out.float())  # exact in float32, then one rounding
+    return r
+
+
+def scaledgrouped_cases():
+    out = []
+    g = torch.Generator().manual_seed(31)
+    f8 = torch.float8_e4m3fn
+
+    def halves(*sizes):
+        return (torch.randint(-8, 9, sizes, generator=g) / 2).to(f8)
+
+    def pow2(*sizes):
+        return 2.0 ** torch.randint(-3, 2, sizes, generator=g).float()
+
+    def col_major(t):  # [.., K, N] values laid out column-major in the last two dims
+        return t.transpose(-2, -1).contiguous().transpose(-2, -1)
+
+    def row(name, a, b, sa, sb, offs=None):
+        r = scaled_grouped_reference(a, b, sa, sb, offs)
+        ins = [a, b, sa, sb] + ([offs] if offs is not None else [])
+        out.append(case(name, "_scaled_grouped_mm", ins, [int(offs is not None)], r))
+
+    i32 = torch.int32
+    row("sgmm_2d_3d_with_an_empty_group", halves(40, 32), col_major(halves(4, 32, 16)),
+        pow2(40), pow2(4, 16), torch.tensor([10, 10, 33, 40], dtype=i32))
+    row("sgmm_3d_2d", halves(3, 8, 32), col_major(halves(32, 48)), pow2(3, 8), pow2(48),
+        torch.tensor([16, 16, 48], dtype=i32))
+    row("sgmm_2d_2d_k_split", halves(8, 64), col_major(halves(64, 16)), pow2(3 * 8), pow2(3 * 16),
+        torch.tensor([16, 48, 64], dtype=i32))
+    row("sgmm_2d_2d_empty_k_group_is_zero", halves(8, 32), col_major(halves(32, 16)), pow2(3 * 8),
+        pow2(3 * 16), torch.tensor([16, 16, 32], dtype=i32))
+    row("sgmm_3d_3d", halves(2, 8, 32), col_major(halves(2, 32, 16)), pow2(2, 8), pow2(2, 16))
+    row("sgmm_2d_3d_uncovered_rows_are_zero", halves(32, 16), col_major(halves(2, 16, 32)),
+        pow2(32), pow2(2, 32), torch.tensor([8, 20], dtype=i32))
+    row("sgmm_2d_3d_random_scales", halves(37, 64), col_major(halves(3, 64, 32)),
+        torch.rand(37, generator=g) + 0.1, torch.rand(3, 32, generator=g) + 0.1,
+        torch.tensor([5, 21, 37], dtype=i32))
+    return out
+
+
+# --- int4cuda --------------------------------------------------------------------------
+# CUDA's _weight_int4pack_mm (Note [Int4 tinygemm layout]): inputs A [M, K] bfloat16, B (the
+# packed weight), qScaleAndZeros [K/g, N, 2] bfloat16; ints: qGroupSize, innerKTiles. torch's
+# CPU can run neither _weight_int4pack_mm on this layout nor the CUDA packer, so B comes from
+# tinygemm_pack below and the output from the op's formula: w = bfloat16((q - 8) * scale +
+# zero) (one rounding: the values are chosen so that the sum is exact in float32 before it),
+# out = bfloat16(A @ w^T) summed in float64. tests/e2e/test_cuda_int4_tinygemm.py checks the
+# layout against torch's own packer on a GPU.
+def tinygemm_pack(q, inner_k_tiles):
+    """q [N, K] (ints 0..15) as CUDA's torch.ops.aten._convert_weight_to_int4pack(w,
+    inner_k_tiles) packs w = (q[:, ::2] << 4 | q[:, 1::2]).to(torch.uint8), written from the
+    layout facts of ATen's native/cuda/int4mm.cu: int32 [N/8, K/(inner_k_tiles*16), 32,
+    inner_k_tiles/2]; q[n, k] is in n-tile n // 8 and outer k-tile k // (inner_k_tiles * 16);
+    with t = the 16-value k-tile inside the outer one and kk = k % 16, in lane
+    (n % 8) * 4 + (kk % 8) // 2, int32 t // 2 of the lane, nibble (bits 4i..4i+3)
+    i = (kk % 2) * 4 + (t % 2) * 2 + (kk >= 8)."""
+    N, K = q.shape
+    outer = K // (inner_k_tiles * 16)
+    words = [0] * (N // 8 * outer * 32 * (inner_k_tiles // 2))
+    for n in range(N):
+        for k in range(K):
+            t, kk = (k % (inner_k_tiles * 16)) // 16, k % 16
+            lane = (n % 8) * 4 + (kk % 8) // 2
+            word = (((n // 8) * outer + k // (inner_k_tiles * 16)) * 32 + lane) * (inner_k_tiles // 2) + t // 2
+            nibble = (kk % 2) * 4 + (t % 2) * 2 + (1 if kk >= 8 else 0)
+            words[word] |= int(q[n, k]) << (4 * nibble)
+    signed = [w - (1 << 32) if w >= (1 << 31) else w for w in words]
+    return torch.tensor(signed, dtype=torch.int32).reshape(N // 8, outer, 32, inner_k_tiles // 2)
+
+
+def int4cuda_cases():
+    out = []
+    g = torch.Generator().manual_seed(21)
+    bf = torch.bfloat16
+
+    def row(name, M, N, K, group, inner, a_view=None, exact=True):
+        q = torch.randint(0, 16, (N, K), generator=g)
+        if exact:  # powers of two and quarters: w, every product and every sum exact
+            scale = 2.0 ** torch.randint(-2, 2, (K // group, N), generator=g).double()
+            zero = torch.randint(-4, 5, (K // group, N), generator=g).double() / 4
+        else:  # bfloat16 values of a few bits each: (q - 8) * scale + zero exact in float32
+            scale = (torch.rand(K // group, N, generator=g) * 0.09 + 0.01).to(bf).double()
+            zero = ((torch.rand(K // group, N, generator=g) - 0.5) * 0.2).to(bf).double()
+        sz = torch.stack([scale, zero], dim=-1).to(bf)
+        a = a_view if a_view is not None else view(pattern(M * K, 0, 0.125), bf, [M, K])
+        s64, z64 = sz[..., 0].double(), sz[..., 1].double()
+        w = ((q.double() - 8).T.reshape(K // group, group, N) * s64[:, None, :] + z64[:, None, :])
+        w = w.reshape(K, N).float().to(bf)  # exact in float32, then one rounding
+        r = (a.double() @ w.double()).to(bf)
+        out.append(case(name, "_weight_int4pack_mm", [a, tinygemm_pack(q, inner), sz],
+                        [group, inner], r))
+
+    row("int4_m3_n16_k64_g32_inner2", 3, 16, 64, 32, 2)
+    row("int4_m17_n24_k128_g64_inner4", 17, 24, 128, 64, 4)
+    row("int4_m1_n32_k256_g128_inner8", 1, 32, 256, 128, 8)
+    row("int4_m5_n8_k256_g256_inner2", 5, 8, 256, 256, 2)
+    row("int4_transposed_a_m4_n16_k128_g32_inner8", 4, 16, 128, 32, 8,
+        a_view=transposed(pattern(4 * 128, 3, 0.25), bf, [4, 128], offset=1))
+    row("int4_rounded_weights_m6_n40_k128_g32_inner4", 6, 40, 128, 32, 4, exact=False)
+    row("int4_m0_n16_k64_g64_inner4", 0, 16, 64, 64, 4)
+    return out
+
+
+# --- rnn -------------------------------------------------------------------------------
+# The fused cells (Note [Fused RNN cells]): torch's CPU has no kernel for
+# _thnn_fused_lstm_cell or _thnn_fused_gru_cell, so the outputs come from ATen's formulas
+# (native/cuda/RNN.cu), computed here with torch's CPU ops in ATen's accumulation type
+# (float32 for float16 and bfloat16, float64 for float64), the sums in ATen's order, each
+# output rounded once to the operands' dtype. Inputs: input_gates, hidden_gates, cx / hx,
+# then input_bias and hidden_bias when given; ints: whether the biases are given. Outputs:
+# hy, cy, workspace (LSTM) or hy, workspace (GRU), contiguous as torch's meta function
+# (empty_like(..., contiguous_format)) makes them.
+def fused_cell_reference(kind, ig, hg, prev, ib=None, hb=None):
+    acc = torch.float64 if ig.dtype == torch.float64 else torch.float32
+    chunks = 4 if kind == "lstm" else 3
+    H = prev.shape[1]
+    x, h, p = ig.to(acc), hg.to(acc), prev.to(acc)
+    zeros = torch.zeros(chunks * H, dtype=acc)
+    b1, b2 = (ib.to(acc), hb.to(acc)) if ib is not None else (zeros, zeros)
+    q = lambda t, k: t[..., k * H:(k + 1) * H]
+    pre = lambda k: q(x, k) + q(h, k) + q(b1, k) + q(b2, k)
+    out = lambda t: t.to(ig.dtype).contiguous()
+    if kind == "lstm":
+        i, f, o = torch.sigmoid(pre(0)), torch.sigmoid(pre(1)), torch.sigmoid(pre(3))
+        g = torch.tanh(pre(2))
+        cy = f * p + i * g
+        hy = o * torch.tanh(cy)
+        return out(hy), out(cy), out(torch.cat([i, f, g, o], dim=1))
+    r, z = torch.sigmoid(pre(0)), torch.sigmoid(pre(1))
+    hn = q(h, 2) + q(b2, 2)
+    n = torch.tanh(q(x, 2) + q(b1, 2) + r * hn)
+    hy = n + z * (p - n)
+    return out(hy), out(torch.cat([r, z, n, p, hn], dim=1))
+
+
+def rnn_cases():
+    out = []
+    f32, f64, f16, bf16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+
+    def row(name, kind, B, H, dtype, bias, gates_view="dense", prev_view="dense"):
+        G = (4 if kind == "lstm" else 3) * H
+        vals = lambda n, start: pattern(n, start, 0.35)
+        if gates_view == "transposed":  # [B, G] whose memory is column-major, at an offset
+            ig = transposed(vals(B * G, 1), dtype, [B, G], offset=3)
+            hg = transposed(vals(B * G, 4), dtype, [B, G])
+        elif gates_view == "gapped":  # every other column of a wider buffer
+            ig = view(vals(B * G, 1), dtype, [B, G], [2 * G + 1, 2], 1)
+            hg = view(vals(B * G, 4), dtype, [B, G], [G + 3, 1], 2)
+        else:
+            ig, hg = view(vals(B * G, 1), dtype, [B, G]), view(vals(B * G, 4), dtype, [B, G])
+        if prev_view == "transposed":
+            prev = transposed(pattern(B * H, 2, 0.5), dtype, [B, H])
+        else:
+            prev = view(pattern(B * H, 2, 0.5), dtype, [B, H])
+        inputs = [ig, hg, prev]
+        if bias:
+            inputs += [view(vals(G, 5), dtype, [G]), view(vals(G, 7), dtype, [G], [2], 1)]
+        r = fused_cell_reference(kind, *inputs)
+        op = "_thnn_fused_lstm_cell" if kind == "lstm" else "_thnn_fused_gru_cell"
+        out.append(case(name, op, inputs, [int(bias)], r))
+
+    for kind in ("lstm", "gru"):
+        row(f"{kind}_f32_bias", kind, 3, 4, f32, True)
+        row(f"{kind}_f32_no_bias_transposed_gates", kind, 2, 5, f32, False, "transposed")
+        row(f"{kind}_f64_bias_gapped_gates", kind, 3, 2, f64, True, "gapped")
+        row(f"{kind}_bf16_bias_transposed_prev", kind, 4, 3, bf16, True, prev_view="transposed")
+        row(f"{kind}_f16_no_bias", kind, 2, 6, f16, False)
+        row(f"{kind}_empty_batch", kind, 0, 3, f32, True)
+        row(f"{kind}_zero_hidden", kind, 2, 0, f32, False)
+    return out
+
+
 FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "views": views_cases, "indexing": indexing_cases,
             "shape": shape_cases, "pooling": pooling_cases, "embedding": embedding_cases,
             "linear": linear_cases, "segment": segment_cases, "histogram": histogram_cases,
@@ -2197,7 +2434,8 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
             "special": special_cases, "intmatmul": intmatmul_cases,
             "scaledmm": scaledmm_cases, "dynquant": dynquant_cases,
-            "attention": attention_cases, "flash": flash_cases}
+            "attention": attention_cases, "flash": flash_cases, "rnn": rnn_cases,
+            "int4cuda": int4cuda_cases, "scaledgrouped": scaledgrouped_cases}
 
 
 def main(names):

@@ -11,20 +11,27 @@
 // names): their rows run on the CPU backend. _int_mm_out and _weight_int8pack_mm run on
 // every built backend against a serial product computed here (exact: the values are chosen
 // so that every float sum is exact in any order).
+// CUDA's _weight_int4pack_mm (Note [Int4 tinygemm layout]) against its formula on weights
+// packed by gen_ops_reference.py's tinygemm_pack (reference_int4cuda.inc): its C shim on
+// CUDA, the family op on the CPU (torch declares the entry for CUDA only); and its refusals.
+// tests/e2e/test_cuda_int4_tinygemm.py checks the layout against torch's own CUDA packer.
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/handles.h"
 #include "ops/int_matmul.h"
 #include "ops_testing.h"
 #include "proxy_testing.h"
+#include "shim/boundary.h"
 
 namespace aotrt::test {
 namespace {
 
 #include "reference_intmatmul.inc"
 #include "reference_dynquant.inc"
+#include "reference_int4cuda.inc"
 
 using Int4Mm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
                                   AtenTensorHandle, AtenTensorHandle*);
@@ -339,6 +346,79 @@ TEST(OpsIntMatmulProducts, IntMmAndInt8PackMmMatchASerialProduct) {
       }
     }
     expect_matches(r.get(), Values{kF32, {M, N}, {N, 1}, 0, want}, "_weight_int8pack_mm");
+  }
+}
+
+// --- CUDA's tinygemm layout --------------------------------------------------------------
+
+using Int4Tinygemm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int64_t,
+                                        AtenTensorHandle, AtenTensorHandle*);
+constexpr const char* kCpuTinygemm = "cpu _weight_int4pack_mm";
+
+// The CPU stand-in of aoti_torch_cuda__weight_int4pack_mm: the family op behind the same
+// boundary.
+AOTITorchError cpu_int4_tinygemm(AtenTensorHandle self, AtenTensorHandle mat2, int64_t group,
+                                 AtenTensorHandle sz, AtenTensorHandle* ret0) {
+  return shim_boundary(kCpuTinygemm, [&] {
+    *ret0 = handle_register(ops::weight_int4pack_mm_tinygemm(
+        handle_get(self, "self"), handle_get(mat2, "mat2"), group,
+        handle_get(sz, "qScaleAndZeros"), kCpuTinygemm));
+  });
+}
+
+Int4Tinygemm tinygemm_of(const Backend& b) {
+  return b.is_cpu() ? cpu_int4_tinygemm : find_op<Int4Tinygemm>(b, "_weight_int4pack_mm");
+}
+
+class OpsInt4Tinygemm : public ::testing::TestWithParam<BackendCase> {};
+
+// ints: qGroupSize, innerKTiles (the packed B's size(3) * 2).
+TEST_P(OpsInt4Tinygemm, MatchesTheFormula) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  const Int4Tinygemm f = tinygemm_of(b);
+  if (f == nullptr) GTEST_SKIP() << b.op_prefix << "_weight_int4pack_mm is missing";
+  std::vector<Tensor> in;
+  for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  Tensor out;
+  const AOTITorchError rc = f(in[0].get(), in[1].get(), c.ints[0], in[2].get(), out.out());
+  AOTRT_SKIP_IF_NO_KERNEL(b, rc);
+  ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  expect_matches(out.get(), c.outputs[0], c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formula, OpsInt4Tinygemm, ::testing::ValuesIn(all_backends(kInt4cudaCases)),
+                         backend_case_name);
+
+TEST(OpsInt4TinygemmRefusals, NameWhatIsWrong) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    const Int4Tinygemm f = tinygemm_of(b);
+    ASSERT_NE(f, nullptr) << b.op_prefix << "_weight_int4pack_mm is missing";
+    const std::string fn = b.is_cpu() ? kCpuTinygemm : "aoti_torch_cuda__weight_int4pack_mm";
+    // K = 64, innerKTiles 2: B [N/8, 2, 32, 1]; N = 16.
+    Tensor a = empty(b, {3, 64}, kBF16), w = empty(b, {2, 2, 32, 1}, kI32);
+    Tensor sz = empty(b, {2, 16, 2}, kBF16);
+    Tensor out;
+    auto refused = [&](const Tensor& x, const Tensor& wt, int64_t group, const Tensor& s,
+                       const std::string& what) {
+      expect_refused(f(x.get(), wt.get(), group, s.get(), out.out()), fn, what);
+      EXPECT_EQ(out.get(), nullptr);
+    };
+    Tensor a32 = empty(b, {3, 64}, kF32), a3 = empty(b, {1, 3, 64}, kBF16);
+    refused(a32, w, 32, sz, "expected 'A' to be bfloat16, but got float32");
+    refused(a3, w, 32, sz, "expect A to be 2D tensor");
+    Tensor wu8 = empty(b, {2, 2, 32, 1}, kU8), w3 = empty(b, {2, 64, 1}, kI32);
+    refused(a, wu8, 32, sz, "expected 'B' to be int32, but got uint8");
+    refused(a, w3, 32, sz, "expect B to be the 4-d int4 pack");
+    Tensor w_inner = empty(b, {2, 2, 32, 3}, kI32), w_k = empty(b, {2, 1, 32, 1}, kI32);
+    refused(a, w_inner, 32, sz, "expect B.size(3) * 2 (innerKTiles) to be 2, 4 or 8, got 6");
+    refused(a, w_k, 32, sz, "expect K = A.size(1) = 64 to be B.size(1) * innerKTiles * 16 = 1 * 2 * 16");
+    refused(a, w, 16, sz, "expect qGroupSize to be 32, 64, 128 or 256, got 16");
+    refused(a, w, 128, sz, "expect K to be a multiple of qGroupSize, got K:64, qGroupSize:128");
+    Tensor sz32 = empty(b, {2, 16, 2}, kF32), sz_n = empty(b, {2, 8, 2}, kBF16);
+    refused(a, w, 32, sz32, "expected 'qScaleAndZeros' to be bfloat16, but got float32");
+    refused(a, w, 32, sz_n, "expect qScaleAndZeros to be [2, 16, 2] (K/qGroupSize, N, 2), got [2, 8, 2]");
   }
 }
 

@@ -5,11 +5,16 @@
 // integer type; the grouped products' group layouts and padded output strides. The integer
 // rows run on CUDA too (aotrt's integer kernel, Note [Integer matmul on CUDA]: ATen's CUDA
 // matmul has none, so the CPU's values are the reference); _grouped_mm is served on the CPU
-// only.
+// only. mm.dtype_out (Note [Matmul with an output dtype]) against the float64 product (torch's
+// CPU has no kernel for it): its C shim on CUDA, the family op on the CPU (torch declares the
+// entry for CUDA only); and ATen's refusals.
 #include <string>
 #include <vector>
 
+#include "core/handles.h"
+#include "ops/matmul.h"
 #include "ops_testing.h"
+#include "shim/boundary.h"
 
 namespace aotrt::test {
 namespace {
@@ -21,6 +26,23 @@ using AddProduct = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTe
                                       AtenTensorHandle, double, double);
 using GroupedMm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*,
                                      AtenTensorHandle*, int32_t*, AtenTensorHandle*);
+
+using MmDtype = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, int32_t);
+
+constexpr const char* kCpuMmDtype = "cpu mm_dtype_out";
+
+// The CPU stand-in of aoti_torch_cuda_mm_dtype_out: the family op behind the same boundary.
+AOTITorchError cpu_mm_dtype_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2,
+                                int32_t out_dtype) {
+  return shim_boundary(kCpuMmDtype, [&] {
+    ops::mm_dtype_out(handle_get(out, "out"), handle_get(self, "self"), handle_get(mat2, "mat2"),
+                      static_cast<ScalarType>(out_dtype), kCpuMmDtype);
+  });
+}
+
+MmDtype mm_dtype_of(const Backend& b) {
+  return b.is_cpu() ? cpu_mm_dtype_out : find_op<MmDtype>(b, "mm_dtype_out");
+}
 
 std::vector<std::string> grouped_names() {
   std::vector<std::string> names;
@@ -50,7 +72,11 @@ TEST_P(OpsMatmul, MatchesTorch) {
   }
   const std::string op = std::string(c.op) + "_out";
   AOTITorchError rc;
-  if (c.floats.empty()) {
+  if (op == "mm_dtype_out") {
+    const MmDtype f = mm_dtype_of(b);
+    if (f == nullptr) GTEST_SKIP() << b.op_prefix << op << " is missing";
+    rc = f(in[0].get(), in[1].get(), in[2].get(), static_cast<int32_t>(c.ints[0]));
+  } else if (c.floats.empty()) {
     AOTRT_FIND_OP(f, Product, b, op);
     rc = f(in[0].get(), in[1].get(), in[2].get());
   } else {
@@ -108,6 +134,31 @@ TEST(OpsMatmulRefusals, BoolIsRefusedLikeATen) {
 }
 
 // What ATen's _grouped_mm refuses, aotrt refuses with its words.
+// ATen's checks of _mm_dtype_out_cuda, in its order and with its messages.
+TEST(OpsMatmulRefusals, MmDtypeRefusesWhatATenRefuses) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    const MmDtype f = mm_dtype_of(b);
+    ASSERT_NE(f, nullptr) << b.op_prefix << "mm_dtype_out is missing";
+    const std::string fn = b.is_cpu() ? kCpuMmDtype : "aoti_torch_cuda_mm_dtype_out";
+    Tensor a = empty(b, {2, 4}, kBF16), w = empty(b, {4, 3}, kBF16), out = empty(b, {2, 3}, kF32);
+    Tensor a3 = empty(b, {1, 2, 4}, kBF16), w5 = empty(b, {5, 3}, kBF16);
+    Tensor wh = empty(b, {4, 3}, kF16), af = empty(b, {2, 4}, kF32), wf = empty(b, {4, 3}, kF32);
+    Tensor out16 = empty(b, {2, 3}, kF16), out64 = empty(b, {2, 3}, kF64);
+    expect_refused(f(out.get(), a3.get(), w.get(), kF32), fn, "self must be a matrix, got 3-D tensor");
+    expect_refused(f(out.get(), a.get(), a3.get(), kF32), fn, "mat2 must be a matrix, got 3-D tensor");
+    expect_refused(f(out.get(), a.get(), w5.get(), kF32), fn,
+                   "mat1 and mat2 shapes cannot be multiplied (2x4 and 5x3)");
+    expect_refused(f(out.get(), a.get(), w.get(), kF16), fn,
+                   "out_dtype must be the same as the dtype of the provided out tensor");
+    expect_refused(f(out.get(), a.get(), wh.get(), kF32), fn, "input dtypes must be the same");
+    expect_refused(f(out16.get(), af.get(), wf.get(), kF16), fn,
+                   "out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs");
+    expect_refused(f(out64.get(), a.get(), w.get(), kF64), fn,
+                   "out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs");
+  }
+}
+
 TEST(OpsMatmulRefusals, GroupedMmRefusesWhatATenRefuses) {
   const Backend b = built_backends()[0];
   AOTRT_FIND_OP(f, GroupedMm, b, "_grouped_mm");

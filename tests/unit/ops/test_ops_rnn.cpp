@@ -3,14 +3,27 @@
 // batch-first, forward and reverse, with and without biases, strided inputs, an empty
 // batch; and ATen's refusals. Its end-to-end test against eager nn.LSTM is
 // tests/e2e/test_cpu_lstm.py.
+// The fused cells (Note [Fused RNN cells]) against ATen's formulas (reference_rnn.inc;
+// torch's CPU has neither op, see gen_ops_reference.py) on every backend:
+// _thnn_fused_lstm_cell through its C shim on CUDA and through the family op on the CPU
+// (torch declares the shim for CUDA only), _thnn_fused_gru_cell through the proxy
+// executor on both; and their refusals. End to end against eager nn.LSTMCell and
+// nn.GRUCell on CUDA: tests/e2e/test_cuda_rnn_cells.py.
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/handles.h"
+#include "ops/rnn.h"
 #include "ops_testing.h"
+#include "proxy_testing.h"
+#include "shim/boundary.h"
 
 namespace aotrt::test {
 namespace {
+
+#include "reference_rnn.inc"
 
 using RnnLayer = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
                                     AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
@@ -164,6 +177,145 @@ TEST(OpsRnn, RefusesWhatATenRefuses) {
   expect_refused(call(ints.get(), w0.get(), nullptr, 0, 2, 1), fn, "argument 'input' is int64");
   EXPECT_EQ(r0.get(), nullptr);
   EXPECT_EQ(r3.get(), nullptr);
+}
+
+// --- The fused cells ---------------------------------------------------------------
+
+using LstmCell = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
+                                    AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*,
+                                    AtenTensorHandle*, AtenTensorHandle*);
+
+constexpr const char* kCpuLstmCell = "cpu _thnn_fused_lstm_cell";
+
+// The CPU stand-in of aoti_torch_cuda__thnn_fused_lstm_cell: the same family op behind
+// the same boundary, handles in and out as the entry point takes and gives them.
+AOTITorchError cpu_lstm_cell(AtenTensorHandle ig, AtenTensorHandle hg, AtenTensorHandle cx,
+                             AtenTensorHandle* ib, AtenTensorHandle* hb, AtenTensorHandle* ret0,
+                             AtenTensorHandle* ret1, AtenTensorHandle* ret2) {
+  return shim_boundary(kCpuLstmCell, [&] {
+    auto optional = [](AtenTensorHandle* h, const char* what) -> const TensorImpl* {
+      return h != nullptr && *h != nullptr ? &handle_get(*h, what) : nullptr;
+    };
+    auto r = ops::thnn_fused_lstm_cell(handle_get(ig, "input_gates"),
+                                       handle_get(hg, "hidden_gates"), handle_get(cx, "cx"),
+                                       optional(ib, "input_bias"), optional(hb, "hidden_bias"),
+                                       kCpuLstmCell);
+    *ret0 = handle_register(std::move(r.hy));
+    *ret1 = handle_register(std::move(r.cy));
+    *ret2 = handle_register(std::move(r.workspace));
+  });
+}
+
+LstmCell lstm_cell_of(const Backend& b) {
+  return b.is_cpu() ? cpu_lstm_cell : find_op<LstmCell>(b, "_thnn_fused_lstm_cell");
+}
+std::string lstm_cell_name(const Backend& b) {
+  return b.is_cpu() ? kCpuLstmCell : "aoti_torch_cuda__thnn_fused_lstm_cell";
+}
+
+// _thnn_fused_gru_cell as a package's wrapper calls it: in[0..2] the gates and hx,
+// in[3..4] the biases when `bias`.
+ProxyResult run_gru_cell(const Backend& b, const std::vector<AtenTensorHandle>& in, bool bias) {
+  const char* names[] = {"input_gates", "hidden_gates", "hx", "input_bias", "hidden_bias"};
+  std::string inputs = "[";
+  for (int k = 0; k < 5; ++k) {
+    const bool present = k < 3 || bias;
+    const std::string tensor = R"({"as_tensor": {"name": "t)" + std::to_string(k) + "\"}}";
+    const std::string arg = k < 3    ? tensor
+                            : present ? R"({"as_optional_tensor": )" + tensor + "}"
+                                      : R"({"as_none": true})";
+    inputs += std::string(k ? ", " : "") + R"({"name": ")" + names[k] + R"(", "arg": )" + arg +
+              "}";
+  }
+  inputs += "]";
+  return run_proxy("aten::_thnn_fused_gru_cell", inputs, {}, in, 2, false, proxy_device(b));
+}
+
+class OpsRnnCell : public ::testing::TestWithParam<BackendCase> {};
+
+TEST_P(OpsRnnCell, MatchesTheFormulas) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  std::vector<Tensor> in;
+  for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  const bool bias = c.ints[0] != 0;
+  std::vector<AtenTensorHandle> handles;
+  for (const Tensor& t : in) handles.push_back(t.get());
+  std::vector<Tensor> out(c.outputs.size());
+  if (std::string(c.op) == "_thnn_fused_lstm_cell") {
+    const LstmCell f = lstm_cell_of(b);
+    if (f == nullptr) GTEST_SKIP() << lstm_cell_name(b) << " is missing";
+    AtenTensorHandle ib = bias ? handles[3] : nullptr, hb = bias ? handles[4] : nullptr;
+    const AOTITorchError rc = f(handles[0], handles[1], handles[2], bias ? &ib : nullptr,
+                                bias ? &hb : nullptr, out[0].out(), out[1].out(), out[2].out());
+    AOTRT_SKIP_IF_NO_KERNEL(b, rc);
+    ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  } else {
+    ProxyResult r = run_gru_cell(b, handles, bias);
+    AOTRT_SKIP_IF_NO_KERNEL(b, r.rc);
+    ASSERT_EQ(r.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    out = std::move(r.outputs);
+  }
+  const char* what[] = {"hy", "cy", "workspace"};
+  for (size_t i = 0; i < out.size(); ++i) {
+    const bool lstm = c.outputs.size() == 3;
+    expect_matches(out[i].get(), c.outputs[i], std::string(c.name) + " " + what[lstm ? i : i * 2]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formulas, OpsRnnCell, ::testing::ValuesIn(all_backends(kRnnCases)),
+                         backend_case_name);
+
+// ATen's checks (native/cuda/RNN.cu's checkSizes) and aotrt's stricter shapes, on
+// every backend, naming the op's argument.
+TEST(OpsRnnCellRefusals, NameTheArgumentAndWhatIsWrong) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    const LstmCell f = lstm_cell_of(b);
+    ASSERT_NE(f, nullptr) << lstm_cell_name(b) << " is missing";
+    const std::string fn = lstm_cell_name(b);
+    auto t = [&](int32_t dtype, Dims sizes) { return empty(b, sizes, dtype); };
+    Tensor g = t(kF32, {2, 8}), h = t(kF32, {2, 8}), cx = t(kF32, {2, 2}), bias = t(kF32, {8});
+    Tensor r0, r1, r2;
+    auto call = [&](const Tensor& ig, const Tensor& hg, const Tensor& c, const Tensor* ib,
+                    const Tensor* hb) {
+      AtenTensorHandle bi = ib ? ib->get() : nullptr, bh = hb ? hb->get() : nullptr;
+      return f(ig.get(), hg.get(), c.get(), ib ? &bi : nullptr, hb ? &bh : nullptr, r0.out(),
+               r1.out(), r2.out());
+    };
+    Tensor g3 = t(kF32, {1, 2, 8}), h9 = t(kF32, {2, 9}), b7 = t(kF32, {7});
+    Tensor cx_wide = t(kF32, {1, 4}), cx3 = t(kF32, {2, 3}), g6 = t(kF32, {2, 6}),
+           cx_odd = t(kF32, {1, 3}), ints = t(kI32, {2, 8}), cx16 = t(kF16, {2, 2});
+    expect_refused(call(g3, g3, cx, nullptr, nullptr), fn,
+                   "Expected 2-dimensional tensor, but got 3-dimensional tensor for argument #1 "
+                   "'input_gates'");
+    expect_refused(call(g, h9, cx, nullptr, nullptr), fn,
+                   "Expected tensor for argument #1 'input_gates' to have same size as tensor "
+                   "for argument #2 'hidden_gates'; but [2, 8] does not equal [2, 9]");
+    expect_refused(call(g, h, cx, &bias, nullptr), fn, "the cell takes both biases or neither");
+    expect_refused(call(g, h, cx, nullptr, &bias), fn, "argument #4 'hidden_bias' is given");
+    expect_refused(call(g, h, cx, &b7, &b7), fn,
+                   "argument #3 'input_bias' to have 8 elements; but it actually has 7");
+    expect_refused(call(g, h, cx3, nullptr, nullptr), fn,
+                   "argument #5 'prev_hidden' to have 4 elements; but it actually has 6");
+    expect_refused(call(g, h, cx_wide, nullptr, nullptr), fn,
+                   "argument #5 'prev_hidden' has sizes [1, 4]; with gates of sizes [2, 8] it "
+                   "must be [2, 8 / 4]");
+    expect_refused(call(g6, g6, cx_odd, nullptr, nullptr), fn, "and 6 a multiple of 4");
+    expect_refused(call(ints, ints, cx, nullptr, nullptr), fn,
+                   "\"_thnn_fused_lstm_cell\" not implemented for 'int32'");
+    expect_refused(call(g, h, cx16, nullptr, nullptr), fn,
+                   "expected scalar type float32 but found float16 for argument #5");
+    EXPECT_EQ(r0.get(), nullptr);  // nothing handed out on failure
+    EXPECT_EQ(r2.get(), nullptr);
+    // The GRU's factor is 3.
+    Tensor g9 = t(kF32, {2, 9}), hx = t(kF32, {2, 3}), hx_bad = t(kF32, {2, 4});
+    ProxyResult ok = run_gru_cell(b, {g9.get(), g9.get(), hx.get()}, false);
+    EXPECT_EQ(ok.rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    ProxyResult bad = run_gru_cell(b, {g9.get(), g9.get(), hx_bad.get()}, false);
+    expect_refused(bad.rc, "_thnn_fused_gru_cell",
+                   "argument #5 'prev_hidden' to have 6 elements; but it actually has 8");
+  }
 }
 
 }  // namespace

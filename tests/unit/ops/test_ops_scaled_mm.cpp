@@ -8,6 +8,10 @@
 // rests on (Note [Float8 conversions]): every code decoded, and encoding of every value,
 // midpoint and edge against eager's bytes; a larger rowwise product against a float64
 // reference; the refusals. CUDA's _scaled_mm is tests/unit/cuda/test_cuda_matmul.cpp's.
+// _scaled_grouped_mm (Note [Scaled grouped matmul]) against its formula
+// (reference_scaledgrouped.inc; torch's CPU has no kernel for it) on every backend: its C
+// shim on CUDA (offs on the device), the family op on the CPU (torch declares the entry for
+// CUDA only); and ATen's refusals.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -15,12 +19,16 @@
 #include <vector>
 
 #include "core/float8.h"
+#include "core/handles.h"
+#include "ops/matmul.h"
 #include "ops_testing.h"
+#include "shim/boundary.h"
 
 namespace aotrt::test {
 namespace {
 
 #include "reference_scaledmm.inc"
+#include "reference_scaledgrouped.inc"
 
 using ScaledMm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
                                     AtenTensorHandle, AtenTensorHandle*, AtenTensorHandle*,
@@ -250,6 +258,120 @@ TEST(OpsScaledMmRefusals, NameTheFunctionAndWhatIsWrong) {
   Tensor out_small = t(kF32, {4, 7});
   expect_refused(f_out(out_small.get(), a.get(), w.get(), one.get(), one.get(), &none, &none, &f32, 0),
                  fn_out, "aotrt does not resize outputs");
+}
+
+// --- _scaled_grouped_mm ---------------------------------------------------------------
+
+using ScaledGroupedMm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
+                                           AtenTensorHandle, AtenTensorHandle*, AtenTensorHandle*,
+                                           AtenTensorHandle*, int32_t*, int32_t,
+                                           AtenTensorHandle*);
+constexpr const char* kCpuScaledGrouped = "cpu _scaled_grouped_mm";
+
+// The CPU stand-in of aoti_torch_cuda__scaled_grouped_mm: the family op behind the same
+// boundary.
+AOTITorchError cpu_scaled_grouped_mm(AtenTensorHandle a, AtenTensorHandle b, AtenTensorHandle sa,
+                                     AtenTensorHandle sb, AtenTensorHandle* offs,
+                                     AtenTensorHandle* bias, AtenTensorHandle* scale_result,
+                                     int32_t* out_dtype, int32_t fast, AtenTensorHandle* ret0) {
+  return shim_boundary(kCpuScaledGrouped, [&] {
+    auto optional = [](AtenTensorHandle* h, const char* what) -> const TensorImpl* {
+      return h != nullptr && *h != nullptr ? &handle_get(*h, what) : nullptr;
+    };
+    *ret0 = handle_register(ops::scaled_grouped_mm(
+        handle_get(a, "self"), handle_get(b, "mat2"), handle_get(sa, "scale_a"),
+        handle_get(sb, "scale_b"), optional(offs, "offs"), optional(bias, "bias"),
+        optional(scale_result, "scale_result"),
+        out_dtype != nullptr ? std::optional<ScalarType>(static_cast<ScalarType>(*out_dtype))
+                             : std::nullopt,
+        fast != 0, kCpuScaledGrouped));
+  });
+}
+
+ScaledGroupedMm scaled_grouped_of(const Backend& b) {
+  return b.is_cpu() ? cpu_scaled_grouped_mm : find_op<ScaledGroupedMm>(b, "_scaled_grouped_mm");
+}
+
+class OpsScaledGroupedMm : public ::testing::TestWithParam<BackendCase> {};
+
+// ints: whether offs (inputs[4]) is given.
+TEST_P(OpsScaledGroupedMm, MatchesTheFormula) {
+  const Backend& b = GetParam().backend;
+  const OpCase& c = GetParam().c;
+  const ScaledGroupedMm f = scaled_grouped_of(b);
+  if (f == nullptr) GTEST_SKIP() << b.op_prefix << "_scaled_grouped_mm is missing";
+  std::vector<Tensor> in;
+  for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  AtenTensorHandle offs = c.ints[0] != 0 ? in[4].get() : nullptr;
+  int32_t bf16 = kBF16;
+  Tensor out;
+  const AOTITorchError rc = f(in[0].get(), in[1].get(), in[2].get(), in[3].get(),
+                              c.ints[0] != 0 ? &offs : nullptr, nullptr, nullptr, &bf16, 0,
+                              out.out());
+  AOTRT_SKIP_IF_NO_KERNEL(b, rc);
+  ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  expect_matches(out.get(), c.outputs[0], c.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formula, OpsScaledGroupedMm,
+                         ::testing::ValuesIn(all_backends(kScaledgroupedCases)),
+                         backend_case_name);
+
+// ATen's checks of _scaled_grouped_mm_cuda, with its messages.
+TEST(OpsScaledGroupedMmRefusals, NameWhatIsWrong) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    const ScaledGroupedMm f = scaled_grouped_of(b);
+    ASSERT_NE(f, nullptr) << b.op_prefix << "_scaled_grouped_mm is missing";
+    const std::string fn = b.is_cpu() ? kCpuScaledGrouped : "aoti_torch_cuda__scaled_grouped_mm";
+    // 2d x 3d: a [32, 16] row-major, b [2, 16, 32] column-major.
+    Tensor a = empty(b, {32, 16}, kF8E4M3FN), w = empty(b, {2, 16, 32}, {512, 1, 16}, kF8E4M3FN);
+    Tensor sa = empty(b, {32}, kF32), sb = empty(b, {2, 32}, kF32);
+    Tensor offs = make_tensor(b, Values{kI32, {2}, {1}, 0, {8, 32}});
+    Tensor out;
+    auto call = [&](const Tensor& x, const Tensor& y, const Tensor& s0, const Tensor& s1,
+                    const Tensor* o, const Tensor* bias, int32_t dtype) {
+      AtenTensorHandle oh = o ? o->get() : nullptr, bh = bias ? bias->get() : nullptr;
+      return f(x.get(), y.get(), s0.get(), s1.get(), o ? &oh : nullptr, bias ? &bh : nullptr,
+               nullptr, &dtype, 0, out.out());
+    };
+    auto refused = [&](AOTITorchError rc, const std::string& what) {
+      expect_refused(rc, fn, what);
+      EXPECT_EQ(out.get(), nullptr);
+    };
+    Tensor a_t = empty(b, {32, 16}, {1, 32}, kF8E4M3FN);
+    refused(call(a_t, w, sa, sb, &offs, nullptr, kBF16), "Expected mat1 to not be transposed");
+    Tensor w_rows = empty(b, {2, 16, 32}, kF8E4M3FN);
+    refused(call(a, w_rows, sa, sb, &offs, nullptr, kBF16), "Expected mat2 to be transposed");
+    // Rows padded to 32 bytes: the strides pass, K = 24 does not.
+    Tensor a24 = empty(b, {32, 24}, {32, 1}, kF8E4M3FN),
+           w24 = empty(b, {2, 24, 32}, {1024, 1, 32}, kF8E4M3FN);
+    refused(call(a24, w24, sa, sb, &offs, nullptr, kBF16),
+            "Expected trailing dimension of mat_a to be divisible by 16");
+    Tensor w_k = empty(b, {2, 32, 32}, {1024, 1, 32}, kF8E4M3FN);
+    refused(call(a, w_k, sa, sb, &offs, nullptr, kBF16),
+            "contraction dimension of mat_a and mat_b must match");
+    refused(call(a, w, sa, sb, &offs, &sa, kBF16), "Bias not supported yet");
+    refused(call(a, w, sa, sb, nullptr, nullptr, kBF16),
+            "Have to provide offsets if there is a 2d matrix");
+    Tensor offs64 = make_tensor(b, Values{kI64, {2}, {1}, 0, {8, 32}});
+    refused(call(a, w, sa, sb, &offs64, nullptr, kBF16), "Offsets have to be int32");
+    Tensor sa16 = empty(b, {32}, kF16);
+    refused(call(a, w, sa16, sb, &offs, nullptr, kBF16),
+            "both scales must both be float32 tensors");
+    Tensor sa_short = empty(b, {31}, kF32), sb_n = empty(b, {2, 16}, kF32);
+    refused(call(a, w, sa_short, sb, &offs, nullptr, kBF16),
+            "scale must have the same length as mat for arg 0");
+    refused(call(a, w, sa, sb_n, &offs, nullptr, kBF16),
+            "scale must have the same first dimension as mat for arg 1");
+    refused(call(a, w, sa, sb, &offs, nullptr, kF32),
+            "Only bf16 high precision output types are supported for grouped gemm");
+    Tensor a52 = empty(b, {32, 16}, kF8E5M2);
+    refused(call(a52, w, sa, sb, &offs, nullptr, kBF16), "Expected inputs of E4M3 FP8 type");
+    Tensor offs3 = make_tensor(b, Values{kI32, {3}, {1}, 0, {8, 16, 32}});
+    refused(call(a, w, sa, sb, &offs3, nullptr, kBF16), "matrix batch sizes have to match");
+    EXPECT_EQ(call(a, w, sa, sb, &offs, nullptr, kBF16), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+  }
 }
 
 }  // namespace
