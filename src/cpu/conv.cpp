@@ -10,8 +10,10 @@
 //   channels-last (c10's is_channels_last_strides_2d), else contiguous; every
 //   CPU 2-d backend (mkldnn, slow, dilated, transposed) follows this;
 // - 1-d (3-d tensors): ATen makes the input contiguous and runs it as 2-d
-//   with a unit height, so only the weight (unsqueezed at dim 2) can make the
-//   output channels-last: strides [L*C, 1, C];
+//   with a unit height (both operands unsqueezed at dim 2), so the weight, or
+//   an input that was contiguous already with a stride-1 size-1 channel dim
+//   (contiguous() keeps its strides: tests/e2e/test_diff_ops.py drew x [1, 1, 2]
+//   with strides (2, 1, 1)), can make the output channels-last: [L*C, 1, C];
 // - 3-d (5-d tensors): channels-last-3d only when ATen picks its mkldnn
 //   backend and the input or weight suggests channels-last-3d; its other 3-d
 //   backends return contiguous. The mkldnn choice is ATen's use_mkldnn
@@ -262,10 +264,18 @@ std::vector<int64_t> output_strides(const Conv& c, const TensorImpl& input,
       channels_last = is_channels_last_strides_2d(input.sizes(), input.strides()) ||
                       is_channels_last_strides_2d(weight.sizes(), weight.strides());
     } else if (c.k == 1) {
-      const auto w = weight.sizes(), ws = weight.strides();
-      const int64_t w4[] = {w[0], w[1], 1, w[2]};
-      const int64_t ws4[] = {ws[0], ws[1], w[2] * ws[2], ws[2]};  // at::unsqueeze(2)
-      channels_last = is_channels_last_strides_2d(w4, ws4);
+      // Both as ATen runs them: input.contiguous() (which keeps the strides of an input
+      // that is contiguous already, a size-1 dim's among them), then unsqueeze(2).
+      auto suggests_channels_last = [](std::span<const int64_t> t, std::span<const int64_t> ts) {
+        const int64_t t4[] = {t[0], t[1], 1, t[2]};
+        const int64_t ts4[] = {ts[0], ts[1], t[2] * ts[2], ts[2]};  // at::unsqueeze(2)
+        return is_channels_last_strides_2d(t4, ts4);
+      };
+      const std::vector<int64_t> in_strides =
+          input.is_contiguous() ? std::vector<int64_t>(input.strides().begin(), input.strides().end())
+                                : contiguous_strides(input.sizes());
+      channels_last = suggests_channels_last(input.sizes(), in_strides) ||
+                      suggests_channels_last(weight.sizes(), weight.strides());
     } else {
       channels_last = aten_uses_mkldnn_3d(c, input) &&
                       (is_channels_last_strides_3d(input.sizes(), input.strides()) ||

@@ -352,6 +352,15 @@ TEST(CpuConv, Conv1d) {
   // ...a permuted weight does: strides [L*C, 1, C].
   c.w = {{6, 2, 3}, {6, 1, 2}, 0};
   check(c, {30, 1, 6});
+  // So does an input contiguous already whose size-1 channel dim has stride 1: contiguous()
+  // keeps its strides, and unsqueezed at dim 2 they suggest channels-last (eager, torch 2.13:
+  // x [1, 1, 2] strides (2, 1, 1), w [2, 1, 1] -> out [1, 2, 2] strides (4, 1, 2)).
+  check(ConvCase{{{1, 1, 2}, {2, 1, 1}, 0}, dense({2, 1, 1}), std::nullopt, {1}, {0}, {1}, false,
+                 {0}, 1},
+        {4, 1, 2});
+  check(ConvCase{{{1, 1, 2}, {2, 2, 1}, 0}, dense({2, 1, 1}), std::nullopt, {1}, {0}, {1}, false,
+                 {0}, 1},
+        contiguous({1, 2, 2}));
 }
 
 TEST(CpuConv, Conv3d) {
