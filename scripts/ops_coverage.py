@@ -50,8 +50,10 @@ NOT_SERVED = [
     (r"^(_scaled_dot_product_flash_attention_quantized|_flash_attention_forward_quantized)$",
      "fp8 attention (float8 query/key/value with descale tensors, FlashAttention-3's kernels): "
      "aotrt's attention reads float16, bfloat16 and float32 only"),
-    (r"attention|_flash_|_cudnn_rnn",
-     "CUDA kernel not written yet (the cuDNN SDPA path serves _scaled_dot_product_cudnn_attention)"),
+    (r"^_cudnn_rnn$",
+     "not emitted: torch's decompositions of aten.lstm, gru and rnn replace cuDNN's RNN by matmuls and "
+     "pointwise kernels on CUDA (nn.LSTM, bidirectional too, nn.GRU and nn.RNN exported on the H200 with "
+     "torch 2.11 import only mm_out/addmm_out: docs/results/gpu_session_h200_2026-12-03c.md)"),
 ]
 
 
