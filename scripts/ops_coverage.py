@@ -44,9 +44,6 @@ NOT_SERVED = [
      "the attention entry point of out-of-tree backends (XPU, HPU): not emitted for CPU or CUDA"),
     (r"^(_to_sparse|to_sparse)$",
      "sparse layouts: aotrt's tensors are dense and strided, so a sparse result is refused"),
-    (r"^_grouped_mm$",
-     "CPU only: torch 2.11 (the GPU machine's) generates no CUDA entry, and ATen's CUDA kernel keeps "
-     "its offsets on the device where the CPU's loop reads them on the host (a sync)"),
     (r"^(_scaled_dot_product_flash_attention_quantized|_flash_attention_forward_quantized)$",
      "fp8 attention (float8 query/key/value with descale tensors, FlashAttention-3's kernels): "
      "aotrt's attention reads float16, bfloat16 and float32 only"),

@@ -57,6 +57,11 @@ void scaled_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorIm
 void scaled_grouped_mm(const TensorImpl& out, const TensorImpl& mat_a, const TensorImpl& mat_b,
                        const TensorImpl& scale_a, const TensorImpl& scale_b,
                        const TensorImpl* offs, const char* fn);
+// _grouped_mm past ops/matmul.cpp's checks (Note [Grouped matmul]; grouped_mm.cu, the
+// same kernel without scales): out of the operands' dtype (bfloat16, float16 or
+// float32; zeroed), offs dense int32 on the device (null for 3d x 3d), read there.
+void grouped_mm(const TensorImpl& out, const TensorImpl& mat_a, const TensorImpl& mat_b,
+                const TensorImpl* offs, const char* fn);
 
 // The GEMM behind them, on views, for conv.cpp's 1x1 convolutions: out
 // [M, N] = x [M, K] @ y [K, N] (+ bias [N] on every row), each read in place

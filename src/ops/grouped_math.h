@@ -1,7 +1,7 @@
-// The index arithmetic of the scaled grouped matmul (Note [Scaled grouped
-// matmul] in ops/matmul.h), written once for both backends' kernels: which
-// operand elements, scales and output element group g's product at (i, j)
-// reads and writes, and group g's range along the grouped dim. Host and
+// The index arithmetic of the grouped matmuls (Note [Grouped matmul] and Note
+// [Scaled grouped matmul] in ops/matmul.h), written once for the kernels: which
+// operand elements, scales (the scaled one's) and output element group g's
+// product at (i, j) reads and writes, and group g's range along the grouped dim. Host and
 // device functions (nvcc for src/cuda/grouped_mm.cu, the host compiler for
 // src/cpu/ops/matmul.cpp), with the host-only description made from tensors.
 #pragma once
@@ -47,9 +47,8 @@ AOTRT_HOST_DEVICE inline void group_range(const int32_t* offs, int64_t g, int64_
   if (end < begin) end = begin;
 }
 
-// The description of out = scaled_grouped_mm(mat_a, mat_b, ...) (shapes checked).
+// The description of out = grouped_mm(mat_a, mat_b, offs) (shapes checked); no scales.
 inline GroupedGemm describe(const TensorImpl& out, const TensorImpl& mat_a, const TensorImpl& mat_b,
-                            const TensorImpl& scale_a, const TensorImpl& scale_b,
                             int64_t groups) {
   GroupedGemm d;
   const bool a2 = mat_a.dim() == 2, b2 = mat_b.dim() == 2;
@@ -74,6 +73,14 @@ inline GroupedGemm describe(const TensorImpl& out, const TensorImpl& mat_a, cons
   } else {
     d.o_g = os[0], d.o_m = os[1], d.o_n = os[2];
   }
+  return d;
+}
+
+// The description of out = scaled_grouped_mm(mat_a, mat_b, ...) (shapes checked).
+inline GroupedGemm describe(const TensorImpl& out, const TensorImpl& mat_a, const TensorImpl& mat_b,
+                            const TensorImpl& scale_a, const TensorImpl& scale_b,
+                            int64_t groups) {
+  GroupedGemm d = describe(out, mat_a, mat_b, groups);
   if (d.mode == kK) {  // contiguous [G * M] and [G * N] (ATen's pointers: + g * M, + g * N)
     d.sa_g = d.M, d.sa_m = 1, d.sb_g = d.N, d.sb_n = 1;
     return d;

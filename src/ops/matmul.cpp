@@ -400,8 +400,29 @@ std::unique_ptr<TensorImpl> grouped_mm(const TensorImpl& mat_a, const TensorImpl
   const std::vector<int64_t> strides =
       sizes.size() == 2 ? std::vector<int64_t>{padded, 1}
                         : std::vector<int64_t>{checked_mul(sizes[1], padded, fn), padded, 1};
+  if (!mat_a.device().is_cpu()) {  // the device kernel reads offs where it runs
+    for (const auto& [t, name] : {std::pair{&mat_b, "mat_b"}, {offs, "offs"}}) {
+      AOTRT_CHECK(t == nullptr || t->device() == mat_a.device(), kInvalidArgument, fn, ": '",
+                  name, "' is on ", t->device().str(), ", mat_a on ", mat_a.device().str(),
+                  " (offs stays on the operands' device: the kernel reads it there)");
+    }
+  }
   auto out = empty_strided(sizes, strides, dtype, mat_a.device(), fn);
   zero_tensor(*out, fn);
+  if (!mat_a.device().is_cpu()) {
+    if (out->numel() == 0) return out;
+    // The kernel reads offs as dense int32 ends: a strided one is copied on the device
+    // (a copy queued on the stream, no host wait).
+    std::unique_ptr<TensorImpl> dense_offs;
+    if (offs != nullptr && !offs->is_contiguous()) {
+      dense_offs = empty_strided(offs->sizes(), contiguous_strides(offs->sizes()),
+                                 ScalarType::Int32, offs->device(), fn);
+      copy_tensor(*dense_offs, *offs, fn);
+      offs = dense_offs.get();
+    }
+    kernel(&MatmulKernels::grouped_mm, mat_a.device(), fn)(*out, mat_a, mat_b, offs, fn);
+    return out;
+  }
   if (!a2 && !b2) {
     bmm_out(*out, mat_a, mat_b, fn);
     return out;

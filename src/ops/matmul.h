@@ -75,6 +75,11 @@ struct MatmulKernels {
   void (*scaled_grouped_mm)(const TensorImpl& out, const TensorImpl& mat_a,
                             const TensorImpl& mat_b, const TensorImpl& scale_a,
                             const TensorImpl& scale_b, const TensorImpl* offs, const char* fn);
+  // Note [Grouped matmul] on a device: out (the operands' dtype, zeroed, ATen's strides)
+  // <- every group's product; offs (int32, 1-d, dense) null for 3d x 3d, read on the
+  // device (no host wait). Null on the CPU, whose loop of mm reads offs on the host.
+  void (*grouped_mm)(const TensorImpl& out, const TensorImpl& mat_a, const TensorImpl& mat_b,
+                     const TensorImpl* offs, const char* fn);
 };
 
 // out = self @ mat2 (2-D).
@@ -139,6 +144,15 @@ std::unique_ptr<TensorImpl> scaled_mm(const TensorImpl& self, const TensorImpl& 
 // with one of its last two dims of unit stride and the other a multiple of
 // 16 bytes (ATen's check); bias is refused and out_dtype must be mat_a's, as
 // in ATen. Half-precision products accumulate in float32 (the CPU mm).
+// CUDA (torch 2.13 generates aoti_torch_cuda__grouped_mm; 2.11 does not):
+// the kernel of Note [Grouped tiles on the device] without scales, offs read
+// on the device (no host wait, graph-capturable), every mode including 3d x 3d,
+// each element a float32 sum in k order rounded once to the operands' dtype
+// (float32 operands are never rounded to TF32). offs must be on the operands'
+// device (refused otherwise) and a strided one is copied dense on the stream.
+// Beyond ATen's defined cases the device reads a range as the scaled op does:
+// clamped to [0, extent], an empty or reversed one computes nothing; a
+// negative end is clamped to 0 there where the CPU's aten.slice wraps it.
 std::unique_ptr<TensorImpl> grouped_mm(const TensorImpl& mat_a, const TensorImpl& mat_b,
                                        const TensorImpl* offs, const TensorImpl* bias,
                                        std::optional<ScalarType> out_dtype, const char* fn);

@@ -205,6 +205,7 @@ constexpr MatmulKernels kMatmul{
     .scaled_mm_out = scaled_mm_out,
     .mm_widening_out = mm_widening_out,
     .scaled_grouped_mm = scaled_grouped_mm,
+    .grouped_mm = nullptr,  // ops::grouped_mm's loop of mm reads offs on the host
 };
 AOTRT_REGISTER_KERNELS(MatmulKernels, cpu, kMatmul);
 

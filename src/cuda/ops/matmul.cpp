@@ -18,7 +18,8 @@ constexpr MatmulKernels kMatmul{
                     a.use_fast_accum, fn);
     },
     .mm_widening_out = mm_widening_out,
-    .scaled_grouped_mm = scaled_grouped_mm};
+    .scaled_grouped_mm = scaled_grouped_mm,
+    .grouped_mm = grouped_mm};
 AOTRT_REGISTER_KERNELS(MatmulKernels, cuda, kMatmul);
 
 }  // namespace

@@ -34,15 +34,16 @@ AOTRT_OP_CUDA(mm_dtype_out,
                                 args.tensor(mat2, "mat2"),
                                 *args.optional_dtype(&out_dtype, "out_dtype"), fn))
 
-// _grouped_mm (Note [Grouped matmul]): the CPU's. torch 2.11 generates no CUDA entry, and
-// ATen's CUDA kernel (CUTLASS grouped GEMM) reads its offsets on the device.
-AOTRT_OP_CPU(_grouped_mm,
-             (AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle* offs,
-              AtenTensorHandle* bias, int32_t* out_dtype, AtenTensorHandle* ret0),
-             give(ret0, ops::grouped_mm(args.tensor(self, "self"), args.tensor(mat2, "mat2"),
-                                        args.optional_tensor(offs, "offs"),
-                                        args.optional_tensor(bias, "bias"),
-                                        args.optional_dtype(out_dtype, "out_dtype"), fn)))
+// _grouped_mm (Note [Grouped matmul]): the CPU's loop of mm reads offs on the host; on CUDA
+// (torch 2.13's c_shim_cuda.h declares the entry, 2.11 generates none) the kernel of Note
+// [Grouped tiles on the device] reads them on the device, as ATen's CUTLASS kernel does.
+AOTRT_OP(_grouped_mm,
+         (AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle* offs,
+          AtenTensorHandle* bias, int32_t* out_dtype, AtenTensorHandle* ret0),
+         give(ret0, ops::grouped_mm(args.tensor(self, "self"), args.tensor(mat2, "mat2"),
+                                    args.optional_tensor(offs, "offs"),
+                                    args.optional_tensor(bias, "bias"),
+                                    args.optional_dtype(out_dtype, "out_dtype"), fn)))
 
 // _scaled_grouped_mm (Note [Scaled grouped matmul]): torch declares it for CUDA only.
 AOTRT_OP_CUDA(_scaled_grouped_mm,

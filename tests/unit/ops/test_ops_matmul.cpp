@@ -4,11 +4,14 @@
 // and out through strided views, wrap-around on overflow, beta and alpha cast to the
 // integer type; the grouped products' group layouts and padded output strides. The integer
 // rows run on CUDA too (aotrt's integer kernel, Note [Integer matmul on CUDA]: ATen's CUDA
-// matmul has none, so the CPU's values are the reference); _grouped_mm is served on the CPU
-// only. mm.dtype_out (Note [Matmul with an output dtype]) against the float64 product (torch's
+// matmul has none, so the CPU's values are the reference); _grouped_mm's rows run on CUDA too
+// (Note [Grouped tiles on the device]: float32 sums, as the CPU's), and CUDA's grouped
+// products of several tiles, groups meeting inside a tile, are checked against the CPU's.
+// mm.dtype_out (Note [Matmul with an output dtype]) against the float64 product (torch's
 // CPU has no kernel for it): its C shim on CUDA, the family op on the CPU (torch declares the
 // entry for CUDA only); and ATen's refusals.
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/handles.h"
@@ -42,14 +45,6 @@ AOTITorchError cpu_mm_dtype_out(AtenTensorHandle out, AtenTensorHandle self, Ate
 
 MmDtype mm_dtype_of(const Backend& b) {
   return b.is_cpu() ? cpu_mm_dtype_out : find_op<MmDtype>(b, "mm_dtype_out");
-}
-
-std::vector<std::string> grouped_names() {
-  std::vector<std::string> names;
-  for (const OpCase& c : kMatmulCases) {
-    if (std::string(c.op) == "_grouped_mm") names.emplace_back(c.name);
-  }
-  return names;
 }
 
 class OpsMatmul : public ::testing::TestWithParam<BackendCase> {};
@@ -88,7 +83,7 @@ TEST_P(OpsMatmul, MatchesTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, OpsMatmul,
-                         ::testing::ValuesIn(all_backends(kMatmulCases, grouped_names())),
+                         ::testing::ValuesIn(all_backends(kMatmulCases)),
                          backend_case_name);
 
 // Enough rows for the parallel loop (on CUDA, several tiles, partial ones at the edges):
@@ -160,7 +155,8 @@ TEST(OpsMatmulRefusals, MmDtypeRefusesWhatATenRefuses) {
 }
 
 TEST(OpsMatmulRefusals, GroupedMmRefusesWhatATenRefuses) {
-  const Backend b = built_backends()[0];
+  for (const Backend& b : built_backends()) {
+  SCOPED_TRACE(b.name);
   AOTRT_FIND_OP(f, GroupedMm, b, "_grouped_mm");
   auto zeros = [&](int32_t dtype, Dims sizes, Dims strides = {}) {
     if (strides.empty()) strides = row_major(sizes);
@@ -171,7 +167,7 @@ TEST(OpsMatmulRefusals, GroupedMmRefusesWhatATenRefuses) {
   Tensor a = zeros(kF32, {6, 8}), w = zeros(kF32, {2, 8, 4}), a3 = zeros(kF32, {2, 6, 8});
   Tensor offs_t = zeros(kI32, {2}), offs64_t = zeros(kI64, {2}), bias_t = zeros(kF32, {2, 4});
   AtenTensorHandle offs = offs_t.get(), offs64 = offs64_t.get(), bias = bias_t.get();
-  const std::string fn = "aoti_torch_cpu__grouped_mm";
+  const std::string fn = std::string(b.op_prefix) + "_grouped_mm";
   Tensor out;
   expect_refused(f(a.get(), w.get(), nullptr, nullptr, nullptr, out.out()), fn,
                  "Have to provide offsets if there is a 2d matrix");
@@ -202,12 +198,14 @@ TEST(OpsMatmulRefusals, GroupedMmRefusesWhatATenRefuses) {
   expect_refused(f(gapped.get(), w.get(), &offs, nullptr, nullptr, out.out()), fn,
                  "Invalid strides/sizes");
   EXPECT_EQ(out.get(), nullptr);
+  }
 }
 
 // Ranges are sliced as aten.slice slices them; what no range covers stays zero (ATen leaves
 // it uninitialized, so no eager reference exists for those rows).
 TEST(OpsMatmulGrouped, UncoveredRowsAreZeroAndRangesClamp) {
-  const Backend b = built_backends()[0];
+  for (const Backend& b : built_backends()) {
+  SCOPED_TRACE(b.name);
   AOTRT_FIND_OP(f, GroupedMm, b, "_grouped_mm");
   Tensor a = make_tensor(b, Values{kF32, {4, 4}, {4, 1}, 0, std::vector<double>(16, 1)});
   Tensor w = make_tensor(b, Values{kF32, {2, 4, 4}, {16, 4, 1}, 0, std::vector<double>(32, 2)});
@@ -228,6 +226,78 @@ TEST(OpsMatmulGrouped, UncoveredRowsAreZeroAndRangesClamp) {
   std::vector<double> want(16, 0);
   for (int j = 0; j < 4; ++j) want[j] = 8;
   expect_matches(out2.get(), Values{kF32, {4, 4}, {4, 1}, 0, want}, "uncovered rows");
+  }
+}
+
+// Small dyadic values whose float32 sums are exact: CUDA's and the CPU's products agree.
+std::vector<double> dyadic(int64_t n, int64_t seed) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>((i * 7 + seed) % 9 - 4) * 0.125);
+  return v;
+}
+
+// Note [Grouped tiles on the device]: CUDA's kernel against the CPU's loop of mm, every
+// layout, with several 16 x 16 tiles, groups that begin and end inside a tile, an empty
+// group, column-major experts, a strided offs (copied dense on the stream) and 2^16 + 3
+// batches (more than the grid's z extent).
+TEST(OpsMatmulGrouped, CudaMatchesTheCpuAcrossTiles) {
+  AOTRT_SKIP_WITHOUT_CUDA();
+  const Backend cpu = built_backends()[0], gpu = built_backends()[1];
+  AOTRT_FIND_OP(fc, GroupedMm, cpu, "_grouped_mm");
+  AOTRT_FIND_OP(fg, GroupedMm, gpu, "_grouped_mm");
+  struct Case {
+    const char* name;
+    Values a, w;
+    std::vector<double> ends;  // empty: 3d x 3d
+  };
+  const int32_t dtypes[] = {kBF16, kF16, kF32};
+  for (int32_t dt : dtypes) {
+    const int64_t M = 50, K = 40, N = 40, G = 4;  // rows, columns: partial last tiles
+    const std::vector<Case> cases = {
+        {"2d x 3d", Values{dt, {M, K}, {K, 1}, 0, dyadic(M * K, 1)},
+         Values{dt, {G, K, N}, {K * N, 1, K}, 0, dyadic(G * K * N, 2)}, {7, 7, 30, 45}},
+        {"3d x 2d", Values{dt, {G, M, K}, {M * K, K, 1}, 0, dyadic(G * M * K, 3)},
+         Values{dt, {K, N}, {N, 1}, 0, dyadic(K * N, 4)}, {9, 20, 20, 40}},
+        {"2d x 2d", Values{dt, {M, K}, {K, 1}, 0, dyadic(M * K, 5)},
+         Values{dt, {K, N}, {1, K}, 0, dyadic(K * N, 6)}, {0, 13, 40, 40}},
+        {"3d x 3d", Values{dt, {G, M, K}, {M * K, K, 1}, 0, dyadic(G * M * K, 7)},
+         Values{dt, {G, K, N}, {K * N, N, 1}, 0, dyadic(G * K * N, 8)}, {}},
+        {"3d x 3d, 65539 batches", Values{dt, {65539, 2, 8}, {16, 8, 1}, 0, dyadic(65539 * 16, 9)},
+         Values{dt, {65539, 8, 8}, {64, 8, 1}, 0, dyadic(65539 * 64, 10)}, {}},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.name) + " dtype " + std::to_string(dt));
+      Tensor out_c, out_g;
+      for (const auto& [b, f, out] : {std::tuple{cpu, fc, &out_c}, {gpu, fg, &out_g}}) {
+        Tensor a = make_tensor(b, c.a), w = make_tensor(b, c.w);
+        const int64_t g = static_cast<int64_t>(c.ends.size());
+        Tensor offs_t = make_tensor(b, Values{kI32, {g}, {2}, 0, c.ends});  // strided
+        AtenTensorHandle offs = offs_t.get();
+        ASSERT_EQ(f(a.get(), w.get(), c.ends.empty() ? nullptr : &offs, nullptr, nullptr,
+                    out->out()),
+                  AOTI_TORCH_SUCCESS)
+            << aotrt_last_error();
+      }
+      const Meta m = meta(out_c.get());
+      expect_matches(out_g.get(), Values{dt, m.sizes, m.strides, 0, values_of(out_c.get())},
+                     c.name);
+    }
+  }
+}
+
+// CUDA reads offs on the device: an offs on the host is refused, never synced on.
+TEST(OpsMatmulGrouped, CudaRefusesOffsOnTheHost) {
+  AOTRT_SKIP_WITHOUT_CUDA();
+  const Backend cpu = built_backends()[0], gpu = built_backends()[1];
+  AOTRT_FIND_OP(f, GroupedMm, gpu, "_grouped_mm");
+  Tensor a = make_tensor(gpu, Values{kBF16, {4, 8}, {8, 1}, 0, std::vector<double>(32, 1)});
+  Tensor w = make_tensor(gpu, Values{kBF16, {2, 8, 8}, {64, 8, 1}, 0, std::vector<double>(128, 1)});
+  Tensor offs_t = make_tensor(cpu, Values{kI32, {2}, {1}, 0, {2, 4}});
+  AtenTensorHandle offs = offs_t.get();
+  Tensor out;
+  expect_refused(f(a.get(), w.get(), &offs, nullptr, nullptr, out.out()),
+                 "aoti_torch_cuda__grouped_mm", "'offs' is on cpu");
+  EXPECT_EQ(out.get(), nullptr);
 }
 
 }  // namespace
