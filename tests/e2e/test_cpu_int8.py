@@ -28,6 +28,8 @@ references:
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -162,7 +164,7 @@ def _close(name: str, what: str, got: np.ndarray, want: np.ndarray, mean_rel: fl
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_int8_model_matches_torch(aotrt_bin, tmp_path, name):
+def test_int8_model_matches_torch(aotrt_bin, unit_tests, tmp_path, name):
     converted, x = _quantized(name)
     with torch.no_grad(), _autocast(name):
         eager = converted(x).float().numpy()
@@ -184,6 +186,20 @@ def test_int8_model_matches_torch(aotrt_bin, tmp_path, name):
     # Eager under autocast rounds to bfloat16 where the compiled graph does not and back:
     # one bfloat16 rounding (2^-8 relative) of the mean.
     _close(name, "eager", got, eager, 2.0**-8 if CASES[name][3] else 1e-4)
+    _runs_in_int8(unit_tests, pkg, x, tmp_path / "int8")
+
+
+def _runs_in_int8(unit_tests, pkg: Path, x: torch.Tensor, d: Path) -> None:
+    """QuantizedReal.*: every quantized op ran on oneDNN's int8 primitives, the constant weights
+    reordered once; a second run makes no primitive and reorders nothing."""
+    d.mkdir()
+    shutil.copyfile(pkg, d / "model.pt2")
+    np.save(d / "input_0.npy", x.numpy())
+    env = dict(os.environ, AOTRT_INT8_MODEL_DIR=str(d))
+    r = subprocess.run([str(unit_tests), "--gtest_filter=QuantizedReal.*"], capture_output=True,
+                       text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-3000:]
+    assert "[  PASSED  ] 1 test" in r.stdout and "SKIPPED" not in r.stdout, r.stdout[-4000:]
 
 
 if __name__ == "__main__":  # the export worker: NAME PATH
