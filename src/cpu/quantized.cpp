@@ -350,37 +350,31 @@ bool fits_int32(int64_t v) {
   return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
 }
 
-// What a call is made of besides the operands' layouts; null when served,
-// else why not (Note [Int8 primitives]).
-struct Plan {
-  std::vector<float> scales;  // x_scale * w_scale[c], or one when they are all equal
-  std::vector<Post> posts;
-  int32_t src_zero_point = 0, dst_zero_point = 0;
-  dt src_type = dt::u8, dst_type = dt::f32;
-};
-
-const char* int8_plan(const TensorImpl& qx, const TensorImpl* bias, const ops::QuantArgs& q,
-                      const ops::QuantScalars& s, ScalarType out_dtype,
-                      std::span<const int64_t> out_sizes, Plan& plan) {
-  if (!qx.device().is_cpu()) return "x is not on the CPU";
+// Fills in what a call's primitive is made of besides the operands' layouts
+// (types, zero points, scales, post-ops); null when served, else why not
+// (Note [Int8 primitives]).
+const char* int8_plan(const TensorImpl& qx, const TensorImpl& qw, const TensorImpl* bias,
+                      const ops::QuantArgs& q, const ops::QuantScalars& s, ScalarType out_dtype,
+                      std::span<const int64_t> out_sizes, Problem& p) {
+  if (!qx.device().is_cpu() || !qw.device().is_cpu()) return "x or the weight is not on the CPU";
   for (int64_t z : s.w_zero_points) {
     if (z != 0) return "a nonzero weight zero point (oneDNN's int8 kernels take symmetric weights)";
   }
   if (!fits_int32(s.x_zero_point)) return "x_zero_point is beyond int32";
-  plan.src_zero_point = static_cast<int32_t>(s.x_zero_point);
-  plan.src_type = *dnnl_type(qx.dtype());
-  plan.dst_type = *dnnl_type(out_dtype);
+  p.src_zero_point = static_cast<int32_t>(s.x_zero_point);
+  p.src_type = *dnnl_type(qx.dtype());
+  p.dst_type = *dnnl_type(out_dtype);
   const size_t channels = s.w_scales.size();
   bool uniform = true;
-  plan.scales.resize(channels);
+  p.scales.resize(channels);
   for (size_t c = 0; c < channels; ++c) {
-    plan.scales[c] = s.x_scale * s.w_scales[c];
-    if (!std::isnormal(plan.scales[c])) {
+    p.scales[c] = s.x_scale * s.w_scales[c];
+    if (!std::isnormal(p.scales[c])) {
       return "a scale x_scale * w_scale that is zero, subnormal or not finite";
     }
-    uniform = uniform && plan.scales[c] == plan.scales[0];
+    uniform = uniform && p.scales[c] == p.scales[0];
   }
-  if (uniform && channels > 1) plan.scales.resize(1);
+  if (uniform && channels > 1) p.scales.resize(1);
   if (bias != nullptr) {
     if (bias->dim() != 1 || static_cast<size_t>(bias->sizes()[0]) != channels ||
         !bias->device().is_cpu() ||
@@ -402,10 +396,10 @@ const char* int8_plan(const TensorImpl& qx, const TensorImpl* bias, const ops::Q
       return "alpha * other_scale is zero or not finite, or other's zero point is beyond 2^24";
     }
     if (q.binary == ops::QuantBinary::kSum) {
-      plan.posts.push_back({Post::kSum, dnnl::algorithm::undef, static_cast<float>(a), 0,
-                            static_cast<int32_t>(z)});
+      p.posts.push_back({Post::kSum, dnnl::algorithm::undef, static_cast<float>(a), 0,
+                         static_cast<int32_t>(z)});
     } else if (a == 1.0 && z == 0) {
-      plan.posts.push_back({Post::kAdd, dnnl::algorithm::undef, 0, 0, 0, *dnnl_type(o.dtype())});
+      p.posts.push_back({Post::kAdd, dnnl::algorithm::undef, 0, 0, 0, *dnnl_type(o.dtype())});
     } else {
       return "an add of alpha * (other - zero point) other than 1 * other";
     }
@@ -416,27 +410,28 @@ const char* int8_plan(const TensorImpl& qx, const TensorImpl* bias, const ops::Q
       return "an activation oneDNN's eltwise computes otherwise than ATen (hardtanh min > max)";
     }
     for (const onednn::Eltwise& e : eltwise) {
-      plan.posts.push_back({Post::kEltwise, e.alg, e.alpha, e.beta});
+      p.posts.push_back({Post::kEltwise, e.alg, e.alpha, e.beta});
     }
   }
   if (is_quantized(out_dtype)) {
     const float inv = 1.f / static_cast<float>(q.output_scale);
-    if (!std::isnormal(inv) || std::abs(q.output_zero_point) > (int64_t{1} << 24)) {
+    const int64_t zp = q.output_zero_point;
+    if (!std::isnormal(inv) || zp < -(int64_t{1} << 24) || zp > (int64_t{1} << 24)) {
       return "1 / output_scale is not a normal float, or the output zero point is beyond 2^24";
     }
     // nearbyint(y / scale) + zp: rounded before the zero point is added
     // (oneDNN rounds once, after its dst zero point).
-    plan.posts.push_back({Post::kEltwise, dnnl::algorithm::eltwise_linear, inv, 0.f});
-    plan.posts.push_back({Post::kEltwise, dnnl::algorithm::eltwise_round});
-    plan.dst_zero_point = static_cast<int32_t>(q.output_zero_point);
+    p.posts.push_back({Post::kEltwise, dnnl::algorithm::eltwise_linear, inv, 0.f});
+    p.posts.push_back({Post::kEltwise, dnnl::algorithm::eltwise_round});
+    p.dst_zero_point = static_cast<int32_t>(zp);
   }
   // oneDNN 2.6's int8 brgemm kernels apply the first of two eltwise post-ops
   // of one algorithm with both's factors (measured: linear(0.5, 1) then
   // linear(2, 3) gives linear(0.5, 1) twice).
-  for (size_t i = 0; i < plan.posts.size(); ++i) {
+  for (size_t i = 0; i < p.posts.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
-      if (plan.posts[i].kind == Post::kEltwise && plan.posts[j].kind == Post::kEltwise &&
-          plan.posts[i].alg == plan.posts[j].alg) {
+      if (p.posts[i].kind == Post::kEltwise && p.posts[j].kind == Post::kEltwise &&
+          p.posts[i].alg == p.posts[j].alg) {
         return "two eltwise post-ops of one algorithm (hardsigmoid into a quantized output), "
                "which oneDNN 2.6's int8 kernels compute wrongly";
       }
@@ -464,12 +459,12 @@ const float* scaled_bias(const TensorImpl* bias, const std::vector<float>& scale
 // Runs the problem: the result in `out` (new memory, or other's for a sum),
 // other's data for an add. Null where oneDNN has only its reference kernel.
 bool run(const Problem& p, const TensorImpl& src, const TensorImpl& weight, const TensorImpl* bias,
-         const std::vector<float>& scales, void* dst, const void* other, const char* fn) {
+         void* dst, const void* other, const char* fn) {
   const auto ip = get_primitive(p);
   if (ip == nullptr) return false;
   std::unique_ptr<TensorImpl> temp_weight;
   const void* wei = ready_weight(*ip, p, weight, temp_weight, fn);
-  execute(*ip, src.data_ptr(), wei, scaled_bias(bias, scales), dst, other, fn);
+  execute(*ip, src.data_ptr(), wei, scaled_bias(bias, p.scales), dst, other, fn);
   int8_calls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
@@ -526,7 +521,9 @@ std::unique_ptr<TensorImpl> serve_qconv(const TensorImpl& qx, const TensorImpl& 
     return nullptr;
   }
   const size_t k = static_cast<size_t>(nd - 2);
-  auto per_dim = [](const std::vector<int64_t>& v, size_t i) { return v.size() == 1 ? v[0] : v[i]; };
+  auto per_dim = [](const std::vector<int64_t>& v, size_t i) {
+    return v.size() == 1 ? v[0] : v[i];
+  };
   auto listed = [k](const std::vector<int64_t>& v) { return v.size() == 1 || v.size() == k; };
   const int64_t g = params.groups, n = qx.sizes()[0], c_in = qx.sizes()[1], c_out = qw.sizes()[0];
   bool ok = listed(params.stride) && listed(params.padding) && listed(params.dilation) && g >= 1 &&
@@ -552,8 +549,8 @@ std::unique_ptr<TensorImpl> serve_qconv(const TensorImpl& qx, const TensorImpl& 
     *why_not = "an empty or malformed convolution (the float32 path checks it)";
     return nullptr;
   }
-  Plan plan;
-  if ((*why_not = int8_plan(qx, bias, q, s, out_dtype, out_sizes, plan)) != nullptr) return nullptr;
+  *why_not = int8_plan(qx, qw, bias, q, s, out_dtype, out_sizes, p);
+  if (*why_not != nullptr) return nullptr;
   // Weight [O, I/g, k...], grouped [g, O/g, I/g, k...].
   const auto ws = qw.sizes(), wt = qw.strides();
   if (g > 1) {
@@ -576,8 +573,6 @@ std::unique_ptr<TensorImpl> serve_qconv(const TensorImpl& qx, const TensorImpl& 
   std::unique_ptr<TensorImpl> x_copy;
   const TensorImpl& x = in_layout(qx, x_layout, x_copy, fn);
   Destination d = destination(out_sizes, out_layout, out_dtype, q, fn);
-  p.src_type = plan.src_type;
-  p.dst_type = plan.dst_type;
   p.src_dims = Dims(qx.sizes().begin(), qx.sizes().end());
   p.src_strides = Dims(x_layout.begin(), x_layout.end());
   p.dst_dims = Dims(out_sizes.begin(), out_sizes.end());
@@ -585,12 +580,7 @@ std::unique_ptr<TensorImpl> serve_qconv(const TensorImpl& qx, const TensorImpl& 
   p.has_bias = bias != nullptr;
   p.constant_weights = qw.storage()->derived() != nullptr;
   p.threads = omp_get_max_threads();
-  p.src_zero_point = plan.src_zero_point;
-  p.dst_zero_point = plan.dst_zero_point;
-  p.scales = plan.scales;
-  p.posts = plan.posts;
-  if (!run(p, x, qw, bias, plan.scales, d.dst->data_ptr(), d.add ? d.add->data_ptr() : nullptr,
-           fn)) {
+  if (!run(p, x, qw, bias, d.dst->data_ptr(), d.add ? d.add->data_ptr() : nullptr, fn)) {
     *why_not = "oneDNN has only its reference kernel for this convolution";
     return nullptr;
   }
@@ -616,10 +606,10 @@ std::unique_ptr<TensorImpl> serve_qlinear(const TensorImpl& qx, const TensorImpl
   }
   std::vector<int64_t> out_sizes(qx.sizes().begin(), qx.sizes().end());
   out_sizes.back() = nn;
-  Plan plan;
-  if ((*why_not = int8_plan(qx, bias, q, s, out_dtype, out_sizes, plan)) != nullptr) return nullptr;
   Problem p;
   p.conv = false;
+  *why_not = int8_plan(qx, qw, bias, q, s, out_dtype, out_sizes, p);
+  if (*why_not != nullptr) return nullptr;
   p.wei_dims = {kk, nn};
   p.wei_strides = {qw.strides()[0], qw.strides()[1]};
   if (!weight_strides(p.wei_dims, p.wei_strides, 0)) {
@@ -654,8 +644,6 @@ std::unique_ptr<TensorImpl> serve_qlinear(const TensorImpl& qx, const TensorImpl
   }
   const std::vector<int64_t> out_layout = contiguous_strides(out_sizes);
   Destination d = destination(out_sizes, out_layout, out_dtype, q, fn);
-  p.src_type = plan.src_type;
-  p.dst_type = plan.dst_type;
   p.src_dims = {m, kk};
   p.src_strides = {m == 1 ? kk : row_stride, 1};
   p.dst_dims = {m, nn};
@@ -668,12 +656,7 @@ std::unique_ptr<TensorImpl> serve_qlinear(const TensorImpl& qx, const TensorImpl
                        static_cast<double>(kk) * static_cast<double>(nn);
   const onednn::OneOmpThread one_thread(onednn::gemm_on_calling_thread(macs, bytes));
   p.threads = omp_get_max_threads();
-  p.src_zero_point = plan.src_zero_point;
-  p.dst_zero_point = plan.dst_zero_point;
-  p.scales = plan.scales;
-  p.posts = plan.posts;
-  if (!run(p, *x, qw, bias, plan.scales, d.dst->data_ptr(), d.add ? d.add->data_ptr() : nullptr,
-           fn)) {
+  if (!run(p, *x, qw, bias, d.dst->data_ptr(), d.add ? d.add->data_ptr() : nullptr, fn)) {
     *why_not = "oneDNN has only its reference kernel for this linear";
     return nullptr;
   }

@@ -410,7 +410,9 @@ TEST(OpsQuantized, Int8PrimitivesAgreeWithTheFloat32Path) {
       const QResult f32 = run_problem(p);
       cpu::set_quantized_int8(true);
       expect_agree(p, int8, f32, steps);
-      if (p.out_dtype == kU8 || p.out_dtype == kI8) elements += static_cast<int64_t>(f32.out.size());
+      if (p.out_dtype == kU8 || p.out_dtype == kI8) {
+        elements += static_cast<int64_t>(f32.out.size());
+      }
     }
   }
   EXPECT_GT(served, 200);
