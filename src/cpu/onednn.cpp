@@ -132,9 +132,11 @@ std::optional<Reorder> make_reorder(const dnnl::memory::desc& from, const dnnl::
 
 bool append_layout(Key& k, const dnnl::memory::desc& md) {
   const dnnl_memory_desc_t& d = md.data;
-  if (d.format_kind != dnnl_blocked || d.extra.flags != 0) return false;
+  if (d.format_kind != dnnl_blocked) return false;
   const dnnl_blocking_desc_t& b = d.format_desc.blocking;
   k.insert(k.end(), {d.ndims, static_cast<int64_t>(d.data_type), d.offset0, b.inner_nblks});
+  k.insert(k.end(), {static_cast<int64_t>(d.extra.flags), d.extra.compensation_mask,
+                     float_bits(d.extra.scale_adjust), d.extra.asymm_compensation_mask});
   for (int i = 0; i < d.ndims; ++i) {
     k.insert(k.end(), {d.dims[i], d.padded_dims[i], d.padded_offsets[i], b.strides[i]});
   }

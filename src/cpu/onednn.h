@@ -152,7 +152,8 @@ class PrimitiveCache {
   int64_t hits_ = 0, misses_ = 0;
 };
 
-// Appends what identifies md's layout (dims, data type, blocking) to k;
+// Appends what identifies md's layout (dims, data type, blocking, and the
+// extra data an int8 weight carries: compensation, scale adjustment) to k;
 // false (k unchanged) for a layout that is not a blocked one.
 bool append_layout(Key& k, const dnnl::memory::desc& md);
 
@@ -169,7 +170,7 @@ std::optional<Reorder> make_reorder(const dnnl::memory::desc& from, const dnnl::
 
 // Which primitives a DerivedCache entry belongs to: a conv key and a linear
 // key never name the same entry.
-enum class WeightUser : int64_t { kConvolution = 1, kLinear = 2 };
+enum class WeightUser : int64_t { kConvolution = 1, kLinear = 2, kQuantized = 3 };
 
 // Note [Constant weights] (cpu/conv.cpp): the constant weight `data` (whose
 // layout is `from`, inside `weight`'s storage) in layout `to`, from the

@@ -15,6 +15,7 @@
 #include "core/tensor.h"
 #include "ops/conv.h"
 #include "ops/linear.h"
+#include "ops/quantized.h"
 
 namespace aotrt::cpu {
 
@@ -76,5 +77,27 @@ std::unique_ptr<TensorImpl> linear_fused(const TensorImpl& x, const TensorImpl& 
 // The fused linears' primitive cache.
 using LinearCacheStats = PrimitiveCacheStats;
 LinearCacheStats linear_cache_stats();
+
+// The int8 oneDNN ops (ops/quantized.h: QuantizedKernels::qconv_int8 and
+// qlinear_int8) as oneDNN int8 convolution and matmul primitives; null, with
+// *why_not, where they cannot serve a call (Note [Int8 primitives] in
+// cpu/quantized.cpp): the family then runs the float32 path.
+std::unique_ptr<TensorImpl> qconv_int8(const TensorImpl& qx, const TensorImpl& qw,
+                                       const TensorImpl* bias, const ConvParams& params,
+                                       const ops::QuantArgs& q, const ops::QuantScalars& s,
+                                       ScalarType out_dtype, const char** why_not, const char* fn);
+std::unique_ptr<TensorImpl> qlinear_int8(const TensorImpl& qx, const TensorImpl& qw,
+                                         const TensorImpl* bias, const ops::QuantArgs& q,
+                                         const ops::QuantScalars& s, ScalarType out_dtype,
+                                         const char** why_not, const char* fn);
+// Their primitive cache (fused_calls: the calls served in int8) and the calls
+// they left to the float32 path.
+struct QuantizedCacheStats : PrimitiveCacheStats {
+  int64_t float32_calls = 0;
+};
+QuantizedCacheStats quantized_cache_stats();
+// Switches the int8 primitives on (the default) or off, for every thread:
+// off, every call takes the float32 path (for tests and measurements).
+void set_quantized_int8(bool enabled);
 
 }  // namespace aotrt::cpu

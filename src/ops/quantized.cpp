@@ -1,6 +1,12 @@
 #include "ops/quantized.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,29 +26,27 @@ using TensorPtr = std::unique_ptr<TensorImpl>;
 
 bool is_quantized_dtype(ScalarType t) { return t == ScalarType::UInt8 || t == ScalarType::Int8; }
 
-// Every element of a small host-readable tensor (scales, zero points), as T.
+// Every element of a small tensor (scales, zero points), as T: one copy into
+// host memory (float64 or int64), so a call reads C values without C tensors.
 template <typename T>
 std::vector<T> host_values(const TensorImpl& t, const char* name, const char* fn) {
   AOTRT_CHECK(t.dim() <= 1, kInvalidArgument, fn, ": ", name, " must be 0-d or 1-d, got sizes ",
               sizes_text(t.sizes()));
+  using Wide = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   const ScalarType as = std::is_floating_point_v<T> ? ScalarType::Float64 : ScalarType::Int64;
-  std::vector<T> out;
-  out.reserve(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    const int64_t one[] = {1};
-    auto elem = t.dim() == 0 ? make_tensor(t.storage(), {}, {}, t.storage_offset(), t.dtype(), fn)
-                             : make_tensor(t.storage(), one, one,
-                                           t.storage_offset() + i * t.strides()[0], t.dtype(), fn);
-    if constexpr (std::is_floating_point_v<T>) {
-      double v = 0;
-      read_item(*elem, as, &v, fn);
-      out.push_back(static_cast<T>(v));
-    } else {
-      int64_t v = 0;
-      read_item(*elem, as, &v, fn);
-      out.push_back(v);
-    }
+  std::vector<T> out(static_cast<size_t>(t.numel()));
+  if (out.empty()) return out;
+  if (t.numel() == 1) {
+    Wide v = 0;
+    read_item(t, as, &v, fn);
+    out[0] = static_cast<T>(v);
+    return out;
   }
+  const int64_t n[] = {t.numel()}, one[] = {1};
+  auto host = empty_strided(n, one, as, cpu_device(), fn);
+  copy_tensor(*host, t, fn);
+  const auto* v = static_cast<const Wide*>(host->data_ptr());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(v[i]);
   return out;
 }
 
@@ -85,18 +89,46 @@ std::shared_ptr<const TensorImpl> dequantized_weight(const TensorImpl& qw,
   return std::static_pointer_cast<const TensorImpl>(cache->insert(std::move(key), w));
 }
 
-// x dequantized per tensor and the weight per output channel (dim channel_dim).
-std::pair<TensorPtr, std::shared_ptr<const TensorImpl>> dequantized_operands(
-    const TensorImpl& qx, const TensorImpl& qw, const QuantArgs& q, int64_t channel_dim,
-    const char* fn) {
+// The call's scales and zero points, read on the host.
+QuantScalars read_scalars(const QuantArgs& q, const char* fn) {
   const auto x_scale = host_values<float>(*q.x_scale, "x_scale", fn);
   const auto x_zp = host_values<int64_t>(*q.x_zero_point, "x_zero_point", fn);
   AOTRT_CHECK(x_scale.size() == 1 && x_zp.size() == 1, kInvalidArgument, fn,
               ": x_scale and x_zero_point must hold one value each");
-  const auto w_scales = host_values<float>(*q.w_scales, "w_scale", fn);
-  const auto w_zps = host_values<int64_t>(*q.w_zero_points, "w_zero_point", fn);
+  return {x_scale[0], x_zp[0], host_values<float>(*q.w_scales, "w_scale", fn),
+          host_values<int64_t>(*q.w_zero_points, "w_zero_point", fn)};
+}
+
+// x dequantized per tensor and the weight per output channel (dim channel_dim).
+std::pair<TensorPtr, std::shared_ptr<const TensorImpl>> dequantized_operands(
+    const TensorImpl& qx, const TensorImpl& qw, const QuantScalars& s, int64_t channel_dim,
+    const char* fn) {
+  const float x_scale[] = {s.x_scale};
+  const int64_t x_zp[] = {s.x_zero_point};
   return {dequantize(qx, x_scale, x_zp, -1, fn),
-          dequantized_weight(qw, w_scales, w_zps, channel_dim, fn)};
+          dequantized_weight(qw, s.w_scales, s.w_zero_points, channel_dim, fn)};
+}
+
+// Note [Quantized oneDNN ops]: why a call took the float32 path, said once
+// per shim and reason on stderr under AOTRT_VERBOSE.
+void note_float32_path(const char* fn, const char* why) {
+  static const bool verbose = std::getenv("AOTRT_VERBOSE") != nullptr;
+  if (!verbose) return;
+  static std::mutex mu;
+  static std::set<std::pair<std::string, std::string>> said;
+  std::lock_guard<std::mutex> lock(mu);
+  if (said.emplace(fn, why != nullptr ? why : "").second) {
+    std::fprintf(stderr, "aotrt: %s: float32 path (not oneDNN int8): %s\n", fn,
+                 why != nullptr ? why : "no int8 kernel on this device");
+  }
+}
+
+// The backend's int8 kernel `member`, or null where the device has none.
+template <class Fn>
+Fn int8_kernel(Fn QuantizedKernels::*member, const TensorImpl& qx) {
+  const QuantizedKernels* table = qx.device().is_cpu() ? KernelRegistry<QuantizedKernels>::cpu
+                                                        : KernelRegistry<QuantizedKernels>::cuda;
+  return table == nullptr ? nullptr : table->*member;
 }
 
 // y (float32) as the op's result: converted (float output) or quantized.
@@ -203,14 +235,22 @@ TensorPtr qconv_pointwise(const TensorImpl& qx, const TensorImpl& qw, const Tens
   AOTRT_CHECK(qw.dim() >= 3, kInvalidArgument, fn, ": the packed weight must be [O, I/g, k...], "
               "got sizes ", sizes_text(qw.sizes()));
   const ScalarType dtype = check_common(qx, qw, q, qw.sizes()[0], fn);
-  auto [x, w] = dequantized_operands(qx, qw, q, 0, fn);
+  if (q.binary != QuantBinary::kNone) {
+    AOTRT_CHECK(q.other != nullptr, kInvalidArgument, fn, ": a binary post op without other");
+  }
+  const QuantScalars s = read_scalars(q, fn);
+  const char* why_not = nullptr;
+  if (auto int8 = int8_kernel(&QuantizedKernels::qconv_int8, qx)) {
+    if (auto y = int8(qx, qw, bias, params, q, s, dtype, &why_not, fn)) return y;
+  }
+  note_float32_path(fn, why_not);
+  auto [x, w] = dequantized_operands(qx, qw, s, 0, fn);
   auto b32 = float_bias(bias, fn);
   const TensorImpl* b = b32 ? b32.get() : bias;
   if (q.binary == QuantBinary::kNone) {
     return finish(convolution_pointwise(*x, *w, b, params, nullptr, BinaryPost::kAdd, q.unary, fn),
                   dtype, q, fn);
   }
-  AOTRT_CHECK(q.other != nullptr, kInvalidArgument, fn, ": a binary post op without other");
   if (q.binary == QuantBinary::kSum && dtype == ScalarType::Float32 && q.alpha == 1.0) {
     return convolution_pointwise_(*q.other, *x, *w, b, params, BinaryPost::kAdd, q.unary, fn);
   }
@@ -225,7 +265,16 @@ TensorPtr qlinear_pointwise(const TensorImpl& qx, const TensorImpl& qw, const Te
   AOTRT_CHECK(qw.dim() == 2, kInvalidArgument, fn, ": the packed weight must be [K, N], got sizes ",
               sizes_text(qw.sizes()));
   const ScalarType dtype = check_common(qx, qw, q, qw.sizes()[1], fn);
-  auto [x, w] = dequantized_operands(qx, qw, q, 1, fn);
+  if (q.binary != QuantBinary::kNone) {
+    AOTRT_CHECK(q.other != nullptr, kInvalidArgument, fn, ": a binary post op without other");
+  }
+  const QuantScalars s = read_scalars(q, fn);
+  const char* why_not = nullptr;
+  if (auto int8 = int8_kernel(&QuantizedKernels::qlinear_int8, qx)) {
+    if (auto y = int8(qx, qw, bias, q, s, dtype, &why_not, fn)) return y;
+  }
+  note_float32_path(fn, why_not);
+  auto [x, w] = dequantized_operands(qx, qw, s, 1, fn);
   // linear_pointwise takes the weight as [N, K]: the [K, N] one transposed.
   const int64_t nk[] = {w->sizes()[1], w->sizes()[0]}, nk_strides[] = {w->strides()[1],
                                                                          w->strides()[0]};
@@ -233,10 +282,7 @@ TensorPtr qlinear_pointwise(const TensorImpl& qx, const TensorImpl& qw, const Te
   auto b32 = float_bias(bias, fn);
   const TensorImpl* b = b32 ? b32.get() : bias;
   TensorPtr other;
-  if (q.binary != QuantBinary::kNone) {
-    AOTRT_CHECK(q.other != nullptr, kInvalidArgument, fn, ": a binary post op without other");
-    other = other_summand(q, fn);
-  }
+  if (q.binary != QuantBinary::kNone) other = other_summand(q, fn);
   return finish(linear_pointwise(*x, *wt, b, other.get(), BinaryPost::kAdd, q.unary, fn), dtype,
                 q, fn);
 }

@@ -21,14 +21,19 @@
 // accumulation; inductor reads that buffer afterwards) and the op returns a
 // view of it. Output layout: a convolution's is channels-last, a linear's
 // row-major, as ATen's.
-// aotrt computes y in float32 from dequantized operands with the fused
-// float32 convolution and linear paths (the dequantized weight of a constant
-// is made once and kept with it: Note [Constant storages]); oneDNN's int8
-// kernels accumulate exactly in int32 and scale once, so the two differ by
-// float32 rounding (a few 1e-7 relative): a quantized output can land one
-// step away where y / out_scale falls within that of a rounding boundary.
-// Running the int8 product itself (oneDNN int8 primitives) is the faster
-// path, not written yet.
+// aotrt serves a call in one of two ways, chosen per call:
+// - int8: the backend's int8 kernels (QuantizedKernels::qconv_int8 and
+//   qlinear_int8; on the CPU oneDNN's int8 convolution and matmul
+//   primitives, Note [Int8 primitives] in cpu/quantized.cpp), which
+//   accumulate exactly in int32 and scale once;
+// - float32, wherever the backend declines the call (it says why: the list
+//   is in Note [Int8 primitives]; under AOTRT_VERBOSE the reason is printed
+//   once per shim): y computed in float32 from dequantized operands with the
+//   fused float32 convolution and linear paths (the dequantized weight of a
+//   constant is made once and kept with it: Note [Constant storages]).
+// The two differ by float32 rounding of y (a few 1e-7 relative), so a
+// quantized output can land one step away where y / out_scale falls within
+// that of a rounding boundary (none did in the unit tests' 240 problems).
 #pragma once
 
 #include <cstdint>
@@ -36,12 +41,24 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "core/conv_params.h"
 #include "core/tensor.h"
 #include "ops/linear.h"
 
 namespace aotrt::ops {
+
+struct QuantArgs;
+
+// The per-tensor and per-channel scalars of one call, read on the host once
+// (x_scale and x_zero_point hold one value each; w_* one per output channel).
+struct QuantScalars {
+  float x_scale = 1;
+  int64_t x_zero_point = 0;
+  std::vector<float> w_scales;
+  std::vector<int64_t> w_zero_points;
+};
 
 // See Note [Op dispatch] in ops/dispatch.h. Host-side scales and zero points:
 // per channel along `channel_dim` (one entry per channel) or one for all
@@ -54,6 +71,20 @@ struct QuantizedKernels {
   // out (uint8 or int8) = clamp(nearbyint(in / scale) + zp, out's range); in float32.
   void (*quantize)(const StridedView& in, float scale, int64_t zero_point,
                    const StridedView& out, const char* fn);
+  // Optional (null: none): the whole op in the backend's int8 kernels, the
+  // arguments checked by the family and the result laid out as the family's
+  // (Note [Quantized oneDNN ops]); null, with *why_not saying why, where the
+  // backend cannot serve this call, and the family then runs the float32 path.
+  std::unique_ptr<TensorImpl> (*qconv_int8)(const TensorImpl& qx, const TensorImpl& qw,
+                                            const TensorImpl* bias, const ConvParams& params,
+                                            const QuantArgs& q, const QuantScalars& s,
+                                            ScalarType out_dtype, const char** why_not,
+                                            const char* fn) = nullptr;
+  // qw [K, N]; x [..., K]; the result [..., N] row-major (or `other`'s view).
+  std::unique_ptr<TensorImpl> (*qlinear_int8)(const TensorImpl& qx, const TensorImpl& qw,
+                                              const TensorImpl* bias, const QuantArgs& q,
+                                              const QuantScalars& s, ScalarType out_dtype,
+                                              const char** why_not, const char* fn) = nullptr;
 };
 
 // The binary of the _binary ops: "sum" (into other) or "add".

@@ -1,5 +1,6 @@
 // CPU kernels of the quantized oneDNN ops (ops/quantized.h; Note [Quantized
-// oneDNN ops]): dequantize and quantize, one pass over any strides.
+// oneDNN ops]): dequantize and quantize, one pass over any strides; the
+// whole ops in oneDNN's int8 primitives (cpu/quantized.cpp).
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -7,6 +8,7 @@
 
 #include "core/error.h"
 #include "cpu/elements.h"
+#include "cpu/ops.h"
 #include "ops/dispatch.h"
 #include "ops/quantized.h"
 
@@ -75,7 +77,10 @@ void quantize(const StridedView& in, float scale, int64_t zero_point, const Stri
   }
 }
 
-constexpr QuantizedKernels kQuantized{.dequantize = dequantize, .quantize = quantize};
+constexpr QuantizedKernels kQuantized{.dequantize = dequantize,
+                                      .quantize = quantize,
+                                      .qconv_int8 = qconv_int8,
+                                      .qlinear_int8 = qlinear_int8};
 AOTRT_REGISTER_KERNELS(QuantizedKernels, cpu, kQuantized);
 
 }  // namespace
