@@ -163,10 +163,11 @@ void mode(const StridedView& self, const StridedView& v, const StridedView& idx,
     for_each_line(self.sizes, dim, self.strides, v.strides, [&](int64_t off, int64_t voff) {
       thread_local Line<T> line;
       gather<T>(line, self.data + off * int64_t{sizeof(T)}, n, ss);
-      std::stable_sort(line.begin(), line.end(),
-                       [](const auto& a, const auto& b) { return less_nan_last(a.first, b.first); });
-      // The longest run of equal values; the first such run (smallest value)
-      // wins, and its last element (the last occurrence) gives the index.
+      // ATen's CPU kernel, call for call (Note [Mode with NaN]): libstdc++'s
+      // std::sort of (value, index) pairs by value with a plain <, then the
+      // first longest run of equal neighbours, its last element's index.
+      std::sort(line.begin(), line.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
       size_t best = 0, best_len = 0;
       for (size_t i = 0; i < line.size();) {
         size_t j = i + 1;

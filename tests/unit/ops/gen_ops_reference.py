@@ -202,6 +202,10 @@ def sort_cases():
     add("mode_ties_smallest_value", "mode", view([1, 2, 2, 3, 1, 3], f32, [6]), [0, 0])
     add("mode_ties_rows_keepdim", "mode", view([4, 4, 1, 1, 1, 2, 7, 7, 7, 7, 0, 0], torch.int64, [3, 4]), [1, 1])
     add("mode_dim0", "mode", view(pattern(12, 1), f32, [4, 3], [1, 4]), [0, 0])
+    # Note [Mode with NaN]: where NaN lands depends on the input's order (CPU only).
+    add("mode_nan_first_cpu", "mode", view([nan, -1.25], f32, [2]), [0, 0])
+    add("mode_nan_last_cpu", "mode", view([-1.25, nan], f32, [2]), [0, 0])
+    add("mode_nan_scattered_cpu", "mode", view([nan, 1, 2, nan, 1, 2, nan], f32, [7]), [0, 0])
     add("median_lower", "median", view([1, 2, 2, 3, 1, 1], f32, [6]), [])
     add("median_2d_gapped", "median", view(pattern(6, 3), f32, [2, 3], [5, 2], 1), [])
     add("median_nan", "median", view([1, nan, 3], f32, [3]), [])

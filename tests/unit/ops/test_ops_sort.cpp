@@ -159,7 +159,12 @@ TEST_P(OpsSort, MatchesTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Torch, OpsSort, ::testing::ValuesIn(all_backends(sort_cases(false))),
+// ATen's CPU mode places NaN by its std::sort's steps (Note [Mode with NaN]); its CUDA
+// kernel orders NaN otherwise.
+INSTANTIATE_TEST_SUITE_P(Torch, OpsSort,
+                         ::testing::ValuesIn(all_backends(sort_cases(false),
+                                                          {"mode_nan_first_cpu", "mode_nan_last_cpu",
+                                                           "mode_nan_scattered_cpu"})),
                          backend_case_name);
 
 std::string bool_json(int64_t v) { return v != 0 ? "true" : "false"; }
