@@ -103,6 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out_dir = Path(args.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for k, t in enumerate(libtorch_run(args.package, inputs)):
+        if t.dtype == torch.bfloat16:  # numpy has no bfloat16: widened exactly
+            t = t.float()
         np.save(out_dir / f"output_{k}.npy", np.ascontiguousarray(t.numpy()))
     return 0
 
