@@ -500,12 +500,6 @@ std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlT
   return p;
 }
 
-// The cache's entry for a fusion that no mode serves.
-const std::shared_ptr<const ConvPrimitive>& unfusable() {
-  static const auto none = std::make_shared<const ConvPrimitive>();
-  return none;
-}
-
 PrimitiveCache<ConvPrimitive>& cache() {
   static PrimitiveCache<ConvPrimitive> c;
   return c;
@@ -519,14 +513,11 @@ std::shared_ptr<const ConvPrimitive> get_primitive(const Conv& c, const DnnlTens
                                                    Key* key_out,
                                                    const Fusion* fusion = nullptr) {
   Key key = make_key(c, src, wei, has_bias, dst, constant_weights, fusion);
-  auto p = cache().find(key);
-  if (p == nullptr) {
-    p = create_primitive(c, src, wei, has_bias, dst, constant_weights, fusion);
-    if (p == nullptr) p = unfusable();
-    cache().insert(key, p);
-  }
+  auto p = cache().find_or_make(key, [&] {
+    return create_primitive(c, src, wei, has_bias, dst, constant_weights, fusion);
+  });
   *key_out = std::move(key);
-  return p == unfusable() ? nullptr : p;
+  return p;
 }
 
 // Note [Constant weights]

@@ -201,21 +201,8 @@ onednn::PrimitiveCache<LinearPrimitive>& cache() {
   return c;
 }
 
-// The cache's entry for a problem only the reference kernel serves.
-const std::shared_ptr<const LinearPrimitive>& unfusable() {
-  static const auto none = std::make_shared<const LinearPrimitive>();
-  return none;
-}
-
 std::shared_ptr<const LinearPrimitive> get_primitive(const Problem& p) {
-  const Key key = make_key(p);
-  auto lp = cache().find(key);
-  if (lp == nullptr) {
-    lp = create_primitive(p);
-    if (lp == nullptr) lp = unfusable();
-    cache().insert(key, lp);
-  }
-  return lp == unfusable() ? nullptr : lp;
+  return cache().find_or_make(make_key(p), [&] { return create_primitive(p); });
 }
 
 // Note [Constant weights]: W in the primitive's layout, kept in its

@@ -117,17 +117,31 @@ class PrimitiveCache {
  public:
   PrimitiveCache() { engine(); }  // made first, so it is destroyed after the primitives it made
 
-  std::shared_ptr<const Primitive> find(const Key& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it == index_.end()) {
+  // The primitive for key, made by make() on a miss. make() may return null
+  // (a problem oneDNN serves only with its reference kernel, or not at all):
+  // that answer is cached too, so the next call asks oneDNN nothing.
+  template <typename Make>
+  std::shared_ptr<const Primitive> find_or_make(const Key& key, Make&& make) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = index_.find(key);
+      if (it != index_.end()) {
+        ++hits_;
+        lru_.splice(lru_.begin(), lru_, it->second);
+        return it->second->second;
+      }
       ++misses_;
-      return nullptr;
     }
-    ++hits_;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->second;
+    std::shared_ptr<const Primitive> p = make();  // outside the lock: oneDNN takes its time
+    insert(key, p);
+    return p;
   }
+  PrimitiveCacheStats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {hits_, misses_, static_cast<int64_t>(lru_.size())};
+  }
+
+ private:
   void insert(const Key& key, std::shared_ptr<const Primitive> p) {
     std::lock_guard<std::mutex> lock(mu_);
     if (index_.count(key)) return;  // another thread made it first
@@ -138,12 +152,6 @@ class PrimitiveCache {
       lru_.pop_back();
     }
   }
-  PrimitiveCacheStats stats() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return {hits_, misses_, static_cast<int64_t>(lru_.size())};
-  }
-
- private:
   static constexpr size_t kCapacity = 256;
   using Entry = std::pair<Key, std::shared_ptr<const Primitive>>;
   std::mutex mu_;

@@ -224,25 +224,14 @@ onednn::PrimitiveCache<Int8Primitive>& cache() {
   return c;
 }
 
-// The cache's entry for a problem oneDNN serves only with its reference kernel.
-const std::shared_ptr<const Int8Primitive>& unservable() {
-  static const auto none = std::make_shared<const Int8Primitive>();
-  return none;
-}
-
 std::shared_ptr<const Int8Primitive> get_primitive(const Problem& p) {
-  const Key key = make_key(p);
-  auto ip = cache().find(key);
-  if (ip == nullptr) {
+  return cache().find_or_make(make_key(p), [&]() -> std::shared_ptr<const Int8Primitive> {
     try {
-      ip = create_primitive(p);
+      return create_primitive(p);
     } catch (const dnnl::error&) {
-      ip = nullptr;  // descriptors oneDNN refuses: the float32 path
+      return nullptr;  // descriptors oneDNN refuses: the float32 path
     }
-    if (ip == nullptr) ip = unservable();
-    cache().insert(key, ip);
-  }
-  return ip == unservable() ? nullptr : ip;
+  });
 }
 
 // The weight in the primitive's layout: a constant's from its storage's
