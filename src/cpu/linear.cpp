@@ -47,10 +47,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "core/derived_cache.h"
@@ -144,15 +142,10 @@ Key make_key(const Problem& p) {
 // One fused linear's primitive, made once per key.
 struct LinearPrimitive {
   dnnl::primitive matmul;
-  dnnl::memory::desc src, user_wei, wei, bias, dst, other, scratch;  // bias, other: zero if none
-  std::optional<onednn::Reorder> wei_reorder;  // user_wei -> wei (constant weights only)
-  // Note [Bound arguments] (cpu/conv.cpp): reused by one call at a time.
-  struct Bound {
-    dnnl::memory src, wei, bias, dst, other, scratch;
-    std::unordered_map<int, dnnl::memory> args;
-  };
-  mutable std::mutex bound_mu;
-  mutable std::unique_ptr<Bound> bound;
+  onednn::ArgDescs d;                  // other_arg: the one binary post-op's source
+  dnnl::memory::desc user_wei;
+  std::optional<onednn::Reorder> wei_reorder;  // user_wei -> d.wei (constant weights only)
+  onednn::BoundArgs bound;
 };
 
 dnnl::primitive_desc describe(const Problem& p, const dnnl::memory::desc& src,
@@ -174,24 +167,25 @@ std::shared_ptr<const LinearPrimitive> create_primitive(const Problem& p) {
     return dnnl::memory::desc(Dims(m.dims.begin(), m.dims.end()), p.type,
                               Dims(m.strides.begin(), m.strides.end()));
   };
-  lp->src = desc(p.src);
+  lp->d.src = desc(p.src);
   lp->user_wei = desc(p.wei);
-  lp->dst = desc(p.dst);
-  if (p.has_bias) lp->bias = dnnl::memory::desc({1, p.dst.dims[1]}, p.type, Dims{p.dst.dims[1], 1});
-  if (p.fusion.binary) lp->other = lp->dst;
+  lp->d.dst = desc(p.dst);
+  if (p.has_bias) lp->d.bias = dnnl::memory::desc({1, p.dst.dims[1]}, p.type, Dims{p.dst.dims[1], 1});
+  if (p.fusion.binary) lp->d.other = lp->d.dst;
+  lp->d.other_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
   auto usable = [](const dnnl::primitive_desc& pd) { return pd && !onednn::is_reference(pd); };
   dnnl::primitive_desc pd;
   if (p.constant_weights) {
     const dnnl::memory::desc any(Dims(p.wei.dims.begin(), p.wei.dims.end()), p.type,
                                  dnnl::memory::format_tag::any);
-    pd = describe(p, lp->src, any, lp->bias, lp->dst, lp->other);
+    pd = describe(p, lp->d.src, any, lp->d.bias, lp->d.dst, lp->d.other);
   }
-  if (!usable(pd)) pd = describe(p, lp->src, lp->user_wei, lp->bias, lp->dst, lp->other);
+  if (!usable(pd)) pd = describe(p, lp->d.src, lp->user_wei, lp->d.bias, lp->d.dst, lp->d.other);
   if (!usable(pd)) return nullptr;
-  lp->wei = pd.weights_desc();
-  lp->scratch = pd.scratchpad_desc();
+  lp->d.wei = pd.weights_desc();
+  lp->d.scratch = pd.scratchpad_desc();
   size_t reorder_scratch = 0;
-  lp->wei_reorder = onednn::make_reorder(lp->user_wei, lp->wei, reorder_scratch);
+  lp->wei_reorder = onednn::make_reorder(lp->user_wei, lp->d.wei, reorder_scratch);
   lp->matmul = dnnl::primitive(pd);
   return lp;
 }
@@ -210,60 +204,18 @@ std::shared_ptr<const LinearPrimitive> get_primitive(const Problem& p) {
 const void* constant_weight(const LinearPrimitive& lp, const TensorImpl& weight,
                             const Matrix& wei, DerivedCache& derived) {
   Key key{wei.dims[0], wei.dims[1], wei.strides[0], wei.strides[1]};
-  if (!onednn::append_layout(key, lp.wei)) return nullptr;
+  if (!onednn::append_layout(key, lp.d.wei)) return nullptr;
   return onednn::constant_weight(onednn::WeightUser::kLinear, std::move(key), weight, wei.data,
-                                 lp.user_wei, lp.wei, *lp.wei_reorder, derived, weights_cached,
+                                 lp.user_wei, lp.d.wei, *lp.wei_reorder, derived, weights_cached,
                                  kFn);
 }
 
-// Runs lp; wei is in lp.wei's layout, bias and other null when the key has none.
+// Runs lp; wei is in lp.d.wei's layout, bias and other null when the key has none.
 void execute(const LinearPrimitive& lp, void* src, const void* wei, const void* bias, void* dst,
              const void* other) {
-  const dnnl::engine& eng = onednn::engine();
   std::unique_ptr<TensorImpl> scratch;
-  if (lp.scratch.get_size() > 0) scratch = onednn::scratch_buffer(lp.scratch.get_size(), kFn);
-  void* scratch_data = scratch ? scratch->data_ptr() : nullptr;
-  auto bind = [&](LinearPrimitive::Bound& b) {
-    b.src = dnnl::memory(lp.src, eng, src);
-    b.wei = dnnl::memory(lp.wei, eng, const_cast<void*>(wei));
-    b.dst = dnnl::memory(lp.dst, eng, dst);
-    b.args = {{DNNL_ARG_SRC, b.src}, {DNNL_ARG_WEIGHTS, b.wei}, {DNNL_ARG_DST, b.dst}};
-    if (scratch_data != nullptr) {
-      b.scratch = dnnl::memory(lp.scratch, eng, scratch_data);
-      b.args.emplace(DNNL_ARG_SCRATCHPAD, b.scratch);
-    }
-    if (bias != nullptr) {
-      b.bias = dnnl::memory(lp.bias, eng, const_cast<void*>(bias));
-      b.args.emplace(DNNL_ARG_BIAS, b.bias);
-    }
-    if (other != nullptr) {
-      b.other = dnnl::memory(lp.other, eng, const_cast<void*>(other));
-      b.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, b.other);
-    }
-  };
-  dnnl::stream& s = onednn::thread_stream();
-  std::unique_lock<std::mutex> lock(lp.bound_mu, std::try_to_lock);
-  if (!lock.owns_lock()) {  // another thread runs the bound set: a set of our own
-    LinearPrimitive::Bound mine;
-    bind(mine);
-    lp.matmul.execute(s, mine.args);
-    s.wait();
-    return;
-  }
-  if (!lp.bound) {
-    lp.bound = std::make_unique<LinearPrimitive::Bound>();
-    bind(*lp.bound);
-  } else {
-    LinearPrimitive::Bound& b = *lp.bound;
-    b.src.set_data_handle(src);
-    b.wei.set_data_handle(const_cast<void*>(wei));
-    b.dst.set_data_handle(dst);
-    if (scratch_data != nullptr) b.scratch.set_data_handle(scratch_data);
-    if (bias != nullptr) b.bias.set_data_handle(const_cast<void*>(bias));
-    if (other != nullptr) b.other.set_data_handle(const_cast<void*>(other));
-  }
-  lp.matmul.execute(s, lp.bound->args);
-  s.wait();
+  if (lp.d.scratch.get_size() > 0) scratch = onednn::scratch_buffer(lp.d.scratch.get_size(), kFn);
+  lp.bound.run(lp.matmul, lp.d, src, wei, bias, dst, other, scratch ? scratch->data_ptr() : nullptr);
 }
 
 std::unique_ptr<TensorImpl> fuse(const TensorImpl& x, const TensorImpl& weight,

@@ -180,4 +180,50 @@ const void* constant_weight(WeightUser user, Key key, const TensorImpl& weight, 
   return kept->bytes->data_ptr();
 }
 
+void BoundArgs::run(const dnnl::primitive& prim, const ArgDescs& d, void* src, const void* wei,
+                    const void* bias, void* dst, const void* other, void* scratch) const {
+  const dnnl::engine& eng = engine();
+  auto bind = [&](Set& b) {
+    b.src = dnnl::memory(d.src, eng, src);
+    b.wei = dnnl::memory(d.wei, eng, const_cast<void*>(wei));
+    b.dst = dnnl::memory(d.dst, eng, dst);
+    b.args = {{DNNL_ARG_SRC, b.src}, {DNNL_ARG_WEIGHTS, b.wei}, {DNNL_ARG_DST, b.dst}};
+    if (scratch != nullptr) {
+      b.scratch = dnnl::memory(d.scratch, eng, scratch);
+      b.args.emplace(DNNL_ARG_SCRATCHPAD, b.scratch);
+    }
+    if (bias != nullptr) {
+      b.bias = dnnl::memory(d.bias, eng, const_cast<void*>(bias));
+      b.args.emplace(DNNL_ARG_BIAS, b.bias);
+    }
+    if (other != nullptr) {
+      b.other = dnnl::memory(d.other, eng, const_cast<void*>(other));
+      b.args.emplace(d.other_arg, b.other);
+    }
+  };
+  dnnl::stream& s = thread_stream();
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) {  // another thread runs the bound set: a set of our own
+    Set mine;
+    bind(mine);
+    prim.execute(s, mine.args);
+    s.wait();
+    return;
+  }
+  if (!set_) {
+    set_ = std::make_unique<Set>();
+    bind(*set_);
+  } else {
+    Set& b = *set_;
+    b.src.set_data_handle(src);
+    b.wei.set_data_handle(const_cast<void*>(wei));
+    b.dst.set_data_handle(dst);
+    if (scratch != nullptr) b.scratch.set_data_handle(scratch);
+    if (bias != nullptr) b.bias.set_data_handle(const_cast<void*>(bias));
+    if (other != nullptr) b.other.set_data_handle(const_cast<void*>(other));
+  }
+  prim.execute(s, set_->args);
+  s.wait();
+}
+
 }  // namespace aotrt::cpu::onednn

@@ -59,6 +59,31 @@ dnnl::primitive_attr user_scratchpad_attr();
 // Scratch bytes from the CPU allocator, counted like any tensor.
 std::unique_ptr<TensorImpl> scratch_buffer(size_t bytes, const char* fn);
 
+// Note [Bound arguments] (cpu/conv.cpp) for a primitive of src, weights and dst
+// with an optional bias, binary post-op source (`other`) and user scratchpad:
+// the dnnl::memory objects and argument map are made on the first call and
+// re-pointed at later calls' data; a call that finds them in use by another
+// thread makes a set of its own. Used by the fused linear and the int8 ops.
+struct ArgDescs {
+  dnnl::memory::desc src, wei, bias, dst, other, scratch;  // bias, other: zero if none
+  int other_arg = 0;                                       // other's DNNL_ARG_* key
+};
+class BoundArgs {
+ public:
+  // Runs prim on these pointers and waits; bias and other null when it has none.
+  // oneDNN's errors come out as dnnl::error.
+  void run(const dnnl::primitive& prim, const ArgDescs& d, void* src, const void* wei,
+           const void* bias, void* dst, const void* other, void* scratch) const;
+
+ private:
+  struct Set {
+    dnnl::memory src, wei, bias, dst, other, scratch;
+    std::unordered_map<int, dnnl::memory> args;
+  };
+  mutable std::mutex mu_;
+  mutable std::unique_ptr<Set> set_;
+};
+
 // Note [BLAS threads] (cpu/matmul.cpp).
 inline constexpr double kThreadedGemmMacs = 4194304;   // 2^22: about 100 us on one core
 inline constexpr double kStreamedGemmBytes = 1048576;  // one core's L2

@@ -59,7 +59,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -150,16 +149,10 @@ Key make_key(const Problem& p) {
 
 struct Int8Primitive {
   dnnl::primitive prim;
-  dnnl::memory::desc src, user_wei, wei, bias, dst, other, scratch;  // bias, other: zero if none
-  int other_post = -1;                         // the add's index in the post-ops
-  std::optional<onednn::Reorder> wei_reorder;  // user_wei -> wei
-  // Note [Bound arguments] (cpu/conv.cpp): reused by one call at a time.
-  struct Bound {
-    dnnl::memory src, wei, bias, dst, other, scratch;
-    std::unordered_map<int, dnnl::memory> args;
-  };
-  mutable std::mutex bound_mu;
-  mutable std::unique_ptr<Bound> bound;
+  onednn::ArgDescs d;                          // other_arg: the add's post-op source
+  dnnl::memory::desc user_wei;
+  std::optional<onednn::Reorder> wei_reorder;  // user_wei -> d.wei
+  onednn::BoundArgs bound;
 };
 
 dnnl::primitive_attr attr_of(const Problem& p, const dnnl::memory::desc& other) {
@@ -183,38 +176,38 @@ dnnl::primitive_attr attr_of(const Problem& p, const dnnl::memory::desc& other) 
 // The primitive, or null where oneDNN has only its reference kernel for it.
 std::shared_ptr<const Int8Primitive> create_primitive(const Problem& p) {
   auto ip = std::make_shared<Int8Primitive>();
-  ip->src = dnnl::memory::desc(p.src_dims, p.src_type, p.src_strides);
+  ip->d.src = dnnl::memory::desc(p.src_dims, p.src_type, p.src_strides);
   ip->user_wei = dnnl::memory::desc(p.wei_dims, dt::s8, p.wei_strides);
-  ip->dst = dnnl::memory::desc(p.dst_dims, p.dst_type, p.dst_strides);
+  ip->d.dst = dnnl::memory::desc(p.dst_dims, p.dst_type, p.dst_strides);
   const int64_t channels = p.dst_dims[1];
   if (p.has_bias) {
-    ip->bias = p.conv ? dnnl::memory::desc({channels}, dt::f32, tag::a)
+    ip->d.bias = p.conv ? dnnl::memory::desc({channels}, dt::f32, tag::a)
                       : dnnl::memory::desc({1, channels}, dt::f32, Dims{channels, 1});
   }
   for (size_t i = 0; i < p.posts.size(); ++i) {
     if (p.posts[i].kind != Post::kAdd) continue;
-    ip->other = dnnl::memory::desc(p.dst_dims, p.posts[i].type, p.dst_strides);
-    ip->other_post = static_cast<int>(i);
+    ip->d.other = dnnl::memory::desc(p.dst_dims, p.posts[i].type, p.dst_strides);
+    ip->d.other_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1;
   }
   // Int8 kernels read weights only in oneDNN's own layout (with the
   // compensation for x's zero point): always reordered.
   const dnnl::memory::desc any_wei(p.wei_dims, dt::s8, tag::any);
-  const dnnl::primitive_attr attr = attr_of(p, ip->other);
+  const dnnl::primitive_attr attr = attr_of(p, ip->d.other);
   dnnl::primitive_desc pd;
   if (p.conv) {
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                      dnnl::algorithm::convolution_direct, ip->src, any_wei,
-                                      ip->bias, ip->dst, p.stride, p.dilates, p.pad_l, p.pad_r);
+                                      dnnl::algorithm::convolution_direct, ip->d.src, any_wei,
+                                      ip->d.bias, ip->d.dst, p.stride, p.dilates, p.pad_l, p.pad_r);
     pd = dnnl::convolution_forward::primitive_desc(d, attr, onednn::engine(), true);
   } else {
-    dnnl::matmul::desc d(ip->src, any_wei, ip->bias, ip->dst);
+    dnnl::matmul::desc d(ip->d.src, any_wei, ip->d.bias, ip->d.dst);
     pd = dnnl::matmul::primitive_desc(d, attr, onednn::engine(), true);
   }
   if (!pd || onednn::is_reference(pd)) return nullptr;
-  ip->wei = pd.weights_desc();
-  ip->scratch = pd.scratchpad_desc();
+  ip->d.wei = pd.weights_desc();
+  ip->d.scratch = pd.scratchpad_desc();
   size_t reorder_scratch = 0;
-  ip->wei_reorder = onednn::make_reorder(ip->user_wei, ip->wei, reorder_scratch);
+  ip->wei_reorder = onednn::make_reorder(ip->user_wei, ip->d.wei, reorder_scratch);
   ip->prim = dnnl::primitive(pd);
   return ip;
 }
@@ -243,18 +236,18 @@ const void* ready_weight(const Int8Primitive& ip, const Problem& p, const Tensor
   if (p.constant_weights) {
     Key key;
     for (const Dims* d : {&p.wei_dims, &p.wei_strides}) key.insert(key.end(), d->begin(), d->end());
-    if (onednn::append_layout(key, ip.wei)) {
+    if (onednn::append_layout(key, ip.d.wei)) {
       if (const void* w = onednn::constant_weight(
-              onednn::WeightUser::kQuantized, std::move(key), weight, data, ip.user_wei, ip.wei,
+              onednn::WeightUser::kQuantized, std::move(key), weight, data, ip.user_wei, ip.d.wei,
               *ip.wei_reorder, *weight.storage()->derived(), weights_cached, fn)) {
         return w;
       }
     }
   }
-  temp = onednn::scratch_buffer(ip.wei.get_size(), fn);
+  temp = onednn::scratch_buffer(ip.d.wei.get_size(), fn);
   auto scratch = onednn::scratch_buffer(ip.wei_reorder->scratch.get_size(), fn);
   const dnnl::engine& eng = onednn::engine();
-  dnnl::memory from(ip.user_wei, eng, const_cast<void*>(data)), to(ip.wei, eng, temp->data_ptr());
+  dnnl::memory from(ip.user_wei, eng, const_cast<void*>(data)), to(ip.d.wei, eng, temp->data_ptr());
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
   if (ip.wei_reorder->scratch.get_size() > 0) {
     args.emplace(DNNL_ARG_SCRATCHPAD,
@@ -268,50 +261,11 @@ const void* ready_weight(const Int8Primitive& ip, const Problem& p, const Tensor
 // Runs ip; bias and other null when its key has none.
 void execute(const Int8Primitive& ip, void* src, const void* wei, const void* bias, void* dst,
              const void* other, const char* fn) {
-  const dnnl::engine& eng = onednn::engine();
   std::unique_ptr<TensorImpl> scratch;
-  if (ip.scratch.get_size() > 0) scratch = onednn::scratch_buffer(ip.scratch.get_size(), fn);
-  void* scratch_data = scratch ? scratch->data_ptr() : nullptr;
-  const int other_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(ip.other_post) | DNNL_ARG_SRC_1;
-  auto bind = [&](Int8Primitive::Bound& b) {
-    b.src = dnnl::memory(ip.src, eng, src);
-    b.wei = dnnl::memory(ip.wei, eng, const_cast<void*>(wei));
-    b.dst = dnnl::memory(ip.dst, eng, dst);
-    b.args = {{DNNL_ARG_SRC, b.src}, {DNNL_ARG_WEIGHTS, b.wei}, {DNNL_ARG_DST, b.dst}};
-    if (scratch_data != nullptr) {
-      b.scratch = dnnl::memory(ip.scratch, eng, scratch_data);
-      b.args.emplace(DNNL_ARG_SCRATCHPAD, b.scratch);
-    }
-    if (bias != nullptr) {
-      b.bias = dnnl::memory(ip.bias, eng, const_cast<void*>(bias));
-      b.args.emplace(DNNL_ARG_BIAS, b.bias);
-    }
-    if (other != nullptr) {
-      b.other = dnnl::memory(ip.other, eng, const_cast<void*>(other));
-      b.args.emplace(other_arg, b.other);
-    }
-  };
-  dnnl::stream& s = onednn::thread_stream();
-  std::unique_lock<std::mutex> lock(ip.bound_mu, std::try_to_lock);
-  if (!lock.owns_lock()) {  // another thread runs the bound set: a set of our own
-    Int8Primitive::Bound mine;
-    bind(mine);
-    AOTRT_CHECK_DNNL(fn, (ip.prim.execute(s, mine.args), s.wait(), 0));
-    return;
-  }
-  if (!ip.bound) {
-    ip.bound = std::make_unique<Int8Primitive::Bound>();
-    bind(*ip.bound);
-  } else {
-    Int8Primitive::Bound& b = *ip.bound;
-    b.src.set_data_handle(src);
-    b.wei.set_data_handle(const_cast<void*>(wei));
-    b.dst.set_data_handle(dst);
-    if (scratch_data != nullptr) b.scratch.set_data_handle(scratch_data);
-    if (bias != nullptr) b.bias.set_data_handle(const_cast<void*>(bias));
-    if (other != nullptr) b.other.set_data_handle(const_cast<void*>(other));
-  }
-  AOTRT_CHECK_DNNL(fn, (ip.prim.execute(s, ip.bound->args), s.wait(), 0));
+  if (ip.d.scratch.get_size() > 0) scratch = onednn::scratch_buffer(ip.d.scratch.get_size(), fn);
+  AOTRT_CHECK_DNNL(fn, (ip.bound.run(ip.prim, ip.d, src, wei, bias, dst, other,
+                                     scratch ? scratch->data_ptr() : nullptr),
+                        0));
 }
 
 // --- What both ops share ---------------------------------------------------------------------

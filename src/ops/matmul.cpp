@@ -110,25 +110,6 @@ void check_scaled_mm_matrices(const TensorImpl& self, const TensorImpl& mat2, co
               self.sizes()[1], " and ", mat2.sizes()[0], "x", mat2.sizes()[1], ")");
 }
 
-// ATen's check_valid_strides_and_return_transposed: one of the last two dims
-// has unit stride, the other at least its extent and a multiple of 16 bytes.
-void check_grouped_operand(const TensorImpl& m, const char* fn) {
-  const int64_t d = m.dim() - 1;
-  const int64_t alignment = 16 / static_cast<int64_t>(m.itemsize());
-  const auto sizes = m.sizes();
-  const auto strides = m.strides();
-  if (strides[d - 1] == 1 && strides[d] >= std::max<int64_t>(1, sizes[d - 1])) {
-    AOTRT_CHECK(strides[d] % alignment == 0, kInvalidArgument, fn,
-                ": strides should be multiple of 16 bytes");
-  } else if (strides[d] == 1 && strides[d - 1] >= std::max<int64_t>(1, sizes[d])) {
-    AOTRT_CHECK(strides[d - 1] % alignment == 0, kInvalidArgument, fn,
-                ": strides should be multiple of 16 bytes");
-  } else {
-    AOTRT_FAIL(kInvalidArgument, fn, ": Invalid strides/sizes, got ", sizes_text(strides),
-               " for strides and ", sizes_text(sizes), " for sizes");
-  }
-}
-
 bool grouped_dtype(ScalarType t) {
   return t == ScalarType::BFloat16 || t == ScalarType::Float32 || t == ScalarType::Float16;
 }
@@ -360,8 +341,8 @@ std::unique_ptr<TensorImpl> grouped_mm(const TensorImpl& mat_a, const TensorImpl
     AOTRT_CHECK(mat_a.sizes().back() == mat_b.sizes()[mat_b.dim() - 2], kInvalidArgument, fn,
                 ": contraction dimension of mat_a and mat_b must match");
   }
-  check_grouped_operand(mat_a, fn);
-  check_grouped_operand(mat_b, fn);
+  (void)grouped_transposed(mat_a, fn);  // either layout; refuses the rest
+  (void)grouped_transposed(mat_b, fn);
   AOTRT_CHECK((offs != nullptr) == (a2 || b2), kInvalidArgument, fn,
               ": Have to provide offsets if there is a 2d matrix, or no offset if both matrices "
               "are 3d");
