@@ -33,25 +33,26 @@ HEADERS = ("c_shim_cpu.h", "c_shim_cuda.h", "c_shim_aten.h")
 PREFIX = {"cpu": "aoti_torch_cpu_", "cuda": "aoti_torch_cuda_", "aten": "aoti_torch_aten_",
           "generic": "aoti_torch_"}
 
-# Why a shim is not served: the first matching pattern (on the name after the device
-# prefix) wins. Keep the reasons true: who is on it, or why it never will be.
-NOT_SERVED = [
-    (r"_backward$|_backward_|_dense_backward|_per_sample_weights_backward",
-     "backward-only: inductor emits it for training graphs, not for inference"),
-    (r"^(_fused_moving_avg_obs_fq_helper\w*)$",
-     "quantization-aware training's observer: emitted for training graphs, not for inference"),
-    (r"^(_scaled_dot_product_fused_attention_overrideable)$",
-     "the attention entry point of out-of-tree backends (XPU, HPU): not emitted for CPU or CUDA"),
-    (r"^(_to_sparse|to_sparse)$",
-     "sparse layouts: aotrt's tensors are dense and strided, so a sparse result is refused"),
-    (r"^(_scaled_dot_product_flash_attention_quantized|_flash_attention_forward_quantized)$",
-     "fp8 attention (float8 query/key/value with descale tensors, FlashAttention-3's kernels): "
-     "aotrt's attention reads float16, bfloat16 and float32 only"),
-    (r"^_cudnn_rnn$",
-     "not emitted: torch's decompositions of aten.lstm, gru and rnn replace cuDNN's RNN by matmuls and "
-     "pointwise kernels on CUDA (nn.LSTM, bidirectional too, nn.GRU and nn.RNN exported on the H200 with "
-     "torch 2.11 import only mm_out/addmm_out: docs/results/gpu_session_h200_2026-12-03c.md)"),
-]
+# Why a shim is not served: src/shim/ops/not_served.def, which the loader reads too (a package
+# importing one is refused with that reason). The first matching pattern (searched in the name
+# after the device prefix) wins.
+NOT_SERVED_DEF = REPO / "src" / "shim" / "ops" / "not_served.def"
+
+
+def read_not_served(path: Path = NOT_SERVED_DEF) -> list[tuple[str, str]]:
+    """(pattern, reason) of every AOTRT_NOT_SERVED entry: a raw-string pattern, then the reason's
+    string literals, concatenated."""
+    text = "\n".join(ln for ln in path.read_text().splitlines() if not ln.lstrip().startswith("//"))
+    out = []
+    for m in re.finditer(r'AOTRT_NOT_SERVED\(\s*R"\((.*?)\)"\s*,((?:\s*"(?:[^"\\]|\\.)*")+)\s*\)', text, re.S):
+        reason = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(2)))
+        out.append((m.group(1), reason.replace('\\"', '"')))
+    if not out:
+        raise SystemExit(f"ops_coverage: no AOTRT_NOT_SERVED entry read from {path}")
+    return out
+
+
+NOT_SERVED = read_not_served()
 
 
 def torch_generated_dir() -> Path:

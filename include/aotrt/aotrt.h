@@ -340,6 +340,9 @@ class Model {
 struct ShimSymbol {
   std::string name;
   bool provided = false;  // this aotrt defines it
+  // When not provided: empty if aotrt lacks it, else why aotrt declines it on
+  // purpose (a sparse result, a backward-only op, ...).
+  std::string refusal;
 };
 
 // An op the model calls through the proxy executor (it has no C shim).
@@ -372,7 +375,10 @@ struct PackageInfo {
   // passes every check made without loading).
   std::vector<std::string> problems;
 
+  // Symbols not provided: those aotrt lacks, and those it declines on purpose
+  // (ShimSymbol::refusal set). Either refuses the package.
   size_t missing_symbol_count() const;
+  size_t declined_symbol_count() const;
 };
 
 // Seeds the random ops models call (rand, randn, randint, randperm,

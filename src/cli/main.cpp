@@ -101,9 +101,12 @@ int info_command(const std::string& path, const std::string& model_name,
   }
 
   std::cout << "shim symbols (" << pkg.shim_symbols.size() << " needed, "
-            << pkg.missing_symbol_count() << " missing):\n";
+            << pkg.missing_symbol_count() << " missing, " << pkg.declined_symbol_count()
+            << " not served):\n";
   for (const aotrt::ShimSymbol& s : pkg.shim_symbols) {
-    std::cout << "  " << s.name << "  " << (s.provided ? "provided" : "MISSING") << "\n";
+    std::cout << "  " << s.name << "  "
+              << (s.provided ? "provided" : s.refusal.empty() ? "MISSING" : "NOT SERVED: " + s.refusal)
+              << "\n";
   }
   if (!pkg.extern_ops.empty()) {
     std::cout << "proxy executor ops (" << pkg.extern_ops.size() << "):\n";

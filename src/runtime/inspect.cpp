@@ -9,7 +9,16 @@ namespace aotrt {
 
 size_t PackageInfo::missing_symbol_count() const {
   return static_cast<size_t>(std::count_if(shim_symbols.begin(), shim_symbols.end(),
-                                           [](const ShimSymbol& s) { return !s.provided; }));
+                                           [](const ShimSymbol& s) {
+                                             return !s.provided && s.refusal.empty();
+                                           }));
+}
+
+size_t PackageInfo::declined_symbol_count() const {
+  return static_cast<size_t>(std::count_if(shim_symbols.begin(), shim_symbols.end(),
+                                           [](const ShimSymbol& s) {
+                                             return !s.provided && !s.refusal.empty();
+                                           }));
 }
 
 PackageInfo inspect_package(const std::string& package_path, const std::string& model_name) {

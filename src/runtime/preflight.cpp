@@ -9,6 +9,7 @@
 #include "core/onednn_md.h"
 #include "cuda/cuda.h"
 #include "runtime/container_api.h"
+#include "runtime/not_served.h"
 #include "package/wrapper_source.h"
 #include "runtime/proxy_executor.h"
 #include "runtime/self_library.h"
@@ -144,9 +145,13 @@ void check_symbols(OpenedPackage& p) {
   for (const std::string& name : p.elf.undefined) {
     if (!starts_with(name, "aoti_")) continue;
     const bool provided = provides_symbol(name);
-    p.shim_symbols.push_back({name, provided});
+    const char* declined = provided ? nullptr : not_served_reason(name);
+    p.shim_symbols.push_back({name, provided, declined ? declined : ""});
     if (name == "aoti_torch_proxy_executor_call_function") {
       proxy = true;
+    } else if (declined != nullptr) {
+      p.problems.push_back("the model .so needs " + name + ", which aotrt does not serve: " +
+                           declined);
     } else if (!provided) {
       missing.push_back(name);
     }

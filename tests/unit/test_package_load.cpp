@@ -8,6 +8,7 @@
 
 #include "aotrt/aotrt.h"
 #include "package/temp_dir.h"
+#include "runtime/not_served.h"
 #include "package_test_util.h"
 
 using aotrt::Error;
@@ -109,6 +110,34 @@ TEST(PackageLoad, RefusesMissingShimsWithTheirNames) {
   expect_contains(msg, "needs 2 aoti_* symbol(s) this aotrt does not provide: "
                        "aoti_torch_also_missing, aoti_torch_cpu_not_a_real_op_out");
   EXPECT_EQ(msg.find("aoti_torch_empty_strided"), std::string::npos) << msg;  // provided
+}
+
+// A shim aotrt declines on purpose (shim/ops/not_served.def) is refused with
+// its reason, not listed as missing; inspect_package carries the reason.
+TEST(PackageLoad, RefusesDeclinedShimsWithTheirReason) {
+  TempDir dir;
+  ElfSpec spec = loadable_spec();
+  spec.undefined.push_back("aoti_torch_cpu__to_sparse");
+  spec.undefined.push_back("aoti_torch_cuda_convolution_backward");
+  const std::string pkg = synthetic_package(dir, spec);
+  const std::string msg = load_error(pkg);
+  expect_contains(msg, "the model .so needs aoti_torch_cpu__to_sparse, which aotrt does not serve: "
+                       "sparse layouts: aotrt's tensors are dense and strided");
+  expect_contains(msg, "aoti_torch_cuda_convolution_backward, which aotrt does not serve: "
+                       "backward-only");
+  EXPECT_EQ(msg.find("does not provide"), std::string::npos) << msg;
+
+  const aotrt::PackageInfo info = aotrt::inspect_package(pkg);
+  EXPECT_EQ(info.missing_symbol_count(), 0u);
+  EXPECT_EQ(info.declined_symbol_count(), 2u);
+  for (const aotrt::ShimSymbol& s : info.shim_symbols) {
+    if (s.provided) continue;
+    EXPECT_FALSE(s.refusal.empty()) << s.name;
+  }
+  // A name that only resembles a declined one is missing, not declined.
+  EXPECT_EQ(aotrt::runtime::not_served_reason("aoti_torch_cpu_to_sparse_csr"), nullptr);
+  EXPECT_EQ(aotrt::runtime::not_served_reason("aoti_torch_to_sparse"), nullptr);  // no device prefix
+  EXPECT_NE(aotrt::runtime::not_served_reason("aoti_torch_cuda__cudnn_rnn"), nullptr);
 }
 
 // A package whose .so calls the proxy executor but that lacks the JSON that
