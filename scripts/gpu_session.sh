@@ -18,6 +18,11 @@
 #   bench          scripts/bench_gpu.sh --skip-build (eager, torch.compile, aotrt, aotrt graph)
 #   hf             scripts/hf_gpu.sh --skip-build ($HF_ARGS, default --slice vision --jobs 8): the
 #                  torchvision/timm (or Hugging Face) sweep on cuda, its table back as hf_table.md
+#   opinfo         scripts/opinfo_gpu.sh --skip-build ($OPINFO_ARGS, default: the dtypes slice in
+#                  every dtype but float32, 15 workers): the OpInfo sweep on cuda, its table and
+#                  results back as opinfo_table.md and opinfo_results.json (carry .whl)
+#   pytest         python3 -m pytest -q -rA $PYTEST_ARGS (default: tests/e2e -k cuda) against
+#                  build-gpu/aotrt (AOTRT_BIN; TF32 off in aotrt's cuDNN, as in eager's references)
 #   attention      bench/attention_gpu.py: SDPA one-op packages over L = 128 ... 8192 and the
 #                  bf16 LLaMA decoder, eager against aotrt ($ATTENTION_ARGS replaces the defaults)
 # Steps joined with '+' run at the same time (their GPU work shares the card: never use it for
@@ -69,6 +74,12 @@ run_step() {  # name seconds: runs it, appends its line to the summary
              >"$log" 2>&1 ;;
     hf) OUT=$LOGS/hf timeout "$limit" scripts/hf_gpu.sh --skip-build --time-limit "$(( limit - 10 ))" \
           ${HF_ARGS:---slice vision --jobs 8} >"$log" 2>&1 ;;
+    opinfo) OUT=$LOGS/opinfo timeout "$limit" scripts/opinfo_gpu.sh --skip-build \
+              --time-limit "$(( limit - 15 ))" \
+              ${OPINFO_ARGS:---slice dtypes --dtypes bfloat16,float16,int64,int32,bool,float64 --workers 15} \
+              >"$log" 2>&1 ;;
+    pytest) AOTRT_BIN=build-gpu/aotrt AOTRT_CUDNN_ALLOW_TF32=0 timeout "$limit" \
+              python3 -m pytest -q -rA ${PYTEST_ARGS:-tests/e2e -k cuda} >"$log" 2>&1 ;;
     attention) mkdir -p "$LOGS/attention"
                timeout "$limit" python3 bench/attention_gpu.py --aotrt build-gpu/aotrt \
                  ${ATTENTION_ARGS:---part all --lengths 128,512,1024,2048,4096,8192 --jobs 12 --iters 30 --rounds 2} \
@@ -101,6 +112,9 @@ collect() {
     [ -f "$f" ] && cp "$f" "$OUT_DIR/"
   done
   [ -f "$LOGS"/hf/hf-cuda/table.md ] && cp "$LOGS"/hf/hf-cuda/table.md "$OUT_DIR/hf_table.md"
+  [ -f "$LOGS"/opinfo/opinfo-cuda/table.md ] && cp "$LOGS"/opinfo/opinfo-cuda/table.md "$OUT_DIR/opinfo_table.md"
+  [ -f "$LOGS"/opinfo/opinfo-cuda/results.json ] &&
+    cp "$LOGS"/opinfo/opinfo-cuda/results.json "$OUT_DIR/opinfo_results.json"
   return 0
 }
 

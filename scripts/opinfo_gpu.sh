@@ -4,8 +4,10 @@
 # sweeps op_db for cuda. The image lacks expecttest (op_db needs it): its pure-Python wheel
 # travels in .whl/ (carry it) and is installed into /tmp/site first.
 #
-# Usage: scripts/opinfo_gpu.sh [--dtypes float32,...] [--workers N] [--ops a,b] [--skip-build]
-#                              [--device cuda|cpu] [--time-limit SECONDS]
+# Usage: scripts/opinfo_gpu.sh [--dtypes float32,...] [--workers N] [--ops a,b | --slice ci|dtypes|all]
+#                              [--skip-build] [--device cuda|cpu] [--time-limit SECONDS]
+#   --slice S       which ops (tests/opinfo/sweep.py --slice; `dtypes` is the set swept in the
+#                   dtypes other than float32)
 #   --time-limit S  stop the sweep after S seconds (SIGTERM): the cases that finished are written,
 #                   and the table says it was stopped (device calls are time-boxed)
 # Writes results.json, table.md (every dtype swept so far on this machine) and sweep.log into
@@ -26,6 +28,7 @@ while [ $# -gt 0 ]; do
     --dtypes) DTYPES=${2:?}; shift 2 ;;
     --workers) WORKERS=${2:?}; shift 2 ;;
     --ops) OPS_ARGS=(--ops "${2:?}"); shift 2 ;;
+    --slice) OPS_ARGS=(--slice "${2:?}"); shift 2 ;;
     --device) DEVICE=${2:?}; shift 2 ;;
     --skip-build) SKIP_BUILD=1; shift ;;
     --time-limit) TIME_LIMIT=${2:?}; shift 2 ;;
