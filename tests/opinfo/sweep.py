@@ -345,9 +345,11 @@ def tied_indices_agree(rec: dict[str, Any], actual: list, expected: list) -> str
     dim, keepdim = _sample_dim(op, sample)
     if not isinstance(x, torch.Tensor) or dim is None or x.dim() == 0:
         return None
+    x = x.cpu()  # the sample is made on the case's device; aotrt's outputs come back from .npy
     dim = dim % x.dim()
     tied = 0
     for a, e in zip(actual, expected):
+        a, e = (t.cpu() if isinstance(t, torch.Tensor) else t for t in (a, e))
         if a is not None and a.shape == e.shape and a.dtype == e.dtype and _close(a, e):
             continue
         if a is None or e.dtype != torch.int64 or a.shape != e.shape:
@@ -395,6 +397,8 @@ def vectors_agree(rec: dict[str, Any], actual: list, expected: list) -> str | No
     if spec is None:
         return None
     cols, paired, how = spec
+    actual = [t.cpu() if isinstance(t, torch.Tensor) else t for t in actual]
+    expected = [t.cpu() if isinstance(t, torch.Tensor) else t for t in expected]
     if len(actual) <= max(cols, paired or 0) or actual[cols] is None or actual[cols].dim() < 2:
         return None
     if paired is not None and (actual[paired] is None or actual[paired].dim() < 2):
