@@ -563,9 +563,16 @@ std::unique_ptr<TensorImpl> repeat_interleave(const TensorImpl& repeats,
 std::unique_ptr<TensorImpl> histc(const TensorImpl& self, int64_t bins, double min, double max,
                                   const char* fn) {
   AOTRT_CHECK(bins > 0, kInvalidArgument, fn, ": bins must be > 0, but got ", bins);
-  AOTRT_CHECK(is_floating(self.dtype()), kInvalidArgument, fn,
-              ": torch.histc: input tensor and hist tensor should have the same dtype, and be "
-              "floating point; got ", dtype_name(self.dtype()));
+  // ATen's CPU histc takes floating point only; its CUDA one every real dtype
+  // but bool and float16, integers binned in int64 arithmetic (the CUDA kernel).
+  if (self.device().type == DeviceType::CPU) {
+    AOTRT_CHECK(is_floating(self.dtype()), kInvalidArgument, fn,
+                ": torch.histc: input tensor and hist tensor should have the same dtype, and be "
+                "floating point; got ", dtype_name(self.dtype()));
+  } else {
+    AOTRT_CHECK(self.dtype() != ScalarType::Bool && !is_complex(self.dtype()), kInvalidArgument,
+                fn, ": \"histc\" not implemented for '", dtype_name(self.dtype()), "'");
+  }
   AOTRT_CHECK(min <= max, kInvalidArgument, fn, ": max must be larger than min");
   const int64_t sizes[] = {bins};
   auto out = full(sizes, 0.0, self.dtype(), self.device(), fn);

@@ -443,8 +443,22 @@ void search(const StridedView& sorted, const StridedView& values, const StridedV
 
 // --- histc -----------------------------------------------------------------------------------
 
-// Bins as the CPU kernel computes them, in the input's arithmetic (float for
-// float16/bfloat16): the max edge goes in the last bin.
+// Bins as ATen's CUDA kernel computes them, in acc_t arithmetic: float for
+// float16/bfloat16, the type itself for float and double, int64 for integers
+// ((x - lo) * bins / (hi - lo) with integer division); the max edge goes in
+// the last bin. A bin outside [0, bins) (only an int64 product that
+// overflowed can make one) is dropped rather than written out of bounds.
+// A histc bound as ATen holds it: the Scalar as acc_t, then as the input's
+// type (an integer bound truncates toward zero and wraps into T).
+template <typename T, typename A>
+A bound(double v) {
+  if constexpr (std::is_integral_v<A>) {
+    return static_cast<A>(static_cast<T>(static_cast<int64_t>(v)));
+  } else {
+    return static_cast<A>(v);
+  }
+}
+
 template <typename T>
 __global__ void histc_kernel(ShapeIndexer<1> ix, const T* data, int64_t n, acc_t<T> lo, acc_t<T> hi,
                              int64_t bins, unsigned long long* counts) {
@@ -455,6 +469,7 @@ __global__ void histc_kernel(ShapeIndexer<1> ix, const T* data, int64_t n, acc_t
     if (!(x >= lo && x <= hi)) continue;
     int64_t pos = static_cast<int64_t>((x - lo) * static_cast<acc_t<T>>(bins) / (hi - lo));
     if (pos == bins) pos -= 1;
+    if (pos < 0 || pos >= bins) continue;
     atomicAdd(counts + pos, 1ull);
   }
 }
@@ -468,13 +483,21 @@ void histc(const StridedView& self, const StridedView& out, double min, double m
   visit_dtype(self.dtype, fn, "self", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
-    if constexpr (!std::is_floating_point_v<A>) {
-      AOTRT_FAIL(kInvalidArgument, fn, ": histc takes floating-point input");
+    if constexpr (std::is_same_v<T, bool>) {
+      AOTRT_FAIL(kInvalidArgument, fn, ": \"histc\" not implemented for 'Bool'");
     } else {
       const std::span<const int64_t> strides[1] = {self.strides};
       const ShapeIndexer<1> ix = make_indexer<1>(self.sizes, strides, fn);
       const T* data = reinterpret_cast<const T*>(self.data);
-      A lo = static_cast<A>(min), hi = static_cast<A>(max);
+      if constexpr (std::is_integral_v<A>) {
+        // ATen converts the Scalar bounds to int64 (refusing what does not
+        // fit), then to the input's type.
+        constexpr double kTwo63 = 9223372036854775808.0;
+        AOTRT_CHECK(min >= -kTwo63 && min < kTwo63 && max >= -kTwo63 && max < kTwo63,
+                    kInvalidArgument, fn, ": histc's range [", min, ", ", max,
+                    "] cannot be converted to int64 without overflow");
+      }
+      A lo = bound<T, A>(min), hi = bound<T, A>(max);
       if (lo == hi && n > 0) {
         // Note [Data-dependent sizes on CUDA]: the range comes from the data.
         // One float64 copy (copy_device converts), so CUB's min and max are
