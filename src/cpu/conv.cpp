@@ -389,6 +389,22 @@ dnnl::primitive_attr user_scratchpad(const Fusion* fusion = nullptr,
   return attr;
 }
 
+// Note [Depthwise kernels]
+// For a depthwise convolution (one input and one output channel per group)
+// on dense NHWC, oneDNN 2.6 lists its brgemm kernel ("brdgmm_dw") before its
+// direct one ("jit_dw"), and the direct one is faster on the shapes a CNN
+// has. Measured one primitive at a time on this 2-core avx512 machine, us per
+// call, two threads, brdgmm_dw / jit_dw, with a hardswish post-op (mobilenet_v3_small's
+// nine shapes, 3x3 and 5x5, strides 1 and 2): c16 112x112 3x3 s2 11.5 / 9.3,
+// c72 56 3x3 s2 13.6 / 15.3, c88 28 3x3 14.1 / 9.5, c96 28 5x5 s2 6.4 / 5.3,
+// c240 14 5x5 11.9 / 9.0, c120 14 7.7 / 5.8, c144 14 10.7 / 5.2,
+// c288 14 s2 4.8 / 4.9, c576 7 7.0 / 7.1 (one thread: 9-52% faster on all
+// but the last two, 6% slower there). So a depthwise primitive takes the
+// first jit_dw implementation oneDNN offers for it, else its first one.
+bool is_depthwise(const Conv& c) {
+  return !c.transposed && c.groups > 1 && c.groups == c.c_in && c.groups == c.c_out;
+}
+
 // The primitive descriptor for one mode, or an empty one if none exists.
 dnnl::primitive_desc describe(const Conv& c, const dnnl::memory::desc& src,
                               const dnnl::memory::desc& wei, const dnnl::memory::desc& bias,
@@ -401,6 +417,13 @@ dnnl::primitive_desc describe(const Conv& c, const dnnl::memory::desc& src,
   if (!c.transposed) {
     dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, src, wei, bias,
                                       dst, strides, dilates, pad_l, pad_r);
+    if (is_depthwise(c)) {  // Note [Depthwise kernels]
+      dnnl::convolution_forward::primitive_desc pd(d, attr, engine(), true);
+      if (!pd) return pd;
+      do {
+        if (std::string(pd.impl_info_str()).rfind("jit_dw:", 0) == 0) return pd;
+      } while (pd.next_impl());
+    }
     return dnnl::convolution_forward::primitive_desc(d, attr, engine(), true);
   }
   dnnl::deconvolution_forward::desc d(kind, dnnl::algorithm::deconvolution_direct, src, wei,
