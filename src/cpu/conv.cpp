@@ -63,6 +63,7 @@
 
 #include "core/derived_cache.h"
 #include "core/error.h"
+#include "core/inline_vector.h"
 #include "core/view.h"
 #include "cpu/cpu.h"
 #include "cpu/elements.h"
@@ -99,16 +100,32 @@ std::string dims_str(std::span<const int64_t> s) {
 
 // --- The problem, checked as ATen checks it -------------------------------------
 
+// Note [Per-call allocations]
+// A convolution is described anew on every call (a model's run calls each
+// of its convolutions once), and the description used to live in
+// std::vectors: about 40 mallocs a call (a 16->8 1x1 fused convolution took
+// 1.5 us through the shim on one thread, of which oneDNN's work was 0.4;
+// malloc and free were the largest part of the rest, and mobilenet_v3_small
+// makes 52 such calls a run). Its dims and parameters are inline
+// (InlineVector: 3 spatial dims, 6 dims for a grouped 3-d weight), and the
+// cache keys are built in per-thread buffers that a lookup reuses
+// (onednn::key_buffer); only a miss copies one. 15 mallocs a call remain
+// (the result, the shim's parameter lists, oneDNN's own in execute);
+// mobilenet_v3_small went from 904 to 864 us a run (aotrt bench, alternated).
+using Spatial = InlineVector<int64_t, 3>;
+using TensorDims = InlineVector<int64_t, 6>;
+
 struct Conv {
   int k = 0;  // spatial dims
   bool transposed = false;
   int64_t groups = 1;
   int64_t n = 0, c_in = 0, c_out = 0;
-  std::vector<int64_t> kernel, stride, padding, dilation, output_padding;
-  std::vector<int64_t> out_sizes;  // N, C_out, spatial...
+  // Inline (Note [Per-call allocations]): at most 3 spatial dims.
+  Spatial kernel, stride, padding, dilation, output_padding;
+  InlineVector<int64_t, 5> out_sizes;  // N, C_out, spatial...
   // oneDNN's right padding, and the trailing output cells per spatial dim
   // that oneDNN does not compute (see Note [Transposed output padding]).
-  std::vector<int64_t> pad_r, crop;
+  Spatial pad_r, crop;
 };
 
 // Note [Transposed output padding]
@@ -121,11 +138,11 @@ struct Conv {
 // raised to 1 - stride) into a window of the output, and fills the rest
 // with the bias first.
 
-std::vector<int64_t> expand_param(const std::vector<int64_t>& v, int k, const char* name) {
-  if (v.size() == 1) return std::vector<int64_t>(k, v[0]);
+Spatial expand_param(const std::vector<int64_t>& v, int k, const char* name) {
+  if (v.size() == 1) return Spatial(k, v[0]);
   AOTRT_CHECK(static_cast<int>(v.size()) == k, kInvalidArgument, kFn, ": '", name, "' has ",
               v.size(), " entries; expected ", k, " (one per spatial dim) or 1");
-  return v;
+  return Spatial(v.begin(), v.end());
 }
 
 Conv resolve(const TensorImpl& input, const TensorImpl& weight, const TensorImpl* bias,
@@ -150,7 +167,7 @@ Conv resolve(const TensorImpl& input, const TensorImpl& weight, const TensorImpl
   c.padding = expand_param(p.padding, c.k, "padding");
   c.dilation = expand_param(p.dilation, c.k, "dilation");
   c.output_padding = p.transposed ? expand_param(p.output_padding, c.k, "output_padding")
-                                  : std::vector<int64_t>(c.k, 0);
+                                  : Spatial(c.k, 0);
   AOTRT_CHECK(c.groups > 0, kInvalidArgument, kFn, ": groups ", c.groups, " must be positive");
   for (int i = 0; i < c.k; ++i) {
     AOTRT_CHECK(c.stride[i] > 0, kInvalidArgument, kFn, ": stride ", dims_str(c.stride),
@@ -290,8 +307,17 @@ std::vector<int64_t> output_strides(const Conv& c, const TensorImpl& input,
 // A tensor as oneDNN sees it: float32 data with dims and strides in elements.
 struct DnnlTensor {
   void* data = nullptr;
-  Dims dims, strides;
+  TensorDims dims, strides;  // inline (Note [Per-call allocations])
 };
+
+dnnl::memory::desc desc_of(const DnnlTensor& t) {
+  return dnnl::memory::desc(Dims(t.dims.begin(), t.dims.end()), dnnl::memory::data_type::f32,
+                            Dims(t.strides.begin(), t.strides.end()));
+}
+dnnl::memory::desc any_desc(const DnnlTensor& t) {
+  return dnnl::memory::desc(Dims(t.dims.begin(), t.dims.end()), dnnl::memory::data_type::f32,
+                            dnnl::memory::format_tag::any);
+}
 
 // Note [Fused convolutions]
 // The fused oneDNN ops of freezing=True packages (Note [Fused oneDNN ops] in
@@ -321,10 +347,12 @@ struct Fusion {
   bool empty() const { return !sum && !binary && eltwise.empty(); }
 };
 
-Key make_key(const Conv& c, const DnnlTensor& src, const DnnlTensor& wei, bool has_bias,
-             const DnnlTensor& dst, bool constant_weights, const Fusion* fusion) {
-  Key k{c.transposed, c.groups, has_bias, constant_weights};
-  auto add = [&k](const Dims& d) {
+// The key, built in k (cleared first).
+void make_key(Key& k, const Conv& c, const DnnlTensor& src, const DnnlTensor& wei, bool has_bias,
+              const DnnlTensor& dst, bool constant_weights, const Fusion* fusion) {
+  k.clear();
+  k.insert(k.end(), {c.transposed, c.groups, has_bias, constant_weights});
+  auto add = [&k](std::span<const int64_t> d) {
     k.push_back(static_cast<int64_t>(d.size()));
     k.insert(k.end(), d.begin(), d.end());
   };
@@ -345,10 +373,10 @@ Key make_key(const Conv& c, const DnnlTensor& src, const DnnlTensor& wei, bool h
       k.insert(k.end(), {static_cast<int64_t>(e.alg), float_bits(e.alpha), float_bits(e.beta)});
     }
   }
-  return k;
 }
 
-// A convolution primitive with the reorders that feed it, made once per key.
+// A convolution primitive (or an inner product: Note [Convolutions as inner
+// products]) with the reorders that feed it, made once per key.
 struct ConvPrimitive {
   dnnl::primitive conv;
   dnnl::memory::desc user_src, user_wei, user_dst;   // the tensors as they are
@@ -367,7 +395,10 @@ struct ConvPrimitive {
   mutable std::unique_ptr<Bound> bound;
 };
 
-dnnl::primitive_attr user_scratchpad(const Fusion* fusion = nullptr) {
+// `other`: the binary post-op's operand as the primitive sees it (the
+// fusion's own view when empty).
+dnnl::primitive_attr user_scratchpad(const Fusion* fusion = nullptr,
+                                     const dnnl::memory::desc& other = {}) {
   dnnl::primitive_attr attr = user_scratchpad_attr();
   if (fusion != nullptr && !fusion->empty()) {
     // Note [Fused convolutions]: the binary (or sum) first, then the activation.
@@ -375,13 +406,29 @@ dnnl::primitive_attr user_scratchpad(const Fusion* fusion = nullptr) {
     if (fusion->sum) ops.append_sum(1.f);
     if (fusion->binary) {
       ops.append_binary(*fusion->binary,
-                        dnnl::memory::desc(fusion->other.dims, dnnl::memory::data_type::f32,
-                                           fusion->other.strides));
+                        other ? other
+                              : desc_of(fusion->other));
     }
     for (const Eltwise& e : fusion->eltwise) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
     attr.set_post_ops(ops);
   }
   return attr;
+}
+
+// Note [Depthwise kernels]
+// For a depthwise convolution (one input and one output channel per group)
+// on dense NHWC, oneDNN 2.6 lists its brgemm kernel ("brdgmm_dw") before its
+// direct one ("jit_dw"), and the direct one is faster on the shapes a CNN
+// has. Measured one primitive at a time on this 2-core avx512 machine, us per
+// call, two threads, brdgmm_dw / jit_dw, with a hardswish post-op (mobilenet_v3_small's
+// nine shapes, 3x3 and 5x5, strides 1 and 2): c16 112x112 3x3 s2 11.5 / 9.3,
+// c72 56 3x3 s2 13.6 / 15.3, c88 28 3x3 14.1 / 9.5, c96 28 5x5 s2 6.4 / 5.3,
+// c240 14 5x5 11.9 / 9.0, c120 14 7.7 / 5.8, c144 14 10.7 / 5.2,
+// c288 14 s2 4.8 / 4.9, c576 7 7.0 / 7.1 (one thread: 9-52% faster on all
+// but the last two, 6% slower there). So a depthwise primitive takes the
+// first jit_dw implementation oneDNN offers for it, else its first one.
+bool is_depthwise(const Conv& c) {
+  return !c.transposed && c.groups > 1 && c.groups == c.c_in && c.groups == c.c_out;
 }
 
 // The primitive descriptor for one mode, or an empty one if none exists.
@@ -396,6 +443,13 @@ dnnl::primitive_desc describe(const Conv& c, const dnnl::memory::desc& src,
   if (!c.transposed) {
     dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, src, wei, bias,
                                       dst, strides, dilates, pad_l, pad_r);
+    if (is_depthwise(c)) {  // Note [Depthwise kernels]
+      dnnl::convolution_forward::primitive_desc pd(d, attr, engine(), true);
+      if (!pd) return pd;
+      do {
+        if (std::string(pd.impl_info_str()).rfind("jit_dw:", 0) == 0) return pd;
+      } while (pd.next_impl());
+    }
     return dnnl::convolution_forward::primitive_desc(d, attr, engine(), true);
   }
   dnnl::deconvolution_forward::desc d(kind, dnnl::algorithm::deconvolution_direct, src, wei,
@@ -453,6 +507,64 @@ dnnl::primitive_desc describe_fused(const Conv& c, const dnnl::memory::desc& src
   return {};
 }
 
+// Note [Convolutions as inner products]
+// A convolution whose kernel covers its whole unpadded input (1x1 on 1x1: the
+// squeeze-and-excitation blocks of mobilenet_v3 after their global pooling)
+// is an inner product, [N, C_in] x [C_in, C_out]. oneDNN 2.6 runs such a
+// convolution with its gemm kernel ("gemm:jit") on plain weights; its inner
+// product primitive runs a brgemm kernel on weights in its own blocked
+// layout, which a constant weight pays for once. Measured one call at a time
+// on this 2-core avx512 machine, two threads, us per call, gemm convolution
+// vs inner product, with the bias and a relu: 16->8 1.24 / 0.26,
+// 96->24 1.40 / 0.45, 64->240 2.58 / 0.75, 576->144 3.54 / 2.83,
+// 144->576 3.90 / 2.37 (mobilenet_v3_small's 18 such convolutions: 38 us
+// per run, 19 as inner products). Taken for a constant weight only (another
+// would be reordered on every call); the operands are read in place as
+// matrices: src [N, C_in], weights [C_out, C_in], dst and a binary operand
+// [N, C_out], each with its view's strides.
+bool is_inner_product(const Conv& c, const DnnlTensor& src) {
+  if (c.transposed || c.groups != 1) return false;
+  for (int i = 0; i < c.k; ++i) {
+    if (c.kernel[i] != 1 || c.padding[i] != 0 || c.pad_r[i] != 0 || src.dims[i + 2] != 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Note [Convolutions as inner products]: the primitive, or null where only
+// oneDNN's reference kernel serves it (the caller then tries a convolution).
+std::shared_ptr<ConvPrimitive> create_inner_product(const DnnlTensor& src, const DnnlTensor& wei,
+                                                    bool has_bias, const DnnlTensor& dst,
+                                                    const Fusion* fusion) {
+  using dt = dnnl::memory::data_type;
+  auto matrix = [](const DnnlTensor& t) {
+    return dnnl::memory::desc({t.dims[0], t.dims[1]}, dt::f32, {t.strides[0], t.strides[1]});
+  };
+  auto p = std::make_shared<ConvPrimitive>();
+  p->user_src = matrix(src);
+  p->user_wei = matrix(wei);
+  p->user_dst = matrix(dst);
+  if (has_bias) p->conv_bias = dnnl::memory::desc({dst.dims[1]}, dt::f32, dnnl::memory::format_tag::a);
+  if (fusion != nullptr && fusion->binary) p->other = matrix(fusion->other);
+  const dnnl::memory::desc any_wei({wei.dims[0], wei.dims[1]}, dt::f32, dnnl::memory::format_tag::any);
+  dnnl::inner_product_forward::desc d(dnnl::prop_kind::forward_inference, p->user_src, any_wei,
+                                      p->conv_bias, p->user_dst);
+  dnnl::inner_product_forward::primitive_desc pd(d, user_scratchpad(fusion, p->other), engine(),
+                                                 true);
+  if (!pd || is_reference(pd)) return nullptr;
+  p->conv_src = pd.src_desc();
+  p->conv_wei = pd.weights_desc();
+  p->conv_dst = pd.dst_desc();
+  p->conv_scratch = pd.scratchpad_desc();
+  p->scratch_bytes = p->conv_scratch.get_size();
+  p->src_reorder = make_reorder(p->user_src, p->conv_src, p->scratch_bytes);
+  p->wei_reorder = make_reorder(p->user_wei, p->conv_wei, p->scratch_bytes);
+  p->dst_reorder = make_reorder(p->conv_dst, p->user_dst, p->scratch_bytes);
+  p->conv = dnnl::primitive(pd);
+  return p;
+}
+
 std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlTensor& src,
                                                       const DnnlTensor& wei, bool has_bias,
                                                       const DnnlTensor& dst,
@@ -460,13 +572,19 @@ std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlT
                                                       const Fusion* fusion) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
+  if (constant_weights && is_inner_product(c, src)) {
+    try {
+      if (auto ip = create_inner_product(src, wei, has_bias, dst, fusion)) return ip;
+    } catch (const dnnl::error&) {
+      // oneDNN refused the matrices or the post-ops: a convolution below
+    }
+  }
   auto p = std::make_shared<ConvPrimitive>();
-  p->user_src = dnnl::memory::desc(src.dims, dt::f32, src.strides);
-  p->user_wei = dnnl::memory::desc(wei.dims, dt::f32, wei.strides);
-  p->user_dst = dnnl::memory::desc(dst.dims, dt::f32, dst.strides);
+  p->user_src = desc_of(src);
+  p->user_wei = desc_of(wei);
+  p->user_dst = desc_of(dst);
   if (has_bias) p->conv_bias = dnnl::memory::desc({c.c_out}, dt::f32, tag::a);
-  const dnnl::memory::desc any_src(src.dims, dt::f32, tag::any),
-      any_wei(wei.dims, dt::f32, tag::any), any_dst(dst.dims, dt::f32, tag::any);
+  const dnnl::memory::desc any_src = any_desc(src), any_wei = any_desc(wei), any_dst = any_desc(dst);
 
   dnnl::primitive_desc pd;
   if (fusion != nullptr) {
@@ -486,7 +604,7 @@ std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlT
   }
 
   if (fusion != nullptr && fusion->binary) {
-    p->other = dnnl::memory::desc(fusion->other.dims, dt::f32, fusion->other.strides);
+    p->other = desc_of(fusion->other);
   }
   p->conv_src = pd.src_desc();
   p->conv_wei = pd.weights_desc();
@@ -510,13 +628,14 @@ PrimitiveCache<ConvPrimitive>& cache() {
 std::shared_ptr<const ConvPrimitive> get_primitive(const Conv& c, const DnnlTensor& src,
                                                    const DnnlTensor& wei, bool has_bias,
                                                    const DnnlTensor& dst, bool constant_weights,
-                                                   Key* key_out,
+                                                   const Key** key_out,
                                                    const Fusion* fusion = nullptr) {
-  Key key = make_key(c, src, wei, has_bias, dst, constant_weights, fusion);
+  Key& key = onednn::key_buffer(0);  // Note [Per-call allocations]
+  make_key(key, c, src, wei, has_bias, dst, constant_weights, fusion);
   auto p = cache().find_or_make(key, [&] {
     return create_primitive(c, src, wei, has_bias, dst, constant_weights, fusion);
   });
-  *key_out = std::move(key);
+  *key_out = &key;
   return p;
 }
 
@@ -666,10 +785,10 @@ void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& we
 
 // Note [Constant weights]: the weight in the primitive's layout, from the
 // storage's cache or reordered into it now.
-const void* constant_weight(const ConvPrimitive& p, Key key, const TensorImpl& weight,
+const void* constant_weight(const ConvPrimitive& p, const Key& key, const TensorImpl& weight,
                             const DnnlTensor& wei, DerivedCache& derived) {
   if (!p.wei_reorder) return nullptr;  // the kernel reads the weight as it is
-  return onednn::constant_weight(WeightUser::kConvolution, std::move(key), weight, wei.data,
+  return onednn::constant_weight(WeightUser::kConvolution, key, weight, wei.data,
                                  p.user_wei, p.conv_wei, *p.wei_reorder, derived, weights_cached,
                                  kFn);
 }
@@ -677,8 +796,8 @@ const void* constant_weight(const ConvPrimitive& p, Key key, const TensorImpl& w
 // --- From tensors to oneDNN's view of them ----------------------------------------------
 
 DnnlTensor as_dnnl(const TensorImpl& t) {
-  return {t.data_ptr(), Dims(t.sizes().begin(), t.sizes().end()),
-          Dims(t.strides().begin(), t.strides().end())};
+  return {t.data_ptr(), TensorDims(t.sizes().begin(), t.sizes().end()),
+          TensorDims(t.strides().begin(), t.strides().end())};
 }
 
 // The weight as oneDNN wants it, with no copy: grouped convolutions get a
@@ -936,8 +1055,8 @@ std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const Ten
   DnnlTensor src = as_dnnl(input), wei = weights_as_dnnl(c, weight);
   const std::vector<int64_t> out_strides = channels_last_strides(c.out_sizes);
   DnnlTensor dst = into_other ? as_dnnl(*other)
-                              : DnnlTensor{nullptr, Dims(c.out_sizes.begin(), c.out_sizes.end()),
-                                           Dims(out_strides.begin(), out_strides.end())};
+                              : DnnlTensor{nullptr, TensorDims(c.out_sizes.begin(), c.out_sizes.end()),
+                                           TensorDims(out_strides.begin(), out_strides.end())};
   canonicalize_all(c, src, wei, dst);
   if (other != nullptr && !into_other) {
     f.binary = binary_of(fusion.binary);
@@ -949,7 +1068,7 @@ std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const Ten
   }
   DerivedCache* derived = weight.storage()->derived();
   std::shared_ptr<const ConvPrimitive> prim;
-  Key key;
+  const Key* key = nullptr;  // the primitive's, in onednn::key_buffer(0)
   try {
     prim = get_primitive(c, src, wei, bias != nullptr, dst, derived != nullptr, &key, &f);
   } catch (const dnnl::error&) {
@@ -963,7 +1082,7 @@ std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const Ten
   dst.data = out->data_ptr();
   const void* reordered_wei = nullptr;
   if (derived != nullptr) {
-    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(*prim, std::move(key), weight, wei, *derived));
+    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(*prim, *key, weight, wei, *derived));
   }
   AOTRT_CHECK_DNNL(kFn, (execute(*prim, src, wei, bias != nullptr ? bias->data_ptr() : nullptr, dst,
                             reordered_wei, f.binary ? other->data_ptr() : nullptr),
@@ -1020,7 +1139,7 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   // Note [Constant weights]: only the constant's own memory, read as it is.
   DerivedCache* derived = w == &weight ? weight.storage()->derived() : nullptr;
   std::shared_ptr<const ConvPrimitive> prim;
-  Key key;
+  const Key* key = nullptr;  // the primitive's, in onednn::key_buffer(0)
   try {
     prim = get_primitive(c, src, wei, bias != nullptr, dst, derived != nullptr, &key);
   } catch (const dnnl::error&) {
@@ -1037,7 +1156,7 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   }
   const void* reordered_wei = nullptr;
   if (derived != nullptr) {
-    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(*prim, std::move(key), weight, wei, *derived));
+    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(*prim, *key, weight, wei, *derived));
   }
   AOTRT_CHECK_DNNL(kFn, (execute(*prim, src, wei, bias_data, dst, reordered_wei), 0));
   if (!f32) copy_strided(strided_view(*out), strided_view(*out_tmp));

@@ -125,8 +125,10 @@ struct Problem {
   Fusion fusion;
 };
 
-Key make_key(const Problem& p) {
-  Key k{static_cast<int64_t>(p.type), p.has_bias, p.constant_weights, p.threads};
+// The key, built in k (cleared first).
+void make_key(Key& k, const Problem& p) {
+  k.clear();
+  k.insert(k.end(), {static_cast<int64_t>(p.type), p.has_bias, p.constant_weights, p.threads});
   for (const Matrix* m : {&p.src, &p.wei, &p.dst}) {
     k.insert(k.end(), m->dims.begin(), m->dims.end());
     k.insert(k.end(), m->strides.begin(), m->strides.end());
@@ -136,7 +138,6 @@ Key make_key(const Problem& p) {
     k.insert(k.end(), {static_cast<int64_t>(e.alg), onednn::float_bits(e.alpha),
                        onednn::float_bits(e.beta)});
   }
-  return k;
 }
 
 // One fused linear's primitive, made once per key.
@@ -196,16 +197,19 @@ onednn::PrimitiveCache<LinearPrimitive>& cache() {
 }
 
 std::shared_ptr<const LinearPrimitive> get_primitive(const Problem& p) {
-  return cache().find_or_make(make_key(p), [&] { return create_primitive(p); });
+  Key& key = onednn::key_buffer(0);  // Note [Per-call allocations] in cpu/conv.cpp
+  make_key(key, p);
+  return cache().find_or_make(key, [&] { return create_primitive(p); });
 }
 
 // Note [Constant weights]: W in the primitive's layout, kept in its
 // storage's cache under that layout and W's view.
 const void* constant_weight(const LinearPrimitive& lp, const TensorImpl& weight,
                             const Matrix& wei, DerivedCache& derived) {
-  Key key{wei.dims[0], wei.dims[1], wei.strides[0], wei.strides[1]};
+  Key& key = onednn::key_buffer(0);  // the primitive's key is no longer needed
+  key.assign({wei.dims[0], wei.dims[1], wei.strides[0], wei.strides[1]});
   if (!onednn::append_layout(key, lp.d.wei)) return nullptr;
-  return onednn::constant_weight(onednn::WeightUser::kLinear, std::move(key), weight, wei.data,
+  return onednn::constant_weight(onednn::WeightUser::kLinear, key, weight, wei.data,
                                  lp.user_wei, lp.d.wei, *lp.wei_reorder, derived, weights_cached,
                                  kFn);
 }

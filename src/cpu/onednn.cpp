@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -151,12 +152,20 @@ struct CachedWeight {
 };
 }  // namespace
 
-const void* constant_weight(WeightUser user, Key key, const TensorImpl& weight, const void* data,
-                            const dnnl::memory::desc& from, const dnnl::memory::desc& to,
-                            const Reorder& reorder, DerivedCache& derived,
-                            std::atomic<int64_t>& made, const char* fn) {
+Key& key_buffer(int slot) {
+  thread_local std::array<Key, 2> buffers;
+  return buffers.at(static_cast<size_t>(slot));
+}
+
+const void* constant_weight(WeightUser user, const Key& primitive_key, const TensorImpl& weight,
+                            const void* data, const dnnl::memory::desc& from,
+                            const dnnl::memory::desc& to, const Reorder& reorder,
+                            DerivedCache& derived, std::atomic<int64_t>& made, const char* fn) {
   const auto* base = static_cast<const char*>(weight.storage()->data());
-  key.insert(key.begin(), static_cast<int64_t>(user));
+  Key& key = key_buffer(1);
+  key.clear();
+  key.push_back(static_cast<int64_t>(user));
+  key.insert(key.end(), primitive_key.begin(), primitive_key.end());
   key.push_back(static_cast<const char*>(data) - base);
   if (auto hit = std::static_pointer_cast<const CachedWeight>(derived.find(key))) {
     if (hit->md == to) return hit->bytes->data_ptr();
@@ -175,7 +184,7 @@ const void* constant_weight(WeightUser user, Key key, const TensorImpl& weight, 
   }
   reorder.prim.execute(s, args);
   s.wait();
-  auto kept = std::static_pointer_cast<const CachedWeight>(derived.insert(std::move(key), copy));
+  auto kept = std::static_pointer_cast<const CachedWeight>(derived.insert(key, copy));
   if (kept == copy) made.fetch_add(1, std::memory_order_relaxed);
   return kept->bytes->data_ptr();
 }

@@ -127,6 +127,10 @@ void canonicalize_strides(std::span<const int64_t> dims, std::span<int64_t> stri
 
 // Everything a primitive depends on; two problems with equal keys share one.
 using Key = std::vector<int64_t>;
+// This thread's key buffer `slot` (0 or 1), for building a key that is only
+// looked up (Note [Per-call allocations] in cpu/conv.cpp): it keeps the
+// capacity of earlier keys, so a steady-state lookup allocates nothing.
+Key& key_buffer(int slot);
 struct KeyHash {
   size_t operator()(const Key& k) const {
     uint64_t h = 1469598103934665603ull;
@@ -208,9 +212,9 @@ enum class WeightUser : int64_t { kConvolution = 1, kLinear = 2, kQuantized = 3 
 // Note [Constant weights] (cpu/conv.cpp): the constant weight `data` (whose
 // layout is `from`, inside `weight`'s storage) in layout `to`, from the
 // storage's DerivedCache or reordered into it now by `reorder`. key names the
-// primitive; the view's byte offset is added to it. `made` counts the copies
+// primitive; the view's byte offset is added to it (in key_buffer(1)). `made` counts the copies
 // kept. Null where the cache holds another layout under key (not expected).
-const void* constant_weight(WeightUser user, Key key, const TensorImpl& weight, const void* data,
+const void* constant_weight(WeightUser user, const Key& key, const TensorImpl& weight, const void* data,
                             const dnnl::memory::desc& from, const dnnl::memory::desc& to,
                             const Reorder& reorder, DerivedCache& derived,
                             std::atomic<int64_t>& made, const char* fn);

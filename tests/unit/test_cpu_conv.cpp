@@ -572,6 +572,13 @@ std::vector<ConstantCase> constant_cases() {
       {"weight view at an offset", conv2d(cl({1, 16, 8, 8}), Layout{{16, 16, 3, 3},
                                                                     channels_last({16, 16, 3, 3}), 7},
                                           dense({16}), {1}, {1}, {1}), 1},
+      // 1x1 on 1x1: an inner product on the weight in oneDNN's blocked layout
+      // (Note [Convolutions as inner products]); a batch, a weight at an offset.
+      {"1x1 on 1x1", conv2d(dense({2, 24, 1, 1}), dense({40, 24, 1, 1}), dense({40}), {1}, {0},
+                            {1}), 1},
+      {"1x1 on 1x1 weight at an offset", conv2d(cl({1, 16, 1, 1}), Layout{{8, 16, 1, 1},
+                                                                          {16, 1, 16, 16}, 5},
+                                                std::nullopt, {2}, {0}, {1}), 1},
   };
 }
 
@@ -879,6 +886,57 @@ TEST(CpuConvFused, ConstantWeightIsReorderedOnce) {
     });
     EXPECT_EQ(cache.size(), 1u);
   }
+}
+
+// A 1x1 convolution of a 1x1 input with a constant weight (a squeeze-and-
+// excitation block's) runs as a fused inner product (Note [Convolutions as
+// inner products]): every activation, the binary reading other, the in-place
+// sum into other, with the weight reordered once per primitive.
+TEST(CpuConvFused, OneByOneOnOneByOneAsAnInnerProduct) {
+  const ConvCase c = conv2d(cl({2, 24, 1, 1}), cl({40, 24, 1, 1}), dense({40}), {1}, {0}, {1});
+  F32Problem p(c, noise);
+  const Expected e = p.expected();
+  DerivedCache& cache = mark_constant(p.hw.get());
+  for (const Unary& u : every_unary()) {
+    SCOPED_TRACE(u.attr + " " + u.algorithm);
+    const int64_t before = fused_calls();
+    Handle out;
+    ASSERT_EQ(run_pointwise(c, p, p.hw.get(), u, out), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+    EXPECT_EQ(fused_calls(), before + 1);
+    EXPECT_EQ(strides_of(out.get()), channels_last(e.sizes));
+    expect_fused(out.get(), e, 1.2, [&](const std::vector<int64_t>&, int64_t n) {
+      return activate(u, e.value[n]);
+    });
+  }
+  for (const std::string binary : {"add", "mul"}) {
+    SCOPED_TRACE(binary);
+    Other other(cl(e.sizes));
+    const int64_t before = fused_calls();
+    Handle out;
+    ASSERT_EQ(run_binary(c, p, other.h.get(), binary, Unary{"relu", {}, ""}, false, out),
+              AOTI_TORCH_SUCCESS)
+        << aotrt_last_error();
+    EXPECT_EQ(fused_calls(), before + 1);
+    expect_fused(out.get(), e, 2.5, [&](const std::vector<int64_t>& idx, int64_t n) {
+      return activate(Unary{"relu", {}, ""}, combine(binary, e.value[n], other.at(idx)));
+    });
+  }
+  Other other(cl(e.sizes));
+  const std::vector<float> old = other.buf.data();
+  Handle out;
+  ASSERT_EQ(run_binary(c, p, other.h.get(), "add", Unary{"none", {}, ""}, true, out),
+            AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  expect_fused(other.h.get(), e, 1, [&](const std::vector<int64_t>& idx, int64_t n) {
+    return e.value[n] + old[other.layout.at(idx)];
+  });
+  // A copy per primitive (its key names the post-ops), made on its first call only.
+  const size_t entries = cache.size();
+  EXPECT_GE(entries, 1u);
+  Handle again;
+  ASSERT_EQ(run_pointwise(c, p, p.hw.get(), every_unary().front(), again), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  EXPECT_EQ(cache.size(), entries);
 }
 
 // --- Refusals ---------------------------------------------------------------------------
