@@ -532,6 +532,23 @@ bool is_inner_product(const Conv& c, const DnnlTensor& src) {
   return true;
 }
 
+// The rest of a primitive once its descriptor is chosen (a convolution's or
+// an inner product's): the layouts it computes in, the reorders into and out
+// of them, its scratchpad.
+std::shared_ptr<ConvPrimitive> finish_primitive(std::shared_ptr<ConvPrimitive> p,
+                                                const dnnl::primitive_desc& pd) {
+  p->conv_src = pd.src_desc();
+  p->conv_wei = pd.weights_desc();
+  p->conv_dst = pd.dst_desc();
+  p->conv_scratch = pd.scratchpad_desc();
+  p->scratch_bytes = p->conv_scratch.get_size();
+  p->src_reorder = make_reorder(p->user_src, p->conv_src, p->scratch_bytes);
+  p->wei_reorder = make_reorder(p->user_wei, p->conv_wei, p->scratch_bytes);
+  p->dst_reorder = make_reorder(p->conv_dst, p->user_dst, p->scratch_bytes);
+  p->conv = dnnl::primitive(pd);
+  return p;
+}
+
 // Note [Convolutions as inner products]: the primitive, or null where only
 // oneDNN's reference kernel serves it (the caller then tries a convolution).
 std::shared_ptr<ConvPrimitive> create_inner_product(const DnnlTensor& src, const DnnlTensor& wei,
@@ -553,16 +570,7 @@ std::shared_ptr<ConvPrimitive> create_inner_product(const DnnlTensor& src, const
   dnnl::inner_product_forward::primitive_desc pd(d, user_scratchpad(fusion, p->other), engine(),
                                                  true);
   if (!pd || is_reference(pd)) return nullptr;
-  p->conv_src = pd.src_desc();
-  p->conv_wei = pd.weights_desc();
-  p->conv_dst = pd.dst_desc();
-  p->conv_scratch = pd.scratchpad_desc();
-  p->scratch_bytes = p->conv_scratch.get_size();
-  p->src_reorder = make_reorder(p->user_src, p->conv_src, p->scratch_bytes);
-  p->wei_reorder = make_reorder(p->user_wei, p->conv_wei, p->scratch_bytes);
-  p->dst_reorder = make_reorder(p->conv_dst, p->user_dst, p->scratch_bytes);
-  p->conv = dnnl::primitive(pd);
-  return p;
+  return finish_primitive(std::move(p), pd);
 }
 
 std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlTensor& src,
@@ -606,16 +614,7 @@ std::shared_ptr<const ConvPrimitive> create_primitive(const Conv& c, const DnnlT
   if (fusion != nullptr && fusion->binary) {
     p->other = desc_of(fusion->other);
   }
-  p->conv_src = pd.src_desc();
-  p->conv_wei = pd.weights_desc();
-  p->conv_dst = pd.dst_desc();
-  p->conv_scratch = pd.scratchpad_desc();
-  p->scratch_bytes = p->conv_scratch.get_size();
-  p->src_reorder = make_reorder(p->user_src, p->conv_src, p->scratch_bytes);
-  p->wei_reorder = make_reorder(p->user_wei, p->conv_wei, p->scratch_bytes);
-  p->dst_reorder = make_reorder(p->conv_dst, p->user_dst, p->scratch_bytes);
-  p->conv = dnnl::primitive(pd);
-  return p;
+  return finish_primitive(std::move(p), pd);
 }
 
 PrimitiveCache<ConvPrimitive>& cache() {
