@@ -801,9 +801,12 @@ cudnnStatus_t build_plan(ConvPlan& out, const ConvCall& c, const Operand& fwd_in
   AOTRT_CUDNN_TRY(
       make_tensor(y, kUidY, t, fwd_out.sizes, out_strides, cudnn_alignment(fwd_out.data)));
 
-  // fp16 and bf16 accumulate in fp32, as ATen does.
+  // fp16 and bf16 accumulate in fp32, as ATen does; float64 in float64, with
+  // alpha and beta as doubles (cuDNN's scaling parameters follow the compute
+  // type).
   BackendDesc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  const bool wide = c.dtype == ScalarType::Float64;
+  const cudnnDataType_t compute = wide ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
   const int64_t spatial = static_cast<int64_t>(c.padding.size());
   AOTRT_CUDNN_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute));
@@ -817,6 +820,10 @@ cudnnStatus_t build_plan(ConvPlan& out, const ConvCall& c, const Operand& fwd_in
   AOTRT_CUDNN_TRY(conv.finalize());
 
   const float alpha = 1.0f, beta = 0.0f;
+  const double alpha_wide = 1.0, beta_wide = 0.0;
+  const cudnnBackendAttributeType_t scale_type = wide ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  const void* alpha_ptr = wide ? static_cast<const void*>(&alpha_wide) : &alpha;
+  const void* beta_ptr = wide ? static_cast<const void*>(&beta_wide) : &beta;
   BackendDesc op;
   if (!c.transposed) {
     op = BackendDesc(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
@@ -825,9 +832,9 @@ cudnnStatus_t build_plan(ConvPlan& out, const ConvCall& c, const Operand& fwd_in
     AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y));
     AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv));
     AOTRT_CUDNN_TRY(
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scale_type, 1, alpha_ptr));
     AOTRT_CUDNN_TRY(
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scale_type, 1, beta_ptr));
   } else {
     op = BackendDesc(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
     AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x));
@@ -835,9 +842,9 @@ cudnnStatus_t build_plan(ConvPlan& out, const ConvCall& c, const Operand& fwd_in
     AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y));
     AOTRT_CUDNN_TRY(op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv));
     AOTRT_CUDNN_TRY(
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, scale_type, 1, alpha_ptr));
     AOTRT_CUDNN_TRY(
-        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
+        op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, scale_type, 1, beta_ptr));
   }
   AOTRT_CUDNN_TRY(op.finalize());
 
@@ -1283,8 +1290,10 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
                                                  static_cast<int>(y.sizes.size()),
                                                  y_sizes.data(), y_strides.data()));
     const float one = 1.0f;
-    AOTRT_CUDNN_CHECK(cudnnAddTensor(cudnn_handle(device, stream), &one, descs.bias.desc, b.data,
-                                     &one, descs.out.desc, y.data));
+    const double one_wide = 1.0;  // double tensors take double scaling parameters
+    const void* scale = dtype == ScalarType::Float64 ? static_cast<const void*>(&one_wide) : &one;
+    AOTRT_CUDNN_CHECK(cudnnAddTensor(cudnn_handle(device, stream), scale, descs.bias.desc, b.data,
+                                     scale, descs.out.desc, y.data));
   }
   return out;
 }

@@ -282,9 +282,10 @@ cudnnDataType_t cudnn_data_type(ScalarType t, const char* what) {
     case ScalarType::Float32: return CUDNN_DATA_FLOAT;
     case ScalarType::Float16: return CUDNN_DATA_HALF;
     case ScalarType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    case ScalarType::Float64: return CUDNN_DATA_DOUBLE;
     default:
       AOTRT_FAIL(kUnsupported, what, ": dtype ", dtype_name(t),
-                 " is not served on CUDA (float32, float16 and bfloat16 are)");
+                 " is not served on CUDA (float32, float64, float16 and bfloat16 are)");
   }
 }
 
