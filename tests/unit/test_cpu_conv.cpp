@@ -719,12 +719,9 @@ AOTITorchError run_binary(const ConvCase& c, F32Problem& p, AtenTensorHandle oth
 
 int64_t fused_calls() { return cpu::conv_cache_stats().fused_calls; }
 
-// Every activation is one primitive's post-op, with ATen's values, on a
-// channels-last result.
-TEST(CpuConvFused, EveryActivationIsFusedWithAtensValues) {
-  const ConvCase c = conv2d(cl({2, 8, 7, 7}), cl({16, 8, 3, 3}), dense({16}), {1}, {1}, {1});
-  F32Problem p(c, noise);
-  const Expected e = p.expected();
+// Runs `c` with every activation as a fused post-op: one fused call each, a
+// channels-last result, ATen's values.
+void expect_every_activation_fused(const ConvCase& c, F32Problem& p, const Expected& e) {
   for (const Unary& u : every_unary()) {
     SCOPED_TRACE(u.attr + " " + u.algorithm);
     const int64_t before = fused_calls();
@@ -736,6 +733,15 @@ TEST(CpuConvFused, EveryActivationIsFusedWithAtensValues) {
       return activate(u, e.value[n]);
     });
   }
+}
+
+// Every activation is one primitive's post-op, with ATen's values, on a
+// channels-last result.
+TEST(CpuConvFused, EveryActivationIsFusedWithAtensValues) {
+  const ConvCase c = conv2d(cl({2, 8, 7, 7}), cl({16, 8, 3, 3}), dense({16}), {1}, {1}, {1});
+  F32Problem p(c, noise);
+  const Expected e = p.expected();
+  expect_every_activation_fused(c, p, e);
 }
 
 // The shapes a CNN has: a plain NCHW input (the result is channels-last all
@@ -897,17 +903,7 @@ TEST(CpuConvFused, OneByOneOnOneByOneAsAnInnerProduct) {
   F32Problem p(c, noise);
   const Expected e = p.expected();
   DerivedCache& cache = mark_constant(p.hw.get());
-  for (const Unary& u : every_unary()) {
-    SCOPED_TRACE(u.attr + " " + u.algorithm);
-    const int64_t before = fused_calls();
-    Handle out;
-    ASSERT_EQ(run_pointwise(c, p, p.hw.get(), u, out), AOTI_TORCH_SUCCESS) << aotrt_last_error();
-    EXPECT_EQ(fused_calls(), before + 1);
-    EXPECT_EQ(strides_of(out.get()), channels_last(e.sizes));
-    expect_fused(out.get(), e, 1.2, [&](const std::vector<int64_t>&, int64_t n) {
-      return activate(u, e.value[n]);
-    });
-  }
+  expect_every_activation_fused(c, p, e);
   for (const std::string binary : {"add", "mul"}) {
     SCOPED_TRACE(binary);
     Other other(cl(e.sizes));
