@@ -393,18 +393,22 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
                                       const TensorImpl& i3, std::span<const int64_t> expand1,
                                       std::span<const int64_t> expand2,
                                       std::span<const int64_t> expand3,
-                                      std::span<const int64_t> sumdim, const char* fn) {
+                                      std::span<const int64_t> sumdim, int64_t unroll_dim,
+                                      const char* fn) {
   check_like(i2, i1, "i2", "i1", fn);
   check_like(i3, i1, "i3", "i1", fn);
   AOTRT_CHECK(!is_complex(i1.dtype()) && i1.dtype() != ScalarType::Bool, kUnsupported, fn,
               ": i1 is ", dtype_name(i1.dtype()),
               "; floating and integer dtypes are served");
   const int64_t total = i1.dim() + static_cast<int64_t>(expand1.size());
+  AOTRT_CHECK(unroll_dim >= 0 && unroll_dim < total, kInvalidArgument, fn,
+              ": unroll_dim must be in [0, ", total - 1, "], got ", unroll_dim);
   const TensorImpl* ins[] = {&i1, &i2, &i3};
   const std::span<const int64_t> expands[] = {expand1, expand2, expand3};
   const char* names[] = {"expand1", "expand2", "expand3"};
   // Each input's sizes and strides over the total dims (stride 0 where expanded).
   std::vector<int64_t> sizes[3], strides[3];
+  std::vector<bool> i3_expanded;  // where i3 gets a size-1 dim (its expand list)
   for (int k = 0; k < 3; ++k) {
     const TensorImpl& t = *ins[k];
     AOTRT_CHECK(t.dim() + static_cast<int64_t>(expands[k].size()) == total, kInvalidArgument,
@@ -418,6 +422,7 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
                   " names dim ", d, " twice");
       expanded[static_cast<size_t>(d)] = true;
     }
+    if (k == 2) i3_expanded = expanded;
     int64_t src = 0;
     for (int64_t d = 0; d < total; ++d) {
       if (expanded[static_cast<size_t>(d)]) {
@@ -474,11 +479,21 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
   StridedView o = strided_view(*out);
   o.sizes = full;
   o.strides = out_full_strides;
-  bool flat[64] = {};
+  // Note [Trilinear rounding]: which stage sums each dim.
   AOTRT_CHECK(total <= 64, kUnsupported, fn, ": more than 64 dims");
-  for (int64_t d = 0; d < total; ++d) flat[d] = summed[static_cast<size_t>(d)];
+  TrilinearDim roles[64] = {};
+  for (int64_t d = 0; d < total; ++d) {
+    const auto i = static_cast<size_t>(d);
+    if (!summed[i]) {
+      roles[i] = TrilinearDim::kKept;
+    } else if (d == unroll_dim) {
+      roles[i] = TrilinearDim::kUnrolled;
+    } else {
+      roles[i] = i3_expanded[i] ? TrilinearDim::kFirst : TrilinearDim::kSecond;
+    }
+  }
   kernel(&LinearKernels::sum_of_products, i1.device(), fn)(
-      v[0], v[1], v[2], o, std::span<const bool>(flat, static_cast<size_t>(total)), fn);
+      v[0], v[1], v[2], o, std::span<const TrilinearDim>(roles, static_cast<size_t>(total)), fn);
   return out;
 }
 

@@ -27,14 +27,13 @@
 //   output = (x * rstd) rounded to the input's dtype, then times weight
 //   (rounded again); output contiguous of the input's dtype, rstd
 //   contiguous [leading dims..., 1, ...] of the op math type.
-// - _trilinear(i1, i2, i3, expand1..3, sumdim): each input gets size-1 dims
-//   inserted at its expand list (ascending), the three are multiplied (sizes
-//   must agree where not expanded: ATen does not broadcast other size-1 dims)
-//   and summed over sumdim, which leaves the result (contiguous). unroll_dim
-//   only picks ATen's loop order. F.bilinear calls it as
-//   _trilinear(x1, W, x2, [1, 3], [0], [1, 2], [2, 3]). aotrt sums the
-//   products directly (double accumulation; float16/bfloat16 in float;
-//   integers in int64, wrapping), with no gemm.
+// - _trilinear(i1, i2, i3, expand1..3, sumdim, unroll_dim): each input gets
+//   size-1 dims inserted at its expand list (ascending), the three are
+//   multiplied (sizes must agree where not expanded: ATen does not broadcast
+//   other size-1 dims) and summed over sumdim, which leaves the result
+//   (contiguous). F.bilinear calls it as
+//   _trilinear(x1, W, x2, [1, 3], [0], [1, 2], [2, 3], unroll_dim=1).
+//   Where the result rounds follows ATen (Note [Trilinear rounding]).
 // - linear_cross_entropy (the chunked ops): exactly
 //   F.cross_entropy(F.linear(input, linear_weight, linear_bias), target,
 //   weight, ignore_index, reduction, label_smoothing), which torch 2.13's
@@ -102,6 +101,28 @@ struct LinearFusion {
   std::optional<PostOp> unary;
 };
 
+// Note [Trilinear rounding]
+// ATen's _trilinear does not sum the three-way products at once: for each
+// index k of unroll_dim it contracts i1 with i2 over the summed dims where i3
+// is expanded (a matmul in the inputs' dtype: accumulated in float for
+// float16/bfloat16, rounded to the dtype), contracts that with i3 over the
+// other summed dims (rounded again), and adds the result into a zeroed
+// output, so that a summed unroll_dim accumulates in the dtype, rounding at
+// each k. In float16 the first rounding alone moves F.bilinear's result by an
+// ulp or more (the H200's OpInfo sample: 0.0078 from eager when aotrt rounded
+// once), so aotrt keeps the same stages, each summed in its accumulation type
+// (float for float16/bfloat16, double for float32/float64, int64 wrapping for
+// integers) and rounded where ATen's is. Not kept: inside a stage ATen first
+// sums alone, in the dtype, a summed dim that only one of the stage's two
+// operands has (sumproduct_pair); aotrt sums it with the products, a
+// difference of one rounding in that case only.
+enum class TrilinearDim : uint8_t {
+  kKept,      // in the result
+  kFirst,     // summed in the first stage (i3 expanded there)
+  kSecond,    // summed in the second stage
+  kUnrolled,  // unroll_dim when summed: the stages' results added in the dtype
+};
+
 // See Note [Op dispatch] in ops/dispatch.h.
 struct LinearKernels {
   // values = act(values), in place (any strides).
@@ -114,11 +135,13 @@ struct LinearKernels {
   // rstd [rows] (op math type).
   void (*rms_norm)(const StridedView& x, const StridedView* weight, const StridedView& out,
                    const StridedView& rstd, double eps, const char* fn);
-  // out[e] = sum over the summed dims of a[e'] * b[e'] * c[e']: a, b, c views
-  // of the full shape (stride 0 where expanded), out the full shape with
-  // stride 0 on the summed dims (it is zeroed first by the kernel).
+  // out[e] = the sum of a[e'] * b[e'] * c[e'] over the summed dims, in the
+  // stages and roundings of Note [Trilinear rounding]: a, b, c views of the
+  // full shape (stride 0 where expanded), out the full shape with stride 0
+  // on the summed dims; roles[d] says what dim d is.
   void (*sum_of_products)(const StridedView& a, const StridedView& b, const StridedView& c,
-                          const StridedView& out, std::span<const bool> summed, const char* fn);
+                          const StridedView& out, std::span<const TrilinearDim> roles,
+                          const char* fn);
   // logits dense [N, C]; target int64 [N]; weight [C] (logits' dtype) or
   // null; out: [N] for kNone, else 0-d (logits' dtype). Note [Linear
   // semantics], linear_cross_entropy.
@@ -175,7 +198,8 @@ std::unique_ptr<TensorImpl> trilinear(const TensorImpl& i1, const TensorImpl& i2
                                       const TensorImpl& i3, std::span<const int64_t> expand1,
                                       std::span<const int64_t> expand2,
                                       std::span<const int64_t> expand3,
-                                      std::span<const int64_t> sumdim, const char* fn);
+                                      std::span<const int64_t> sumdim, int64_t unroll_dim,
+                                      const char* fn);
 
 // reduction "none", "mean" or "sum"; input [N, H], linear_weight [C, H],
 // target int64 [N], linear_bias [C] and weight [C] optional.

@@ -215,14 +215,19 @@ T acc_to(A acc) {
   }
 }
 
-// acc + x * y * z; integers wrap (Note [Integer wraparound]), as ATen's integer bmm.
+// acc + x * y; integers wrap (Note [Integer wraparound]), as ATen's integer bmm.
 template <typename A>
-A wrap_mul_add(A acc, A x, A y, A z) {
-  return wrapping_add(acc, wrapping_mul(wrapping_mul(x, y), z));
+A wrap_mul_add(A acc, A x, A y) {
+  return wrapping_add(acc, wrapping_mul(x, y));
 }
 
+// Note [Trilinear rounding]: per result element, for each index of the
+// unrolled dim (once when there is none), the first stage's sums rounded to
+// T, the second stage's sum of those times c rounded to T, added up in T.
 void sum_of_products(const StridedView& a, const StridedView& b, const StridedView& c,
-                     const StridedView& out, std::span<const bool> summed, const char* fn) {
+                     const StridedView& out, std::span<const ops::TrilinearDim> roles,
+                     const char* fn) {
+  using ops::TrilinearDim;
   const bool served = visit_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_complex_v<T> || std::is_same_v<T, bool>) {
@@ -232,25 +237,45 @@ void sum_of_products(const StridedView& a, const StridedView& b, const StridedVi
         std::is_integral_v<T>, int64_t,
         std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float,
                            double>>;
-    // Kept dims outside, summed dims inside: each output element once.
-    std::vector<int64_t> kept, inner;
-    for (size_t d = 0; d < summed.size(); ++d) {
-      (summed[d] ? inner : kept).push_back(a.sizes[d]);
+    auto value = [](const StridedView& v, const std::vector<int64_t>& at) {
+      return static_cast<A>(load(read_elem<T>(v.data, offset_of(at, v.strides))));
+    };
+    auto rounded = [](A v) { return static_cast<A>(load(acc_to<T>(v))); };
+    // The dims of each role, and where each sits in the full index.
+    std::vector<int64_t> sizes[4];
+    std::vector<size_t> dims[4];
+    for (size_t d = 0; d < roles.size(); ++d) {
+      const auto r = static_cast<size_t>(roles[d]);
+      sizes[r].push_back(a.sizes[d]);
+      dims[r].push_back(d);
     }
-    std::vector<int64_t> full(summed.size());
-    for_each_index(kept, [&](const std::vector<int64_t>& k) {
-      A acc = 0;
-      for_each_index(inner, [&](const std::vector<int64_t>& s) {
-        size_t ki = 0, si = 0;
-        for (size_t d = 0; d < summed.size(); ++d) full[d] = summed[d] ? s[si++] : k[ki++];
-        acc = wrap_mul_add(acc,
-                           static_cast<A>(load(read_elem<T>(a.data, offset_of(full, a.strides)))),
-                           static_cast<A>(load(read_elem<T>(b.data, offset_of(full, b.strides)))),
-                           static_cast<A>(load(read_elem<T>(c.data, offset_of(full, c.strides)))));
+    auto place = [&](TrilinearDim r, const std::vector<int64_t>& idx, std::vector<int64_t>& full) {
+      const auto& ds = dims[static_cast<size_t>(r)];
+      for (size_t i = 0; i < ds.size(); ++i) full[ds[i]] = idx[i];
+    };
+    std::vector<int64_t> full(roles.size(), 0);
+    for_each_index(sizes[static_cast<size_t>(TrilinearDim::kKept)], [&](const std::vector<int64_t>& k) {
+      place(TrilinearDim::kKept, k, full);
+      A total = 0;  // a value of T: rounded after every addition
+      for_each_index(sizes[static_cast<size_t>(TrilinearDim::kUnrolled)], [&](const std::vector<int64_t>& u) {
+        place(TrilinearDim::kUnrolled, u, full);
+        A second = 0;
+        for_each_index(sizes[static_cast<size_t>(TrilinearDim::kSecond)], [&](const std::vector<int64_t>& s2) {
+          place(TrilinearDim::kSecond, s2, full);
+          A first = 0;
+          for_each_index(sizes[static_cast<size_t>(TrilinearDim::kFirst)], [&](const std::vector<int64_t>& s1) {
+            place(TrilinearDim::kFirst, s1, full);
+            first = wrap_mul_add(first, value(a, full), value(b, full));
+          });
+          // c is expanded along the first stage's dims: any index of them reads it.
+          second = wrap_mul_add(second, rounded(first), value(c, full));
+        });
+        total = rounded(wrapping_add(total, rounded(second)));
       });
-      size_t ki = 0;
-      for (size_t d = 0; d < summed.size(); ++d) full[d] = summed[d] ? 0 : k[ki++];
-      write_elem<T>(out.data, offset_of(full, out.strides), static_cast<T>(acc_to<T>(acc)));
+      for (size_t d : dims[static_cast<size_t>(TrilinearDim::kUnrolled)]) full[d] = 0;
+      for (size_t d : dims[static_cast<size_t>(TrilinearDim::kSecond)]) full[d] = 0;
+      for (size_t d : dims[static_cast<size_t>(TrilinearDim::kFirst)]) full[d] = 0;
+      write_elem<T>(out.data, offset_of(full, out.strides), acc_to<T>(total));
     });
     }
   });

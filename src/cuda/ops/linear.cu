@@ -3,7 +3,7 @@
 // of _addmm_activation (one thread per element, in float, double for
 // float64), _fused_rms_norm (a block per row, CUB's block sum of squares),
 // and sum_of_products (_trilinear, F.bilinear: one thread per output element
-// summing its products in row-major order of the summed dims, in int64
+// summing its products in the stages of Note [Trilinear rounding], in int64
 // wrapping for integers, float for float16/bfloat16, double otherwise), and
 // cross_entropy (a block per row in double, as the CPU's per-row loop, then
 // one block for the reduction; Note [Cross-entropy targets on CUDA]).
@@ -201,49 +201,78 @@ using sum_t = std::conditional_t<
     std::conditional_t<std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, float,
                        double>>;
 
-// kept: offsets of a, b, c, out over the kept dims; summed: of a, b, c over the summed ones.
+// Note [Trilinear rounding], one thread per result element: kept gives the
+// offsets of a, b, c, out over the kept dims, unrolled / second / first those
+// of a, b, c over the dims of each role.
 template <typename T>
 __global__ void sum_of_products_kernel(const T* a, const T* b, const T* c, T* out,
-                                       ShapeIndexer<4> kept, ShapeIndexer<3> summed,
-                                       int64_t n_out, int64_t n_sum) {
+                                       ShapeIndexer<4> kept, ShapeIndexer<3> unrolled,
+                                       ShapeIndexer<3> second, ShapeIndexer<3> first,
+                                       int64_t n_out, int64_t n_unrolled, int64_t n_second,
+                                       int64_t n_first) {
   using A = sum_t<T>;
+  auto rounded = [](A v) { return static_cast<A>(to_acc(from_acc<T>(v))); };
   AOTRT_GRID_STRIDE(e, n_out) {
     int64_t k[4];
     kept.offsets(e, k);
-    A acc = 0;
-    for (int64_t s = 0; s < n_sum; ++s) {
-      int64_t o[3];
-      summed.offsets(s, o);
-      const A x = static_cast<A>(to_acc(a[k[0] + o[0]]));
-      const A y = static_cast<A>(to_acc(b[k[1] + o[1]]));
-      const A z = static_cast<A>(to_acc(c[k[2] + o[2]]));
-      acc = wrapping_add(acc, wrapping_mul(wrapping_mul(x, y), z));  // Note [Integer wraparound]
+    A total = 0;  // a value of T: rounded after every addition
+    for (int64_t u = 0; u < n_unrolled; ++u) {
+      int64_t ou[3];
+      unrolled.offsets(u, ou);
+      A sum2 = 0;
+      for (int64_t s2 = 0; s2 < n_second; ++s2) {
+        int64_t o2[3];
+        second.offsets(s2, o2);
+        const int64_t at_a = k[0] + ou[0] + o2[0], at_b = k[1] + ou[1] + o2[1];
+        A sum1 = 0;
+        for (int64_t s1 = 0; s1 < n_first; ++s1) {
+          int64_t o1[3];
+          first.offsets(s1, o1);
+          const A x = static_cast<A>(to_acc(a[at_a + o1[0]]));
+          const A y = static_cast<A>(to_acc(b[at_b + o1[1]]));
+          sum1 = wrapping_add(sum1, wrapping_mul(x, y));  // Note [Integer wraparound]
+        }
+        // c is expanded along the first stage's dims (stride 0 there).
+        const A z = static_cast<A>(to_acc(c[k[2] + ou[2] + o2[2]]));
+        sum2 = wrapping_add(sum2, wrapping_mul(rounded(sum1), z));
+      }
+      total = rounded(wrapping_add(total, rounded(sum2)));
     }
-    out[k[3]] = from_acc<T>(acc);
+    out[k[3]] = from_acc<T>(total);
   }
 }
 
 void sum_of_products(const StridedView& a, const StridedView& b, const StridedView& c,
-                     const StridedView& out, std::span<const bool> summed, const char* fn) {
-  std::vector<int64_t> kept_sizes, sum_sizes, ks[4], ss[3];
+                     const StridedView& out, std::span<const ops::TrilinearDim> roles,
+                     const char* fn) {
+  using ops::TrilinearDim;
+  constexpr auto kRoles = 4;
+  std::vector<int64_t> sizes[kRoles], ks[4], ss[kRoles][3];
+  int64_t counts[kRoles] = {1, 1, 1, 1};
   const StridedView* views[4] = {&a, &b, &c, &out};
-  int64_t n_out = 1, n_sum = 1;
-  for (size_t d = 0; d < summed.size(); ++d) {
-    if (summed[d]) {
-      sum_sizes.push_back(a.sizes[d]);
-      n_sum *= a.sizes[d];
-      for (int v = 0; v < 3; ++v) ss[v].push_back(views[v]->strides[d]);
-    } else {
-      kept_sizes.push_back(a.sizes[d]);
-      n_out *= a.sizes[d];
+  for (size_t d = 0; d < roles.size(); ++d) {
+    const auto r = static_cast<size_t>(roles[d]);
+    sizes[r].push_back(a.sizes[d]);
+    counts[r] *= a.sizes[d];
+    if (roles[d] == TrilinearDim::kKept) {
       for (int v = 0; v < 4; ++v) ks[v].push_back(views[v]->strides[d]);
+    } else {
+      for (int v = 0; v < 3; ++v) ss[r][v].push_back(views[v]->strides[d]);
     }
   }
+  const int64_t n_out = counts[static_cast<size_t>(TrilinearDim::kKept)];
   if (n_out == 0) return;
   const std::span<const int64_t> kspans[4] = {ks[0], ks[1], ks[2], ks[3]};
-  const std::span<const int64_t> sspans[3] = {ss[0], ss[1], ss[2]};
-  const ShapeIndexer<4> kept = make_indexer<4>(kept_sizes, kspans, fn);
-  const ShapeIndexer<3> sum = make_indexer<3>(sum_sizes, sspans, fn);
+  const ShapeIndexer<4> kept =
+      make_indexer<4>(sizes[static_cast<size_t>(TrilinearDim::kKept)], kspans, fn);
+  auto summed = [&](TrilinearDim role) {
+    const auto r = static_cast<size_t>(role);
+    const std::span<const int64_t> spans[3] = {ss[r][0], ss[r][1], ss[r][2]};
+    return make_indexer<3>(sizes[r], spans, fn);
+  };
+  const ShapeIndexer<3> unrolled = summed(TrilinearDim::kUnrolled);
+  const ShapeIndexer<3> second = summed(TrilinearDim::kSecond);
+  const ShapeIndexer<3> first = summed(TrilinearDim::kFirst);
   const OnDevice on(out.device);
   visit_dtype(a.dtype, fn, "i1", [&](auto tag) {
     using T = decltype(tag);
@@ -252,8 +281,10 @@ void sum_of_products(const StridedView& a, const StridedView& b, const StridedVi
     } else {
       sum_of_products_kernel<T><<<blocks_for(n_out), kThreads, 0, on.stream>>>(
           reinterpret_cast<const T*>(a.data), reinterpret_cast<const T*>(b.data),
-          reinterpret_cast<const T*>(c.data), reinterpret_cast<T*>(out.data), kept, sum, n_out,
-          n_sum);
+          reinterpret_cast<const T*>(c.data), reinterpret_cast<T*>(out.data), kept, unrolled,
+          second, first, n_out, counts[static_cast<size_t>(TrilinearDim::kUnrolled)],
+          counts[static_cast<size_t>(TrilinearDim::kSecond)],
+          counts[static_cast<size_t>(TrilinearDim::kFirst)]);
       AOTRT_CUDA_CHECK_LAUNCH();
     }
   });

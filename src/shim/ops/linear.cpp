@@ -41,13 +41,12 @@ AOTRT_OP(_trilinear,
           int64_t expand1_len_, const int64_t* expand2, int64_t expand2_len_,
           const int64_t* expand3, int64_t expand3_len_, const int64_t* sumdim,
           int64_t sumdim_len_, int64_t unroll_dim, AtenTensorHandle* ret0),
-         (void)unroll_dim;  // ATen's loop order only
          give(ret0, ops::trilinear(args.tensor(i1, "i1"), args.tensor(i2, "i2"),
                                    args.tensor(i3, "i3"),
                                    args.ints(expand1, expand1_len_, "expand1"),
                                    args.ints(expand2, expand2_len_, "expand2"),
                                    args.ints(expand3, expand3_len_, "expand3"),
-                                   args.ints(sumdim, sumdim_len_, "sumdim"), fn)))
+                                   args.ints(sumdim, sumdim_len_, "sumdim"), unroll_dim, fn)))
 
 // The fused oneDNN linears of torch's aoti_torch/c/shim_cpu.h (Note [Fused
 // oneDNN ops]); W is the plain copy of a _mkldnn constant.

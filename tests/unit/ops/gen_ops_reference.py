@@ -544,7 +544,7 @@ def embedding_cases():
 # addbmm: inputs self, mat/batch1, vec/batch2; floats: beta, alpha. _fused_rms_norm: inputs
 # input[, weight]; ints: normalized_shape; floats: eps (empty: None); outputs output, rstd.
 # _trilinear: inputs i1, i2, i3; ints: len, expand1..., len, expand2..., len, expand3...,
-# len, sumdim....
+# len, sumdim..., 1, unroll_dim.
 def linear_cases():
     out = []
     f32, f64 = torch.float32, torch.float64
@@ -602,9 +602,9 @@ def linear_cases():
     xd = view(pattern(12, 2), f64, [3, 4])
     out.append(case("rms_norm_f64", "_fused_rms_norm", [xd], [4], list(A._fused_rms_norm(xd, [4], None, 1e-6)), floats=[1e-6]))
 
-    def tri(name, i1, i2, i3, e1, e2, e3, sd):
-        ints = [len(e1), *e1, len(e2), *e2, len(e3), *e3, len(sd), *sd]
-        out.append(case(name, "_trilinear", [i1, i2, i3], ints, A._trilinear(i1, i2, i3, e1, e2, e3, sd)))
+    def tri(name, i1, i2, i3, e1, e2, e3, sd, unroll=1):
+        ints = [len(e1), *e1, len(e2), *e2, len(e3), *e3, len(sd), *sd, 1, unroll]
+        out.append(case(name, "_trilinear", [i1, i2, i3], ints, A._trilinear(i1, i2, i3, e1, e2, e3, sd, unroll)))
     x1 = view(pattern(6, 0), f32, [2, 3])
     W = view(pattern(105, 1), f32, [7, 3, 5], [1, 35, 7])
     x2 = transposed(pattern(10, 2), f32, [2, 5])
@@ -617,6 +617,19 @@ def linear_cases():
     tri("trilinear_int64_bilinear", view(pattern(6, 0), torch.int64, [2, 3]),
         view(pattern(105, 1), torch.int64, [7, 3, 5]), view(pattern(10, 2), torch.int64, [2, 5]),
         [1, 3], [0], [1, 2], [2, 3])
+    # Note [Trilinear rounding]: where ATen rounds to float16. F.bilinear's first stage
+    # (x1 @ W) gives 2048 + 1 and -2048 + 0; 2049 rounds to 2048 in float16, so eager's result
+    # is 0 where one rounding at the end gives 1.
+    f16 = torch.float16
+    tri("trilinear_f16_bilinear_rounds_first_stage", view([1, 1], f16, [1, 2]),
+        view([2048, -2048, 1, 0], f16, [1, 2, 2]), view([1, 1], f16, [1, 2]), [1, 3], [0], [1, 2], [2, 3])
+    # A summed unroll_dim adds each index's result into the output in float16: 2048 + 1 + 1 ...
+    # stays 2048 (ties to even), one rounding of the sum gives 2052; unroll_dim 0 is not summed.
+    ones = view([1] * 6, f16, [6, 1])
+    tri("trilinear_f16_summed_unroll_dim", view([2048, 1, 1, 1, 1, 1], f16, [6, 1]), ones, ones, [], [], [], [0, 1], 0)
+    tri("trilinear_f16_summed_unroll_dim1", view([2048, 1, 1, 1, 1, 1], f16, [1, 6]), view([1] * 6, f16, [1, 6]),
+        view([1] * 6, f16, [1, 6]), [], [], [], [1], 1)
+    tri("trilinear_unroll_dim0", a, b, c, [], [], [], [1], 0)
 
     # F.linear_cross_entropy's chunked custom ops have no C shim: test_ops_linear.cpp runs
     # them through the proxy executor. inputs: input, linear_weight, target[, linear_bias]

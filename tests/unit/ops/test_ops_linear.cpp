@@ -62,7 +62,7 @@ TEST_P(OpsLinear, MatchesTorch) {
     }
     auto len = [&](int k) { return static_cast<int64_t>(lists[k].size()); };
     rc = f(in[0].get(), in[1].get(), in[2].get(), lists[0].data(), len(0), lists[1].data(),
-           len(1), lists[2].data(), len(2), lists[3].data(), len(3), 1, out[0].out());
+           len(1), lists[2].data(), len(2), lists[3].data(), len(3), lists[4][0], out[0].out());
   }
   AOTRT_SKIP_IF_NO_KERNEL(b, rc);
   ASSERT_EQ(rc, AOTI_TORCH_SUCCESS) << aotrt_last_error();
@@ -221,6 +221,8 @@ TEST(OpsLinearRefusals, NameTheFunctionAndArgument) {
   Tensor m32 = make_tensor(b, Values{kF32, {3, 2}, {2, 1}, 0, {1, 2, 3, 4, 5, 6}});
   expect_refused(tri(m.get(), m32.get(), m.get(), none, 0, none, 0, none, 0, sum1, 1, 1, out.out()),
                  "aoti_torch_cpu__trilinear", "sizes at dim 0 differ");
+  expect_refused(tri(m.get(), m.get(), m.get(), none, 0, none, 0, none, 0, sum1, 1, 2, out.out()),
+                 "aoti_torch_cpu__trilinear", "unroll_dim must be in [0, 1], got 2");
   EXPECT_EQ(out.get(), nullptr);
 }
 
