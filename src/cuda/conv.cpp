@@ -7,9 +7,13 @@
 // strides: channels-last (channels-last-3d for 5-D) when the input OR the
 // weight suggests it (ATen's cudnn_conv_suggest_memory_format, with c10's
 // is_channels_last_strides_2d/_3d applied to the strides we are given),
-// contiguous otherwise. A 1-D convolution is run as a 2-D one with H = 1 on
-// a contiguous input, as ATen does; only a channels-last weight makes its
-// output [N, C, L] with strides [L*C, 1, C]. Depthwise convolutions follow
+// contiguous otherwise, and always for float64 (that function's exception:
+// inductor lays a float64 model out channels-last all the same and reads the
+// convolution's output as contiguous; the H200 saw the bias kernel after a
+// float64 conv2d add to the wrong pixels when aotrt returned NHWC). A 1-D
+// convolution is run as a 2-D one with H = 1 on a contiguous input, as ATen
+// does; only a channels-last weight makes its output [N, C, L] with strides
+// [L*C, 1, C]. Depthwise convolutions follow
 // the same rule: ATen sends the channels-last ones to cuDNN and the others to
 // a kernel that writes contiguous output.
 //
@@ -1130,8 +1134,9 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
     // ATen makes a 1-d input contiguous before unsqueezing it.
     x4.strides = layout_strides(x4.sizes, Layout::kContiguous);
   }
-  const bool channels_last = suggests_channels_last(x4.sizes, x4.strides) ||
-                             suggests_channels_last(w4.sizes, w4.strides);
+  const bool channels_last = dtype != ScalarType::Float64 &&
+                             (suggests_channels_last(x4.sizes, x4.strides) ||
+                              suggests_channels_last(w4.sizes, w4.strides));
   const Layout layout = channels_last ? Layout::kChannelsLast : Layout::kContiguous;
   Dims out_strides;
   if (ndim == 3) {
