@@ -223,4 +223,15 @@ std::string ZipArchive::read(const ZipEntry& entry, uint64_t max_bytes) const {
   return text;
 }
 
+std::unique_ptr<uint8_t[]> ZipArchive::read_bytes(const ZipEntry& entry) const {
+  auto bytes = std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(entry.size));
+  uint64_t at = 0;
+  // stream() refuses data past entry.size before it reaches the sink.
+  stream(entry, [&](const char* data, size_t n) {
+    std::memcpy(bytes.get() + at, data, n);
+    at += n;
+  });
+  return bytes;
+}
+
 }  // namespace aotrt::package

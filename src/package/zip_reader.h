@@ -59,6 +59,11 @@ class ZipArchive {
   // The entry's bytes as a string; refuses entries over max_bytes.
   std::string read(const ZipEntry& entry, uint64_t max_bytes) const;
 
+  // The entry's bytes in a new buffer of entry.size bytes (not zero-filled
+  // first: every byte is written or the call throws), for entries too large
+  // for a string, such as a weights blob; the same checks as extract.
+  std::unique_ptr<uint8_t[]> read_bytes(const ZipEntry& entry) const;
+
  private:
   ZipArchive() = default;
   // Streams the entry to sink(data, n); checks size and CRC.

@@ -236,6 +236,16 @@ def test_real_bad_packages(name, exported, aotrt_bin, tmp_path, fresh_tmpdir):
     _expect_refused(aotrt_bin, _rewrite(pkg, tmp_path / "padded.pt2", blob(lambda d: d + bytes(64))), fresh_tmpdir,
                     f"{name}: weights blob padded by 64 bytes",
                     [f"has {blob_size + 64} bytes but the model .so was exported with a {blob_size}-byte blob"], inputs)
+    # One byte of the stored blob flipped, the archive's CRC left as it was: refused as corrupt
+    # (the blob is read from the archive with its CRC checked), never loaded as weights.
+    with zipfile.ZipFile(pkg) as z:
+        entry = next(i for i in z.infolist() if i.filename.endswith(".wrapper_weights.blob"))
+    flipped = bytearray(pkg.read_bytes())
+    name_len, extra_len = struct.unpack_from("<HH", flipped, entry.header_offset + 26)
+    flipped[entry.header_offset + 30 + name_len + extra_len + entry.file_size // 2] ^= 0xFF
+    (tmp_path / "flipped.pt2").write_bytes(bytes(flipped))
+    _expect_refused(aotrt_bin, tmp_path / "flipped.pt2", fresh_tmpdir, f"{name}: a weights blob byte flipped",
+                    ["wrapper_weights.blob' is corrupt"], inputs)
     _expect_refused(aotrt_bin, _rewrite(pkg, tmp_path / "noblob.pt2",
                                         lambda m, d: [] if m.endswith(".blob") else [(m, d)]), fresh_tmpdir,
                     f"{name}: weights blob missing", ["needs a weights blob"], inputs)
