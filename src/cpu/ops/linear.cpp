@@ -272,9 +272,7 @@ void sum_of_products(const StridedView& a, const StridedView& b, const StridedVi
         });
         total = rounded(wrapping_add(total, rounded(second)));
       });
-      for (size_t d : dims[static_cast<size_t>(TrilinearDim::kUnrolled)]) full[d] = 0;
-      for (size_t d : dims[static_cast<size_t>(TrilinearDim::kSecond)]) full[d] = 0;
-      for (size_t d : dims[static_cast<size_t>(TrilinearDim::kFirst)]) full[d] = 0;
+      // out's strides are 0 on the summed dims: the kept ones place the result.
       write_elem<T>(out.data, offset_of(full, out.strides), acc_to<T>(total));
     });
     }
