@@ -7,8 +7,8 @@
 // container's Parameter and TensorConstant storages (never a Buffer: a model
 // may mutate one in place; never memory the caller gave in place) once they
 // are loaded (Note [Constant marking] in runtime/model.cpp), and the shim
-// marks the plain copy it makes of a freezing package's opaque (_mkldnn)
-// constant (Note [Opaque constants] in shim/tensor_shims.cpp). A marked
+// marks the deferred storage it makes for a freezing package's opaque
+// (_mkldnn) constant (Note [Opaque constants] in shim/tensor_shims.cpp). A marked
 // storage carries a DerivedCache: entries are made on first use and die with
 // the storage, so a cache entry can neither outlive its source nor be found
 // through another storage that happens to reuse the same address (the key

@@ -230,4 +230,12 @@ void unpack_onednn_blocked(const OnednnBlockedDesc& d, const void* src, void* ds
   }
 }
 
+void OnednnBlockedSource::fill(void* dst, size_t nbytes) const {
+  int64_t numel = 1;
+  for (int64_t v : sizes_) numel *= v;
+  AOTRT_CHECK(static_cast<size_t>(numel) * element_size(dtype_) == nbytes, kInternal,
+              "OnednnBlockedSource::fill: ", nbytes, " bytes for ", numel, " elements");
+  if (numel > 0) unpack_onednn_blocked(desc_, data_, dst, strides_, element_size(dtype_));
+}
+
 }  // namespace aotrt

@@ -42,9 +42,11 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/storage.h"
 
 namespace aotrt {
 
@@ -70,5 +72,30 @@ OnednnBlockedDesc decode_onednn_md(std::span<const uint8_t> blob, std::span<cons
 // conv's [g, O/g, ...] is torch's [O, ...]: dims 0 and 1 merged).
 void unpack_onednn_blocked(const OnednnBlockedDesc& desc, const void* src, void* dst,
                            std::span<const int64_t> dst_strides, size_t itemsize);
+
+// The source of a _mkldnn constant's deferred storage (Note [Deferred
+// storages] in core/storage.h): the model's blocked bytes, their descriptor,
+// and the plain layout the storage holds once made (torch's sizes, `strides`
+// in elements, dense). fill() unpacks into that layout; the oneDNN ops read
+// data() and desc() instead while the storage is not made.
+class OnednnBlockedSource final : public StorageSource {
+ public:
+  OnednnBlockedSource(const void* data, OnednnBlockedDesc desc, std::vector<int64_t> sizes,
+                      std::vector<int64_t> strides, ScalarType dtype)
+      : data_(data), desc_(std::move(desc)), sizes_(std::move(sizes)),
+        strides_(std::move(strides)), dtype_(dtype) {}
+  void fill(void* dst, size_t nbytes) const override;
+  const void* data() const { return data_; }
+  const OnednnBlockedDesc& desc() const { return desc_; }
+  const std::vector<int64_t>& sizes() const { return sizes_; }
+  const std::vector<int64_t>& strides() const { return strides_; }
+  ScalarType dtype() const { return dtype_; }
+
+ private:
+  const void* data_;
+  OnednnBlockedDesc desc_;
+  std::vector<int64_t> sizes_, strides_;
+  ScalarType dtype_;
+};
 
 }  // namespace aotrt

@@ -783,11 +783,15 @@ void execute(const ConvPrimitive& p, const DnnlTensor& src, const DnnlTensor& we
 }
 
 // Note [Constant weights]: the weight in the primitive's layout, from the
-// storage's cache or reordered into it now.
-const void* constant_weight(const ConvPrimitive& p, const Key& key, const TensorImpl& weight,
-                            const DnnlTensor& wei, DerivedCache& derived) {
+// storage's cache or made into it now; null where the kernel reads the
+// weight as it is.
+const void* constant_weight(const Conv& c, const ConvPrimitive& p, const Key& key,
+                            const TensorImpl& weight, const DnnlTensor& wei,
+                            DerivedCache& derived) {
   if (!p.wei_reorder) return nullptr;  // the kernel reads the weight as it is
-  return onednn::constant_weight(WeightUser::kConvolution, key, weight, wei.data,
+  // A transposed convolution's user weight swaps torch's first two dims.
+  const auto axes = c.transposed ? onednn::BlockedAxes::kNone : onednn::BlockedAxes::kSame;
+  return onednn::constant_weight(WeightUser::kConvolution, key, weight, wei.data, axes,
                                  p.user_wei, p.conv_wei, *p.wei_reorder, derived, weights_cached,
                                  kFn);
 }
@@ -805,7 +809,8 @@ DnnlTensor as_dnnl(const TensorImpl& t) {
 DnnlTensor weights_as_dnnl(const Conv& c, const TensorImpl& w) {
   const auto sz = w.sizes(), st = w.strides();
   const int64_t g = c.groups;
-  DnnlTensor t{w.data_ptr(), {}, {}};
+  // Null while a deferred _mkldnn constant is not made (constant_weight).
+  DnnlTensor t{const_cast<void*>(onednn::data_unless_deferred(w)), {}, {}};
   if (!c.transposed) {
     const int64_t og = sz[0] / g;  // [O, I/g, k...]
     if (g > 1) t.dims = {g, og, sz[1]}, t.strides = {og * st[0], st[0], st[1]};
@@ -1081,8 +1086,10 @@ std::unique_ptr<TensorImpl> convolution_fused(const TensorImpl& input, const Ten
   dst.data = out->data_ptr();
   const void* reordered_wei = nullptr;
   if (derived != nullptr) {
-    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(*prim, *key, weight, wei, *derived));
+    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(c, *prim, *key, weight, wei, *derived));
   }
+  // The kernel reads the weight as it is: a deferred one's plain bytes are made now.
+  if (reordered_wei == nullptr && wei.data == nullptr) wei.data = weight.data_ptr();
   AOTRT_CHECK_DNNL(kFn, (execute(*prim, src, wei, bias != nullptr ? bias->data_ptr() : nullptr, dst,
                             reordered_wei, f.binary ? other->data_ptr() : nullptr),
                     0));
@@ -1155,8 +1162,10 @@ std::unique_ptr<TensorImpl> convolution(const TensorImpl& input, const TensorImp
   }
   const void* reordered_wei = nullptr;
   if (derived != nullptr) {
-    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(*prim, *key, weight, wei, *derived));
+    reordered_wei = AOTRT_CHECK_DNNL(kFn, constant_weight(c, *prim, *key, weight, wei, *derived));
   }
+  // The kernel reads the weight as it is: a deferred one's plain bytes are made now.
+  if (reordered_wei == nullptr && wei.data == nullptr) wei.data = w->data_ptr();
   AOTRT_CHECK_DNNL(kFn, (execute(*prim, src, wei, bias_data, dst, reordered_wei), 0));
   if (!f32) copy_strided(strided_view(*out), strided_view(*out_tmp));
   return out;

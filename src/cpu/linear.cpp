@@ -210,7 +210,7 @@ const void* constant_weight(const LinearPrimitive& lp, const TensorImpl& weight,
   key.assign({wei.dims[0], wei.dims[1], wei.strides[0], wei.strides[1]});
   if (!onednn::append_layout(key, lp.d.wei)) return nullptr;
   return onednn::constant_weight(onednn::WeightUser::kLinear, key, weight, wei.data,
-                                 lp.user_wei, lp.d.wei, *lp.wei_reorder, derived, weights_cached,
+                                 onednn::BlockedAxes::kReversed2d, lp.user_wei, lp.d.wei, *lp.wei_reorder, derived, weights_cached,
                                  kFn);
 }
 
@@ -238,8 +238,9 @@ std::unique_ptr<TensorImpl> fuse(const TensorImpl& x, const TensorImpl& weight,
   const auto src = as_matrix(x);
   if (!src) return nullptr;
   p.src = *src;
-  // W [N, K] read as [K, N].
-  p.wei = Matrix{weight.data_ptr(), {k, n}, {weight.strides()[1], weight.strides()[0]}};
+  // W [N, K] read as [K, N]; null while W is a deferred _mkldnn constant.
+  p.wei = Matrix{const_cast<void*>(onednn::data_unless_deferred(weight)), {k, n},
+                 {weight.strides()[1], weight.strides()[0]}};
   if ((k > 1 && p.wei.strides[0] == 0) || (n > 1 && p.wei.strides[1] == 0)) return nullptr;
   onednn::canonicalize_strides(p.wei.dims, p.wei.strides, 0);
   p.dst = Matrix{nullptr, {m, n}, {n, 1}};
@@ -276,6 +277,8 @@ std::unique_ptr<TensorImpl> fuse(const TensorImpl& x, const TensorImpl& weight,
     // Only a constant weight is built with oneDNN's layout (create_primitive).
     wei = constant_weight(*lp, weight, p.wei, *derived);
     if (wei == nullptr) return nullptr;
+  } else if (wei == nullptr) {
+    wei = weight.data_ptr();  // read as it is: a deferred constant's plain bytes are made now
   }
   auto out = empty_strided(out_sizes, contiguous_strides(out_sizes), x.dtype(), cpu_device(), kFn);
   execute(*lp, p.src.data, wei, bias != nullptr ? bias->data_ptr() : nullptr, out->data_ptr(),

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/onednn_md.h"
 #include "core/storage.h"
 #include "cpu/cpu.h"
 
@@ -146,10 +147,95 @@ bool append_layout(Key& k, const dnnl::memory::desc& md) {
 }
 
 namespace {
+
 struct CachedWeight {
   dnnl::memory::desc md;
-  std::unique_ptr<TensorImpl> bytes;
+  std::unique_ptr<TensorImpl> bytes;  // null: the weight is read in place
+  const void* ptr = nullptr;          // bytes' data, or the source's bytes
 };
+
+// Note [Opaque weights in place]
+// A _mkldnn constant whose storage is not made yet (Note [Deferred storages]
+// in core/storage.h) is described to oneDNN 2.6 as its own blocked layout:
+// the decoded descriptor (Note [Serialized oneDNN descriptors] in
+// core/onednn_md.h) written into a dnnl_memory_desc_t, with the dims of the
+// primitive's user descriptor of the weight (`axes` says how they map to
+// torch's: the same for a convolution, whose grouped weight is [g, O/g, I/g,
+// k...] in both; reversed for a linear, which reads W [N, K] as [K, N]). When
+// that equals the layout the primitive wants, which it does where oneDNN 2.6
+// makes the choice torch's oneDNN made at export (the same machine), the
+// primitive reads the model's bytes as they are; else they are reordered
+// from it into the cache. Either way the plain copy is never made: a frozen
+// resnet50 held its weights three times (the model's blocked bytes, the
+// plain copy, the reordered one) and made two copies at load and first run.
+// Empty where it cannot be described (another oneDNN major, dims that do
+// not match, a data type other than the weight's).
+dnnl::memory::desc blocked_md(const OnednnBlockedSource& source, const dnnl::memory::desc& user,
+                              BlockedAxes axes) {
+#if DNNL_VERSION_MAJOR == 2
+  const OnednnBlockedDesc& d = source.desc();
+  const size_t nd = d.dims.size();
+  if (axes == BlockedAxes::kNone || nd == 0 || nd > DNNL_MAX_NDIMS ||
+      d.data_type != static_cast<int32_t>(user.data.data_type)) {
+    return {};
+  }
+  dnnl_memory_desc_t md{};
+  md.ndims = static_cast<int>(nd);
+  md.data_type = user.data.data_type;
+  md.offset0 = d.offset0;
+  md.format_kind = dnnl_blocked;
+  for (size_t i = 0; i < nd; ++i) {
+    md.dims[i] = d.dims[i];
+    md.padded_dims[i] = d.padded_dims[i];
+    md.format_desc.blocking.strides[i] = d.strides[i];
+  }
+  md.format_desc.blocking.inner_nblks = static_cast<int>(d.inner_blks.size());
+  for (size_t j = 0; j < d.inner_blks.size(); ++j) {
+    md.format_desc.blocking.inner_blks[j] = d.inner_blks[j];
+    md.format_desc.blocking.inner_idxs[j] = d.inner_idxs[j];
+  }
+  dnnl::memory::desc out(md);
+  if (axes == BlockedAxes::kReversed2d) {
+    if (nd != 2) return {};
+    out = out.permute_axes({1, 0});
+  }
+  if (out.dims() != user.dims()) return {};
+  return out;
+#else
+  (void)source, (void)user, (void)axes;
+  return {};
+#endif
+}
+
+// The source of `weight`'s storage while it is not made, if the view is the
+// whole plain tensor it describes.
+const OnednnBlockedSource* pending_blocked(const TensorImpl& weight) {
+  const auto* source = dynamic_cast<const OnednnBlockedSource*>(weight.storage()->pending_source());
+  if (source == nullptr || weight.storage_offset() != 0 || weight.dtype() != source->dtype() ||
+      !std::equal(weight.sizes().begin(), weight.sizes().end(), source->sizes().begin(),
+                  source->sizes().end()) ||
+      !std::equal(weight.strides().begin(), weight.strides().end(), source->strides().begin(),
+                  source->strides().end())) {
+    return nullptr;
+  }
+  return source;
+}
+
+void run_reorder(const dnnl::reorder& prim, const dnnl::memory::desc& scratch_md,
+                 const dnnl::memory::desc& from, const void* data, const dnnl::memory::desc& to,
+                 void* out, const char* fn) {
+  const dnnl::engine& eng = engine();
+  auto scratch = scratch_buffer(scratch_md.get_size(), fn);
+  dnnl::memory src(from, eng, const_cast<void*>(data)), dst(to, eng, out);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
+  if (scratch_md.get_size() > 0) {
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch_md, eng, scratch->data_ptr()));
+  }
+  dnnl::stream& s = thread_stream();
+  prim.execute(s, args);
+  s.wait();
+}
+
 }  // namespace
 
 Key& key_buffer(int slot) {
@@ -157,36 +243,46 @@ Key& key_buffer(int slot) {
   return buffers.at(static_cast<size_t>(slot));
 }
 
+const void* data_unless_deferred(const TensorImpl& t) {
+  return t.storage()->pending_source() != nullptr ? nullptr : t.data_ptr();
+}
+
 const void* constant_weight(WeightUser user, const Key& primitive_key, const TensorImpl& weight,
-                            const void* data, const dnnl::memory::desc& from,
+                            const void* data, BlockedAxes axes, const dnnl::memory::desc& from,
                             const dnnl::memory::desc& to, const Reorder& reorder,
                             DerivedCache& derived, std::atomic<int64_t>& made, const char* fn) {
-  const auto* base = static_cast<const char*>(weight.storage()->data());
   Key& key = key_buffer(1);
   key.clear();
   key.push_back(static_cast<int64_t>(user));
   key.insert(key.end(), primitive_key.begin(), primitive_key.end());
-  key.push_back(static_cast<const char*>(data) - base);
+  key.push_back(weight.storage_offset() * static_cast<int64_t>(weight.itemsize()));
   if (auto hit = std::static_pointer_cast<const CachedWeight>(derived.find(key))) {
-    if (hit->md == to) return hit->bytes->data_ptr();
+    if (hit->md == to) return hit->ptr;
     return nullptr;  // not expected: a key names one layout
   }
-  auto copy = std::make_shared<CachedWeight>();
-  copy->md = to;
-  copy->bytes = scratch_buffer(to.get_size(), fn);
-  auto scratch = scratch_buffer(reorder.scratch.get_size(), fn);
-  const dnnl::engine& eng = engine();
-  dnnl::stream& s = thread_stream();
-  dnnl::memory src(from, eng, const_cast<void*>(data)), dst(to, eng, copy->bytes->data_ptr());
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
-  if (reorder.scratch.get_size() > 0) {
-    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(reorder.scratch, eng, scratch->data_ptr()));
+  auto entry = std::make_shared<CachedWeight>();
+  entry->md = to;
+  dnnl::memory::desc blocked;
+  const OnednnBlockedSource* source = pending_blocked(weight);
+  if (source != nullptr) blocked = blocked_md(*source, from, axes);
+  if (blocked && blocked == to) {
+    entry->ptr = source->data();  // Note [Opaque weights in place]
+  } else {
+    entry->bytes = scratch_buffer(to.get_size(), fn);
+    entry->ptr = entry->bytes->data_ptr();
+    if (blocked) {
+      const dnnl::reorder::primitive_desc pd(engine(), blocked, engine(), to);
+      run_reorder(dnnl::reorder(pd), pd.scratchpad_desc(), blocked, source->data(), to,
+                  entry->bytes->data_ptr(), fn);
+    } else {
+      // The storage's bytes, made now if it was deferred.
+      run_reorder(reorder.prim, reorder.scratch, from, data != nullptr ? data : weight.data_ptr(),
+                  to, entry->bytes->data_ptr(), fn);
+    }
   }
-  reorder.prim.execute(s, args);
-  s.wait();
-  auto kept = std::static_pointer_cast<const CachedWeight>(derived.insert(key, copy));
-  if (kept == copy) made.fetch_add(1, std::memory_order_relaxed);
-  return kept->bytes->data_ptr();
+  auto kept = std::static_pointer_cast<const CachedWeight>(derived.insert(key, entry));
+  if (kept == entry) made.fetch_add(1, std::memory_order_relaxed);
+  return kept->ptr;
 }
 
 void BoundArgs::run(const dnnl::primitive& prim, const ArgDescs& d, void* src, const void* wei,

@@ -209,14 +209,29 @@ std::optional<Reorder> make_reorder(const dnnl::memory::desc& from, const dnnl::
 // key never name the same entry.
 enum class WeightUser : int64_t { kConvolution = 1, kLinear = 2, kQuantized = 3 };
 
+// How a weight's user descriptor orders the dims of a _mkldnn constant's
+// blocked layout (Note [Opaque weights in place] in cpu/onednn.cpp): as
+// torch's (a convolution), reversed (a linear reading W [N, K] as [K, N]), or
+// not to be read from it (the plain bytes are made instead).
+enum class BlockedAxes { kSame, kReversed2d, kNone };
+
 // Note [Constant weights] (cpu/conv.cpp): the constant weight `data` (whose
 // layout is `from`, inside `weight`'s storage) in layout `to`, from the
-// storage's DerivedCache or reordered into it now by `reorder`. key names the
-// primitive; the view's byte offset is added to it (in key_buffer(1)). `made` counts the copies
-// kept. Null where the cache holds another layout under key (not expected).
-const void* constant_weight(WeightUser user, const Key& key, const TensorImpl& weight, const void* data,
-                            const dnnl::memory::desc& from, const dnnl::memory::desc& to,
-                            const Reorder& reorder, DerivedCache& derived,
-                            std::atomic<int64_t>& made, const char* fn);
+// storage's DerivedCache or made into it now: reordered by `reorder`, or,
+// for a _mkldnn constant not made yet, from its blocked bytes, which are used
+// in place where they are in layout `to` already. `data` is null while
+// weight's storage is deferred (data_unless_deferred). key names the
+// primitive; the view's byte offset is added to it (in key_buffer(1)).
+// `made` counts the entries kept. Null where the cache holds another layout
+// under key (not expected).
+const void* constant_weight(WeightUser user, const Key& key, const TensorImpl& weight,
+                            const void* data, BlockedAxes axes, const dnnl::memory::desc& from,
+                            const dnnl::memory::desc& to, const Reorder& reorder,
+                            DerivedCache& derived, std::atomic<int64_t>& made, const char* fn);
+
+// t's data, or null while its storage is deferred (Note [Deferred storages]
+// in core/storage.h): what the oneDNN ops read a weight through, so that a
+// _mkldnn constant is made plain only if a primitive reads it as it is.
+const void* data_unless_deferred(const TensorImpl& t);
 
 }  // namespace aotrt::cpu::onednn

@@ -238,7 +238,8 @@ const void* ready_weight(const Int8Primitive& ip, const Problem& p, const Tensor
     for (const Dims* d : {&p.wei_dims, &p.wei_strides}) key.insert(key.end(), d->begin(), d->end());
     if (onednn::append_layout(key, ip.d.wei)) {
       if (const void* w = onednn::constant_weight(
-              onednn::WeightUser::kQuantized, std::move(key), weight, data, ip.user_wei, ip.d.wei,
+              onednn::WeightUser::kQuantized, std::move(key), weight, data,
+              onednn::BlockedAxes::kNone, ip.user_wei, ip.d.wei,
               *ip.wei_reorder, *weight.storage()->derived(), weights_cached, fn)) {
         return w;
       }

@@ -102,10 +102,11 @@ void check_extern_nodes(OpenedPackage& p) {
 // descriptor (constants_info_[i].opaque_metadata), which the model registers
 // through aoti_torch_create_tensor_from_blob_v2 with that layout. Debian's
 // oneDNN 2.7, which aotrt links, cannot read 3.x descriptors, so aotrt decodes
-// them itself (Note [Serialized oneDNN descriptors] in core/onednn_md.h) and
-// the shim copies each such weight once, at load, into plain memory (Note
-// [Opaque constants] in shim/tensor_shims.cpp); the fused ops run on the
-// tree's convolution and gemm (Note [Fused oneDNN ops] in ops/linear.h).
+// them itself (Note [Serialized oneDNN descriptors] in core/onednn_md.h); the
+// fused ops read the blocked bytes, and a plain copy is made only for a
+// reader of the elements (Note [Opaque constants] in shim/tensor_shims.cpp);
+// they run on the tree's convolution and gemm (Note [Fused oneDNN ops] in
+// ops/linear.h).
 // The model's import of aoti_torch_layout__mkldnn marks such a package (the
 // generated code asks for that layout only to register opaque constants).
 // Here, before the .so is loaded, every _mkldnn constant of the generated

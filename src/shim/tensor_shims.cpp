@@ -139,24 +139,25 @@ AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim,
 // Layout 3 (_mkldnn) is a oneDNN-blocked constant of a freezing=True package
 // (Note [Frozen CPU packages] in runtime/preflight.cpp), registered by the
 // model's update_constants_from_blob. Its descriptor is decoded (Note
-// [Serialized oneDNN descriptors] in core/onednn_md.h) and its elements are
-// copied once, here, at load, into new memory the handle owns: a plain
-// tensor of the constant's torch sizes, channels-last for a conv weight
+// [Serialized oneDNN descriptors] in core/onednn_md.h) and the handle is a
+// plain tensor of the constant's torch sizes, channels-last for a conv weight
 // (3-d and more: the conv then returns channels-last, as the fused op's
-// output must be) and row-major for a linear's [N, K]. The model's blocked
-// bytes are not referenced afterwards. The alternative, a oneDNN 2.7
-// memory descriptor built from the decoded blocking so that the primitive
-// reads the blocked bytes in place, was not taken: the fused ops run on the
-// tree's convolution and gemm (one implementation of each), which take
-// strided tensors, and the gemm (OpenBLAS) cannot read a blocked matrix at
-// all. The copy is marked constant, so the conv path reorders it to the
-// primitive's layout once, on first use (Note [Constant weights] in
-// cpu/conv.cpp), as torch's prepacking did at export. Measured before that
-// mark (bench/results/
-// cpu-freezing-prepacked-2026-12-01.md, 1 thread, shared 2-core machine):
-// the 4-conv CNN at 224x224 runs in 29.6 ms prepacked vs 31.6 ms with plain
-// weights (cpp.weight_prepack=False) and 28.4 ms in torch's own loader on the
-// blocked weights; the d512 encoder layer 335 vs 332 vs 412 ms.
+// output must be) and row-major for a linear's [N, K], whose storage is
+// deferred (Note [Deferred storages] in core/storage.h): the plain copy is
+// made only if something reads the elements. The fused oneDNN ops do not:
+// they read the model's blocked bytes, in place where the primitive wants
+// that layout, else reordered once into the storage's cache (Note [Opaque
+// weights in place] in cpu/onednn.cpp). Its address through the ABI is the
+// blocked bytes, as torch's shim gives a _mkldnn tensor's
+// (data_ptr_from_mkldnn): the model asks for every constant's address at
+// load, and uses an opaque one's only as the fused ops' argument. The
+// blocked bytes are the model's; the handle lives no longer than the model,
+// as every constant's handle. Measured on resnet50 b1 (bench/results/
+// cpu-ort-2026-12-04.md): before, the plain copy made at load and the
+// reordered copy made at the first run held the weights twice more than the
+// model's own 100 MB (peak RSS 324.6 MiB, 201.9 MiB from aotrt's allocator);
+// now neither is made (210.2 MiB, 22.7 MiB), and the load no longer unpacks
+// 25 M elements.
 AOTITorchError aoti_torch_create_tensor_from_blob_v2(
     void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
     int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index,
@@ -189,17 +190,18 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(
     const OnednnBlockedDesc desc =
         decode_onednn_md(blob, torch_sizes, t, std::numeric_limits<int64_t>::max(),
                          std::string(fn) + ": the _mkldnn constant");
-    const std::vector<int64_t> strides =
+    std::vector<int64_t> strides =
         ndim >= 3 ? channels_last_strides(torch_sizes) : contiguous_strides(torch_sizes);
-    auto plain = empty_strided(torch_sizes, strides, t, device, fn);
-    if (plain->numel() > 0) {
-      unpack_onednn_blocked(desc, data, strided_view(*plain).data, strides, element_size(t));
-    }
+    int64_t numel = 1;
+    for (int64_t v : torch_sizes) numel = checked_mul(numel, v, fn);
+    const size_t nbytes = static_cast<size_t>(numel) * element_size(t);
+    auto source = std::make_unique<const OnednnBlockedSource>(data, desc, torch_sizes, strides, t);
+    StorageRef storage = Storage::deferred(device, nbytes, std::move(source));
     // Nothing writes it: the model reaches an opaque tensor only as a fused
-    // op's weight, and this memory is aotrt's own. So it is marked constant
-    // (Note [Constant storages]): its reorder to oneDNN's layout is done once.
-    plain->storage()->mark_constant();
-    *ret = give(std::move(plain));
+    // op's weight. So it is marked constant (Note [Constant storages]): what
+    // the oneDNN ops derive from it is made once.
+    storage->mark_constant();
+    *ret = give(make_tensor(std::move(storage), torch_sizes, strides, 0, t, fn));
   });
 }
 
@@ -325,9 +327,24 @@ AOTITorchError aoti_torch_zero_(AtenTensorHandle self) {
     });                                                                 \
   }
 
-AOTRT_GETTER(aoti_torch_get_data_ptr, void*, t.data_ptr())
-AOTRT_GETTER(aoti_torch_get_mutable_data_ptr, void*, t.data_ptr())
-AOTRT_GETTER(aoti_torch_get_const_data_ptr, const void*, t.data_ptr())
+namespace {
+
+// Note [Opaque constants]: a _mkldnn constant's address is its blocked bytes,
+// as torch's shim gives (data_ptr_from_mkldnn); a model reads every constant's
+// address at load (its ConstantHandles) and reaches an opaque one's elements
+// only through the fused ops. Any other tensor's is its elements'.
+void* shim_data_ptr(const TensorImpl& t) {
+  if (const auto* blocked = dynamic_cast<const OnednnBlockedSource*>(t.storage()->source())) {
+    return const_cast<void*>(blocked->data());
+  }
+  return t.data_ptr();
+}
+
+}  // namespace
+
+AOTRT_GETTER(aoti_torch_get_data_ptr, void*, shim_data_ptr(t))
+AOTRT_GETTER(aoti_torch_get_mutable_data_ptr, void*, shim_data_ptr(t))
+AOTRT_GETTER(aoti_torch_get_const_data_ptr, const void*, shim_data_ptr(t))
 AOTRT_GETTER(aoti_torch_get_storage_size, int64_t, static_cast<int64_t>(t.storage()->nbytes()))
 AOTRT_GETTER(aoti_torch_get_storage_numel, int64_t,
              static_cast<int64_t>(t.storage()->nbytes() / t.itemsize()))

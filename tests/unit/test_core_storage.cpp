@@ -2,7 +2,9 @@
 // cpu/allocator.cpp). See Note [Storage ownership].
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,6 +72,75 @@ TEST(CoreStorage, ZeroBytesHasNoMemoryAndNoBlock) {
   StorageRef s = Storage::allocate(cpu_device(), 0);
   EXPECT_EQ(s->data(), nullptr);
   EXPECT_EQ(cpu_alloc().stats().live_allocations, before.live_allocations);
+}
+
+// Note [Deferred storages]: a source that counts its fills and can be told to fail.
+class CountingSource final : public StorageSource {
+ public:
+  explicit CountingSource(std::atomic<int>& fills, bool fail = false)
+      : fills_(fills), fail_(fail) {}
+  void fill(void* dst, size_t nbytes) const override {
+    fills_.fetch_add(1);
+    if (fail_) AOTRT_FAIL(kInvalidArgument, "the source cannot be read");
+    auto* p = static_cast<uint8_t*>(dst);
+    for (size_t i = 0; i < nbytes; ++i) p[i] = static_cast<uint8_t>(i * 3);
+  }
+
+ private:
+  std::atomic<int>& fills_;
+  bool fail_;
+};
+
+TEST(CoreStorage, DeferredMemoryIsMadeOnceOnFirstUseAndFreedWithTheLastReference) {
+  const AllocatorStats before = cpu_alloc().stats();
+  std::atomic<int> fills{0};
+  {
+    StorageRef s = Storage::deferred(cpu_device(), 4096, std::make_unique<CountingSource>(fills));
+    EXPECT_TRUE(s->owns_memory());
+    EXPECT_EQ(s->nbytes(), 4096u);
+    EXPECT_NE(s->pending_source(), nullptr);
+    EXPECT_EQ(s->source(), s->pending_source());
+    EXPECT_EQ(cpu_alloc().stats().live_bytes, before.live_bytes);  // nothing yet
+    EXPECT_EQ(fills.load(), 0);
+    // Many first readers at once: one fill, one block, every reader sees it filled.
+    std::vector<std::thread> readers;
+    std::vector<const uint8_t*> seen(8);
+    for (size_t t = 0; t < seen.size(); ++t) {
+      readers.emplace_back([&, t] { seen[t] = static_cast<const uint8_t*>(s->data()); });
+    }
+    for (auto& r : readers) r.join();
+    EXPECT_EQ(fills.load(), 1);
+    for (const uint8_t* p : seen) {
+      ASSERT_EQ(p, seen[0]);
+      ASSERT_EQ(p[4095], static_cast<uint8_t>(4095 * 3));
+    }
+    EXPECT_EQ(s->pending_source(), nullptr);
+    EXPECT_NE(s->source(), nullptr);  // still known: what the bytes were made from
+    EXPECT_EQ(cpu_alloc().stats().live_bytes, before.live_bytes + 4096);
+  }
+  EXPECT_EQ(cpu_alloc().stats().live_bytes, before.live_bytes);
+  EXPECT_EQ(cpu_alloc().stats().live_allocations, before.live_allocations);
+}
+
+TEST(CoreStorage, DeferredMemoryNeverUsedIsNeverAllocated) {
+  const AllocatorStats before = cpu_alloc().stats();
+  std::atomic<int> fills{0};
+  { StorageRef s = Storage::deferred(cpu_device(), 1 << 20, std::make_unique<CountingSource>(fills)); }
+  EXPECT_EQ(fills.load(), 0);
+  EXPECT_EQ(cpu_alloc().stats().total_allocations, before.total_allocations);
+}
+
+TEST(CoreStorage, DeferredFillThatThrowsLeavesNoBlockAndIsTriedAgain) {
+  const AllocatorStats before = cpu_alloc().stats();
+  std::atomic<int> fills{0};
+  StorageRef s =
+      Storage::deferred(cpu_device(), 64, std::make_unique<CountingSource>(fills, true));
+  for (int i = 1; i <= 2; ++i) {
+    EXPECT_THROW(s->data(), Error);
+    EXPECT_EQ(fills.load(), i);
+    EXPECT_NE(s->pending_source(), nullptr);
+    EXPECT_EQ(cpu_alloc().stats().live_bytes, before.live_bytes);
+  }
 }
 
 TEST(CoreStorage, ReferencesReleasedFromManyThreadsFreeOnce) {

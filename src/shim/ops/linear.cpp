@@ -49,7 +49,8 @@ AOTRT_OP(_trilinear,
                                    args.ints(sumdim, sumdim_len_, "sumdim"), unroll_dim, fn)))
 
 // The fused oneDNN linears of torch's aoti_torch/c/shim_cpu.h (Note [Fused
-// oneDNN ops]); W is the plain copy of a _mkldnn constant.
+// oneDNN ops]); W is a _mkldnn constant (Note [Opaque constants] in
+// shim/tensor_shims.cpp).
 AOTRT_OP_CPU(_linear_pointwise,
              (AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const char* attr,
               const double** scalars, int64_t scalars_len_, const char** algorithm,
