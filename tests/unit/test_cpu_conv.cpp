@@ -26,28 +26,7 @@
 #include "core/tensor.h"
 #include "cpu/ops.h"
 #include "cpu_ops_testing.h"
-
-// The fused oneDNN convolutions of torch's c/shim_cpu.h (served in
-// src/shim/ops/conv.cpp), as generated code calls them.
-extern "C" {
-AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise(
-    AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding,
-    int64_t padding_len_, const int64_t* stride, int64_t stride_len_, const int64_t* dilation,
-    int64_t dilation_len_, int64_t groups, const char* attr, const double** scalars,
-    int64_t scalars_len_, const char** algorithm, AtenTensorHandle* ret0);
-AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary(
-    AtenTensorHandle X, AtenTensorHandle other, AtenTensorHandle W, AtenTensorHandle* B,
-    const int64_t* padding, int64_t padding_len_, const int64_t* stride, int64_t stride_len_,
-    const int64_t* dilation, int64_t dilation_len_, int64_t groups, const char* binary_attr,
-    double* alpha, const char** unary_attr, const double** unary_scalars,
-    int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0);
-AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary_(
-    AtenTensorHandle other, AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B,
-    const int64_t* padding, int64_t padding_len_, const int64_t* stride, int64_t stride_len_,
-    const int64_t* dilation, int64_t dilation_len_, int64_t groups, const char* binary_attr,
-    double* alpha, const char** unary_attr, const double** unary_scalars,
-    int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0);
-}
+#include "fused_ops_abi.h"
 
 namespace aotrt::test {
 namespace {

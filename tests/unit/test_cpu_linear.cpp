@@ -22,16 +22,7 @@
 #include "core/tensor.h"
 #include "cpu/ops.h"
 #include "cpu_ops_testing.h"
-
-extern "C" {
-AOTITorchError aoti_torch_cpu__linear_pointwise(AtenTensorHandle X, AtenTensorHandle W,
-                                                AtenTensorHandle* B, const char* attr,
-                                                const double** scalars, int64_t scalars_len_,
-                                                const char** algorithm, AtenTensorHandle* ret0);
-AOTITorchError aoti_torch_cpu__linear_pointwise_binary(AtenTensorHandle X, AtenTensorHandle other,
-                                                       AtenTensorHandle W, AtenTensorHandle* B,
-                                                       const char* attr, AtenTensorHandle* ret0);
-}
+#include "fused_ops_abi.h"
 
 namespace aotrt::test {
 namespace {

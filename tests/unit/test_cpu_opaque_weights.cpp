@@ -17,19 +17,8 @@
 #include "core/storage.h"
 #include "core/tensor.h"
 #include "cpu_ops_testing.h"
+#include "fused_ops_abi.h"
 #include "onednn_blobs.h"
-
-extern "C" {
-AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise(
-    AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding,
-    int64_t padding_len_, const int64_t* stride, int64_t stride_len_, const int64_t* dilation,
-    int64_t dilation_len_, int64_t groups, const char* attr, const double** scalars,
-    int64_t scalars_len_, const char** algorithm, AtenTensorHandle* ret0);
-AOTITorchError aoti_torch_cpu__linear_pointwise(AtenTensorHandle X, AtenTensorHandle W,
-                                                AtenTensorHandle* B, const char* attr,
-                                                const double** scalars, int64_t scalars_len_,
-                                                const char** algorithm, AtenTensorHandle* ret0);
-}
 
 namespace aotrt::test {
 namespace {
