@@ -122,6 +122,7 @@
 #include "core/error.h"
 #include "core/plan_key.h"
 #include "core/view.h"
+#include "cuda/call_graphs.h"
 #include "cuda/handles.h"
 #include "cuda/library_ops.h"
 #include "runtime/conv_tuning_file.h"
@@ -391,6 +392,7 @@ struct Candidate {
 };
 
 struct ConvPlan {
+  uint64_t id = next_library_plan_id();  // Note [Library call graphs]
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;  // a rejection, remembered
   BackendDesc plan;
   int64_t workspace = 0;
@@ -938,16 +940,23 @@ cudnnStatus_t try_conv(const ConvCall& c) {
   DeviceBuffer workspace;
   if (plan.workspace > 0) workspace = DeviceBuffer(c.device, static_cast<size_t>(plan.workspace));
   const std::array<void*, 4> bound{fwd_in.data, c.w.data, fwd_out.data, workspace.data()};
-  if (plan.pack.get() == nullptr || plan.bound != bound) {
-    profiling::LibraryCallTimer timer("cudnn variant pack (new addresses)");
-    AOTRT_CUDNN_CHECK(make_pack(plan.pack, bound));
-    plan.bound = bound;
-  }
-  cudnnStatus_t s;
-  {
+  // Note [Library call graphs]: the plan and the addresses it binds.
+  PlanKey call;
+  for (int64_t v : {int64_t{kConvCall}, int64_t{c.device}, static_cast<int64_t>(plan.id)}) call.push(v);
+  for (void* p : bound) call.push(address_value(p));
+  cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
+  const bool ran = replay_or_call(call, c.device, c.stream, [&](cudaStream_t on) {
+    if (plan.pack.get() == nullptr || plan.bound != bound) {
+      profiling::LibraryCallTimer timer("cudnn variant pack (new addresses)");
+      AOTRT_CUDNN_CHECK(make_pack(plan.pack, bound));
+      plan.bound = bound;
+    }
     profiling::LibraryCallTimer timer("cudnnBackendExecute");
-    s = cudnnBackendExecute(h, plan.plan.get(), plan.pack.get());
-  }
+    s = cudnnBackendExecute(on == c.stream ? h : cudnn_handle(c.device, on), plan.plan.get(),
+                            plan.pack.get());
+    return s == CUDNN_STATUS_SUCCESS;
+  });
+  if (ran) return CUDNN_STATUS_SUCCESS;
   if (s != CUDNN_STATUS_SUCCESS) {
     if (!cudnn_rejects(s)) detail::cudnn_fail(s, "cudnnBackendExecute", __FILE__, __LINE__);
     plan.status = s;  // remembered: the caller packs from now on

@@ -51,6 +51,7 @@
 #include "core/float8.h"
 #include "core/plan_key.h"
 #include "core/view.h"
+#include "cuda/call_graphs.h"
 #include "cuda/handles.h"
 #include "cuda/library_ops.h"
 #include "shim/profile.h"
@@ -360,6 +361,7 @@ using LtPreference = LtOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenc
 
 // A configuration's descriptors and algorithm, or usable == false: it falls back.
 struct GemmPlan {
+  uint64_t id = next_library_plan_id();  // Note [Library call graphs]
   LtMatmulDesc op;
   LtLayout a, b, c;
   LtLayout d;  // only when D's type is not C's (a float8 D); else C's layout serves
@@ -527,24 +529,38 @@ bool lt_gemm_planned(const GemmCall& g, const GemmConfig& config, const GemmScal
   }
   GemmPlan& plan = it->second;
   if (!plan.usable) return false;
-  if (bias != nullptr) {
-    AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-        plan.op.handle, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-  }
-  if (scales != nullptr) {
-    AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-        plan.op.handle, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scales->a, sizeof scales->a));
-    AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-        plan.op.handle, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scales->b, sizeof scales->b));
-    if (config.d_scale != 0) {
-      AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-          plan.op.handle, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &scales->d, sizeof scales->d));
-    }
-  }
   DeviceBuffer scratch;
   const LtWorkspace workspace = cublaslt_workspace(device, stream, plan.workspace, scratch);
-  cublasStatus_t status;
-  {
+  // Note [Library call graphs]: the plan, every address it reads or writes,
+  // the scalars' bits.
+  PlanKey call;
+  int64_t alpha_bits = 0, beta_bits = 0;
+  std::memcpy(&alpha_bits, &scalars.d[0], sizeof alpha_bits);
+  std::memcpy(&beta_bits, &scalars.d[1], sizeof beta_bits);
+  for (int64_t v : {int64_t{kLtMatmulCall}, int64_t{device}, static_cast<int64_t>(plan.id), address_value(g.a),
+                    address_value(g.b), address_value(g.c), address_value(bias),
+                    address_value(scales ? scales->a : nullptr), address_value(scales ? scales->b : nullptr),
+                    address_value(scales ? scales->d : nullptr), alpha_bits, beta_bits,
+                    int64_t{scalars.wide}, address_value(workspace.data),
+                    static_cast<int64_t>(workspace.bytes)}) {
+    call.push(v);
+  }
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  const bool ran = replay_or_call(call, device, stream, [&](cudaStream_t on) {
+    if (bias != nullptr) {
+      AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan.op.handle, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    }
+    if (scales != nullptr) {
+      AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan.op.handle, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scales->a, sizeof scales->a));
+      AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan.op.handle, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scales->b, sizeof scales->b));
+      if (config.d_scale != 0) {
+        AOTRT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            plan.op.handle, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &scales->d, sizeof scales->d));
+      }
+    }
     profiling::LibraryCallTimer timer("cublasLtMatmul");
     // A D of another type than C (a float8 out) is never C's memory: beta is 0, C is
     // not read and has no pointer, as ATen calls it (cuBLASLt refuses C == D with
@@ -553,7 +569,12 @@ bool lt_gemm_planned(const GemmCall& g, const GemmConfig& config, const GemmScal
     status = cublasLtMatmul(lt, plan.op.handle, scalars.alpha(), g.a, plan.a.handle, g.b,
                             plan.b.handle, scalars.beta(), own_d ? nullptr : g.c, plan.c.handle,
                             g.c, own_d ? plan.d.handle : plan.c.handle, &plan.algo,
-                            workspace.data, workspace.bytes, stream);
+                            workspace.data, workspace.bytes, on);
+    return status == CUBLAS_STATUS_SUCCESS;
+  });
+  if (ran) {
+    ++tp.stats.lt_calls;
+    return true;
   }
   if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH) {
     plan.usable = false;
