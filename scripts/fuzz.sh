@@ -24,6 +24,7 @@
 # AOTRT_JOBS (build jobs, and how many targets fuzz at once; default: the cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/python_env.sh  # the project's .venv (scripts/install_deps.sh)
 REPO=$PWD
 start=$(date +%s)
 SECONDS_PER_TARGET=600

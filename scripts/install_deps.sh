@@ -16,6 +16,12 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   ocl-icd-opencl-dev \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)
+# The project's Python tools go into a virtual environment of its own, .venv at the
+# root (scripts/python_env.sh puts it first on PATH for every script and for CI):
+# setting up aotrt leaves the system's Python and its site-packages as they were.
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+[ -x "$ROOT/.venv/bin/python3" ] || python3 -m venv "$ROOT/.venv"
+source "$ROOT/scripts/python_env.sh"
 # safetensors: the weights tests write files with it. nanobind and
 # scikit-build-core: the Python package's build (pyproject.toml pins the same).
 python3 -m pip install -q "torch==2.13.0" numpy pytest "safetensors==0.8.0" \

@@ -16,6 +16,7 @@
 # (scripts/robustness_table.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/python_env.sh  # the project's .venv (scripts/install_deps.sh)
 start=$(date +%s)
 steps=()
 step() { steps+=("$1: $(( $(date +%s) - $2 )) s"); }

@@ -13,6 +13,7 @@
 # cannot see: see the comments there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/python_env.sh  # the project's .venv (scripts/install_deps.sh)
 start=$(date +%s)
 BUILD_DIR="${AOTRT_TSAN_DIR:-build-tsan}"
 JOBS="${AOTRT_JOBS:-$(nproc)}"
