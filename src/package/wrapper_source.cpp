@@ -1,7 +1,10 @@
 #include "package/wrapper_source.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <string>
+#include <unordered_map>
 
 namespace aotrt::package {
 namespace {
@@ -88,6 +91,13 @@ void read_constant_line(std::string_view line, WrapperSource& out, std::vector<u
     if (const auto v = integer(value)) c.storage_offset = *v;
   } else if (field == "data_size") {
     if (const auto v = integer(value)) c.data_size = *v;
+  } else if (field == "type") {
+    constexpr std::pair<std::string_view, int32_t> kTypes[] = {
+        {"ConstantType::Parameter", 1}, {"ConstantType::Buffer", 2},
+        {"ConstantType::TensorConstant", 3}, {"ConstantType::FoldedConstant", 4}};
+    for (const auto& [text, code] : kTypes) {
+      if (value.find(text) != std::string_view::npos) c.type = code;
+    }
   } else if (field == "layout") {
     c.mkldnn = value.find("cached_torch_layout__mkldnn") != std::string_view::npos;
   } else if (field == "opaque_metadata") {
@@ -122,8 +132,169 @@ void read_input_line(std::string_view line, WrapperInput& in) {
     if (ne != std::string_view::npos && ne < line.find(key)) {
       const size_t open = line.find("if (");
       slot = integer(line.substr(open + 4));
+    } else if (!stride) {
+      const size_t lt = line.find(" < ", end), gt = line.find(" > ", end);
+      if (lt != std::string_view::npos) at_index(in.min_sizes, *dim) = integer(line.substr(lt + 3));
+      if (gt != std::string_view::npos) at_index(in.max_sizes, *dim) = integer(line.substr(gt + 3));
     }
     return;
+  }
+}
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// The identifier that ends just before `end` (spaces skipped), or "".
+std::string_view identifier_before(std::string_view text, size_t end) {
+  while (end > 0 && text[end - 1] == ' ') --end;
+  size_t begin = end;
+  while (begin > 0 && ident_char(text[begin - 1])) --begin;
+  return text.substr(begin, end - begin);
+}
+
+// "static __attribute__((noinline)) void call_triton_K(\n  const in_ptr0_type_& in_ptr0,\n
+// int64_t xnumel, ...){": K -> its parameters' names, in order.
+std::unordered_map<std::string, std::vector<std::string>> triton_launchers(std::string_view text) {
+  std::unordered_map<std::string, std::vector<std::string>> out;
+  constexpr std::string_view kDef = "void call_triton_";
+  for (size_t at = text.find(kDef); at != std::string_view::npos; at = text.find(kDef, at + 1)) {
+    const size_t name_begin = at + 5;  // "call_triton_..."
+    const size_t open = text.find('(', name_begin);
+    const size_t close = open == std::string_view::npos ? open : text.find("){", open);
+    if (close == std::string_view::npos) continue;
+    std::string name(trim(text.substr(name_begin, open - name_begin)));
+    std::vector<std::string> params;
+    std::string_view body = text.substr(open + 1, close - open - 1);
+    while (!body.empty()) {
+      size_t comma = body.find(',');
+      std::string_view param = body.substr(0, comma);
+      const size_t eq = param.find('=');
+      if (eq != std::string_view::npos) param = param.substr(0, eq);
+      param = trim(param);
+      params.emplace_back(identifier_before(param, param.size()));
+      if (comma == std::string_view::npos) break;
+      body.remove_prefix(comma + 1);
+    }
+    out.emplace(std::move(name), std::move(params));
+  }
+  return out;
+}
+
+ConstantAccess stronger(ConstantAccess a, ConstantAccess b) { return a > b ? a : b; }
+
+// How the use of a constant at text[at, at + len) treats it.
+ConstantAccess classify_use(std::string_view text, size_t at, size_t len,
+                            const std::unordered_map<std::string, std::vector<std::string>>& launchers) {
+  const std::string_view after = text.substr(at + len, 16);
+  // A C++ kernel's argument: "(const float*)(X.data_ptr())" or "(float*)(X.data_ptr())".
+  if (after.substr(0, 12) == ".data_ptr())") {
+    const size_t from = at >= 64 ? at - 64 : 0;
+    const std::string_view before = text.substr(from, at - from);
+    if (before.size() >= 3 && before.substr(before.size() - 3) == "*)(") {
+      const size_t open = before.rfind('(', before.size() - 3);
+      if (open != std::string_view::npos) {
+        const std::string_view cast = before.substr(open + 1, before.size() - 3 - open - 1);
+        return cast.find("const ") != std::string_view::npos ? ConstantAccess::kRead
+                                                             : ConstantAccess::kWritten;
+      }
+    }
+  }
+  // An argument of a call: find the call's '(' and the argument's position.
+  int depth = 0;
+  size_t commas = 0;
+  const size_t limit = at >= 8192 ? at - 8192 : 0;
+  for (size_t i = at; i-- > limit;) {
+    const char c = text[i];
+    if (c == ')' || c == ']' || c == '}') {
+      ++depth;
+    } else if (c == '(' || c == '[' || c == '{') {
+      if (depth > 0) {
+        --depth;
+        continue;
+      }
+      if (c != '(') break;
+      const std::string_view callee = identifier_before(text, i);
+      if (callee.substr(0, 12) == "call_triton_") {
+        const auto it = launchers.find(std::string(callee));
+        if (it == launchers.end() || commas >= it->second.size()) break;
+        const std::string& param = it->second[commas];
+        if (param.rfind("in_ptr", 0) == 0) return ConstantAccess::kRead;
+        if (param.rfind("out_ptr", 0) == 0 || param.rfind("in_out_ptr", 0) == 0) {
+          return ConstantAccess::kWritten;
+        }
+        break;
+      }
+      if (callee.substr(0, 10) == "aoti_torch" && commas == 0 &&
+          (callee.back() == '_' ||
+           (callee.size() > 4 && callee.substr(callee.size() - 4) == "_out"))) {
+        return ConstantAccess::kWritten;
+      }
+      // Wrapped in a conversion (".get()", a handle macro): keep looking outward
+      // only through calls of one argument.
+      if (commas == 0 && (callee.empty() || callee.find("handle") != std::string_view::npos)) {
+        continue;
+      }
+      break;
+    } else if (depth == 0 && c == ',') {
+      ++commas;
+    } else if (depth == 0 && c == ';') {
+      break;
+    }
+  }
+  return ConstantAccess::kMaybeWritten;
+}
+
+// Note [Constants a run writes]: every use of every constant the run names.
+void read_constant_access(std::string_view text, WrapperSource& out) {
+  constexpr std::string_view kAt = " = constants_->at(";
+  std::unordered_map<std::string, size_t> names;  // the run's name -> constant index
+  for (size_t at = text.find(kAt); at != std::string_view::npos; at = text.find(kAt, at + 1)) {
+    const std::string_view name = identifier_before(text, at);
+    const auto index = integer(text.substr(at + kAt.size()));
+    if (name.empty() || !index || *index < 0 || *index >= (1 << 20)) continue;
+    names.emplace(std::string(name), static_cast<size_t>(*index));
+    out.access_known = true;
+  }
+  if (!out.access_known) return;
+  const auto launchers = triton_launchers(text);
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == std::string_view::npos) break;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      i = text.find("*/", i + 2);
+      if (i == std::string_view::npos) break;
+      i += 2;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
+      i = j + 1;
+      continue;
+    }
+    if (!ident_char(c) || std::isdigit(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && ident_char(text[end])) ++end;
+    const auto it = names.find(std::string(text.substr(i, end - i)));
+    if (it != names.end() && text.substr(end, kAt.size()) != kAt) {
+      WrapperConstant& k = at_index(out.constants, it->second);
+      k.access = stronger(k.access == ConstantAccess::kUnused ? ConstantAccess::kRead : k.access,
+                          classify_use(text, i, end - i, launchers));
+    }
+    i = end;
   }
 }
 
@@ -155,6 +326,7 @@ WrapperSource parse_wrapper_source(std::string_view text) {
     }
     if (input != nullptr) read_input_line(line, *input);
   }
+  read_constant_access(text, out);
   for (size_t i = 0; i < out.constants.size(); ++i) {
     WrapperConstant& c = out.constants[i];
     c.has_layout = i < seen.size() && seen[i] == 3 && c.sizes.size() == c.strides.size();

@@ -24,12 +24,24 @@
 
 namespace aotrt::package {
 
+// What the generated code does with a constant (Note [Constants a run writes]).
+enum class ConstantAccess {
+  kUnused,        // never named in the code (folded into a kernel, or not read)
+  kRead,          // every use reads it
+  kMaybeWritten,  // some use is of another shape (a fallback op's argument, a view)
+  kWritten,       // some use writes it: a kernel's output, an in-place or _out op's first argument
+};
+
 struct WrapperConstant {
   std::string name;
+  ConstantAccess access = ConstantAccess::kUnused;
   std::string dtype;  // "bfloat16", as in cached_torch_dtype_bfloat16
   std::vector<int64_t> sizes, strides;
   int64_t storage_offset = 0;
   bool has_layout = false;  // both .shape and .stride were read
+  // .type: torch's ConstantType (aoti_runtime/constant_type.h): 1 Parameter,
+  // 2 Buffer, 3 TensorConstant, 4 FoldedConstant; 0 when not read.
+  int32_t type = 0;
   // A oneDNN-blocked constant (.layout = ..._mkldnn) of a freezing=True
   // export: its .opaque_metadata bytes (Note [Serialized oneDNN descriptors]
   // in core/onednn_md.h) and .data_size.
@@ -42,13 +54,36 @@ struct WrapperInput {
   std::string dtype;                            // "" when not found
   std::vector<std::optional<int64_t>> sizes;    // nullopt: a dynamic dim
   std::vector<std::optional<int64_t>> strides;  // nullopt: not checked
+  // A dynamic dim's range, from "if (x_size[d] < N)" and "if (x_size[d] > N)".
+  std::vector<std::optional<int64_t>> min_sizes, max_sizes;
 };
 
 struct WrapperSource {
   std::vector<WrapperConstant> constants;  // by constants_info_ index
   std::vector<WrapperInput> inputs;        // by input index (check_input_<i>)
+  // The code declaring the constants ("auto& X = constants_->at(i);") was
+  // found, so WrapperConstant::access was read; false leaves every access
+  // kUnused, which says nothing.
+  bool access_known = false;
 };
 
+// Note [Constants a run writes]
+// Which constants a graph writes decides what a session owns (a KV cache)
+// and what its sessions share (the weights); the container API does not say,
+// so it is read from the generated code. A use is a read only in the shapes
+// inductor emits for kernel inputs, a write in the shapes it emits for
+// outputs, and anything else (a fallback op's argument, a view made of it)
+// may be either:
+//  - A C++ kernel's argument "(const float*)(X.data_ptr())" reads X; an
+//    output is cast without const: "(float*)(X.data_ptr())".
+//  - A Triton launch "call_triton_K(X, buf1, 16L, ...)" passes X as the
+//    parameter of call_triton_K's definition at that position, named after
+//    the Triton kernel's own argument: in_ptrN reads, out_ptrN and
+//    in_out_ptrN write (inductor's naming, torch/_inductor/codegen/triton.py).
+//  - The first argument of a C shim whose name ends in '_' (in place:
+//    aoti_torch_copy_, aoti_torch_cpu_index_put_) or "_out" is written.
+// X is the name the run gives constant i in "auto& X = constants_->at(i);".
+// Comments and string literals are skipped.
 WrapperSource parse_wrapper_source(std::string_view text);
 
 }  // namespace aotrt::package

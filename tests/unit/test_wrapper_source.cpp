@@ -54,11 +54,84 @@ TEST(WrapperSource, ReadsInputChecks) {
   ASSERT_EQ(src.inputs[0].sizes.size(), 2u);
   EXPECT_FALSE(src.inputs[0].sizes[0].has_value());  // dynamic: range checks only
   EXPECT_EQ(src.inputs[0].sizes[1], 8);
+  ASSERT_EQ(src.inputs[0].min_sizes.size(), 1u);
+  EXPECT_EQ(src.inputs[0].min_sizes[0], 2);
+  EXPECT_EQ(src.inputs[0].max_sizes[0], 64);
   ASSERT_EQ(src.inputs[0].strides.size(), 2u);
   EXPECT_EQ(src.inputs[0].strides[0], 8);
   EXPECT_EQ(src.inputs[1].dtype, "bfloat16");
   EXPECT_EQ(src.inputs[1].sizes.size(), 1u);  // the line after the checks is not read
   EXPECT_TRUE(aotrt::package::parse_wrapper_source("not C++ at all\n{").constants.empty());
+}
+
+// Note [Constants a run writes], on the shapes torch 2.13 writes for the CPU
+// (kernel arguments cast to const or not) and for CUDA (call_triton_K's
+// parameters named after the Triton kernel's arguments).
+constexpr const char* kRun = R"(
+    constants_info_[0].name = "w";
+    constants_info_[0].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Parameter);
+    constants_info_[1].name = "k_cache";
+    constants_info_[1].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[2].name = "inv_freq";
+    constants_info_[2].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[3].name = "v_cache";
+    constants_info_[3].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[4].name = "counter";
+    constants_info_[4].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[5].name = "unused";
+    constants_info_[6].name = "mask";
+template <typename in_ptr0_type_, typename out_ptr0_type_, typename kernels_type_>
+static __attribute__((noinline)) void call_triton_poi_fused_index_copy_0(
+    const in_ptr0_type_& in_ptr0,
+    const out_ptr0_type_& out_ptr0,
+    int64_t xnumel,
+    int32_t device_idx_,
+    cudaStream_t stream_,
+    kernels_type_& kernels_,
+    const std::optional<std::string>& cubin_dir_ = std::nullopt
+){
+    /*
+    def triton_poi_fused_index_copy_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+        tl.store(out_ptr0 + x0, tl.load(in_ptr0 + x0))  # "k_cache" in a comment is not a use
+    */
+}
+void AOTInductorModel::run_impl(...) {
+    [[maybe_unused]] auto& w = constants_->at(0);
+    [[maybe_unused]] auto& k_cache = constants_->at(1);
+    [[maybe_unused]] auto& inv_freq = constants_->at(2);
+    [[maybe_unused]] auto& v_cache = constants_->at(3);
+    [[maybe_unused]] auto& counter = constants_->at(4);
+    [[maybe_unused]] auto& mask = constants_->at(6);
+    cpp_fused_mm_0((const float*)(w.data_ptr()), (const float*)(inv_freq.data_ptr()), (float*)(k_cache.data_ptr()));
+    call_triton_poi_fused_index_copy_0(buf1, v_cache, 16L, this->device_idx_, stream, kernels, this->cubin_dir_);
+    call_triton_poi_fused_index_copy_0(mask, buf2, 16L, this->device_idx_, stream, kernels, this->cubin_dir_);
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_add_out(counter, buf3, buf4));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_mm_out(buf5, buf6, w));
+    const char* s = "k_cache";
+}
+)";
+
+TEST(WrapperSource, ReadsWhichConstantsTheRunWrites) {
+  using aotrt::package::ConstantAccess;
+  const auto src = aotrt::package::parse_wrapper_source(kRun);
+  ASSERT_TRUE(src.access_known);
+  ASSERT_EQ(src.constants.size(), 7u);
+  EXPECT_EQ(src.constants[0].type, 1);
+  EXPECT_EQ(src.constants[1].type, 2);
+  // w: a const kernel argument, then a fallback op's argument of unknown direction.
+  EXPECT_EQ(src.constants[0].access, ConstantAccess::kMaybeWritten);
+  EXPECT_EQ(src.constants[1].access, ConstantAccess::kWritten);  // (float*)(k_cache.data_ptr())
+  EXPECT_EQ(src.constants[2].access, ConstantAccess::kRead);     // (const float*)
+  EXPECT_EQ(src.constants[3].access, ConstantAccess::kWritten);  // a Triton out_ptr0
+  EXPECT_EQ(src.constants[4].access, ConstantAccess::kWritten);  // an _out shim's first argument
+  EXPECT_EQ(src.constants[5].access, ConstantAccess::kUnused);   // never declared in the run
+  EXPECT_EQ(src.constants[6].access, ConstantAccess::kRead);     // a Triton in_ptr0
+}
+
+TEST(WrapperSource, WithoutTheRunSaysNothingAboutWrites) {
+  const auto src = aotrt::package::parse_wrapper_source(kSource);
+  EXPECT_FALSE(src.access_known);
+  for (const auto& c : src.constants) EXPECT_EQ(c.access, aotrt::package::ConstantAccess::kUnused);
 }
 
 }  // namespace
