@@ -34,6 +34,10 @@
 
 namespace aotrt {
 
+namespace runtime {
+struct ModelAccess;
+}
+
 // A strided view of memory on a device: sizes, strides and a storage offset
 // (in elements), an element type and a device, like an at::Tensor. It owns
 // one AtenTensorHandle, the same handles the model .so receives and returns.
@@ -194,6 +198,13 @@ struct ConstantInfo {
   bool layout_known = false;
   std::vector<int64_t> sizes, strides;
   int64_t storage_offset = 0;
+  // torch's ConstantType: "parameter", "buffer", "tensor_constant", "folded",
+  // or "" when the package does not say.
+  std::string type;
+  // The model's code writes it (a KV cache), or it is a buffer the code may
+  // write: each Session owns a copy, and sessions share every other constant
+  // (Note [Session state] in src/runtime/model_state.h).
+  bool session_state = false;
 };
 
 // A dim of an exported input or output whose size is not fixed (a
@@ -237,6 +248,10 @@ struct ModelInfo {
   // own input checks in its generated source (also for a dynamic-shape input,
   // whose sizes are not fixed). Used by Model::prepare_input.
   std::vector<std::optional<ScalarType>> input_dtypes;
+  // Per input, its number of dims when known (from input_specs or the model's
+  // own input checks, which fix the rank even of a dynamic-shape input); -1
+  // when not.
+  std::vector<int64_t> input_ranks;
   // Where the loaded weights came from: "package", a safetensors file, or
   // "tensors" (the last swap's, after Model::swap_weights).
   std::string weights_source;
@@ -333,6 +348,7 @@ class Model {
   class Impl;
 
  private:
+  friend struct runtime::ModelAccess;  // the session layer's hooks (runtime/model_state.h)
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -168,6 +168,16 @@ class CachingAllocator final : public Allocator {
     return is_private(stream);
   }
 
+  int64_t reserved_bytes_of(cudaStream_t stream) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t bytes = 0;
+    const BlockPool::Owner owner = owner_of(stream);
+    pool_.for_each_segment([&](const BlockPool::Segment& s) {
+      if (s.owner == owner) bytes += static_cast<int64_t>(s.size);
+    });
+    return bytes;
+  }
+
   CachingAllocatorCounters counters() const {
     std::lock_guard<std::mutex> lock(mu_);
     CachingAllocatorCounters c = counters_;
@@ -374,6 +384,10 @@ void set_private_pool(int device_index, cudaStream_t stream, bool is_private) {
 
 bool is_private_pool(int device_index, cudaStream_t stream) {
   return caching_allocator(device_index).stream_is_private(stream);
+}
+
+int64_t stream_reserved_bytes(int device_index, cudaStream_t stream) {
+  return caching_allocator(device_index).reserved_bytes_of(stream);
 }
 
 DeviceBuffer::DeviceBuffer(int device_index, size_t nbytes)

@@ -71,6 +71,74 @@ void profiler_range(bool start);
 size_t loaded_module_count();
 void unload_model_modules(void* so_handle) noexcept;
 
+// A stream of a device that this object creates and destroys (non-blocking:
+// it does not wait for the legacy default stream). Destroying it while work
+// is queued is allowed: the work finishes first.
+class OwnedStream {
+ public:
+  explicit OwnedStream(int device_index);
+  ~OwnedStream();
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  void* get() const { return stream_; }
+  int device() const { return device_; }
+
+ private:
+  int device_;
+  void* stream_ = nullptr;
+};
+
+// Host memory that device-to-host copies fill without the host waiting
+// (cudaHostAlloc), freed with this object.
+class PinnedHostBuffer {
+ public:
+  explicit PinnedHostBuffer(size_t nbytes);
+  ~PinnedHostBuffer();
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+  void* data() const { return data_; }
+  size_t size() const { return nbytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+};
+
+// An event of a device (timing off): recorded on a stream, waited for by the
+// host.
+class Event {
+ public:
+  explicit Event(int device_index);
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(void* stream);
+  // Waits until the work queued before the last record() has finished.
+  void synchronize();
+
+ private:
+  int device_;
+  void* event_ = nullptr;
+};
+
+// Copies `nbytes` of device memory into pinned host memory, queued on
+// `stream`; the host reads it after an Event recorded next on that stream.
+void copy_to_host_async(void* dst, const void* src, size_t nbytes, int device_index, void* stream);
+
+// Makes `stream` the calling thread's current stream of `device_index` for
+// its scope (Note [Current stream] in cuda/stream.cpp).
+class StreamScope {
+ public:
+  StreamScope(int device_index, void* stream);
+  ~StreamScope();  // never throws
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+
+ private:
+  int device_;
+  void* previous_;
+};
+
 // A CUDA graph captured from the work queued on a private stream, replayed
 // with one cudaGraphLaunch (cuda/graph.cpp). See Note [CUDA graph mode] in
 // runtime/cuda_graph.h for how a model uses it.
@@ -106,6 +174,8 @@ class Graph {
   // Ends a capture that failed on the host side, discarding what it recorded.
   void abandon_capture() noexcept;
   bool captured() const;
+  // The bytes of device memory its private pool holds.
+  uint64_t pool_bytes() const;
   // Launches the graph on `stream` (after prepare(stream)). The host does
   // not wait.
   void replay(void* stream);

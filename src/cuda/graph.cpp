@@ -142,6 +142,10 @@ void Graph::abandon_capture() noexcept {
 
 bool Graph::captured() const { return impl_ != nullptr && impl_->exec != nullptr; }
 
+uint64_t Graph::pool_bytes() const {
+  return static_cast<uint64_t>(stream_reserved_bytes(impl_->device, impl_->stream));
+}
+
 void Graph::replay(void* stream) {
   Impl& g = *impl_;
   AOTRT_CHECK(g.exec != nullptr, kInternal, "cuda::Graph::replay before a capture");

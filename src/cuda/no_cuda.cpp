@@ -25,6 +25,18 @@ void profiler_range(bool) {}
 size_t loaded_module_count() { return 0; }
 void unload_model_modules(void*) noexcept {}
 
+OwnedStream::OwnedStream(int device_index) : device_(device_index) { not_built(); }
+OwnedStream::~OwnedStream() = default;
+PinnedHostBuffer::PinnedHostBuffer(size_t) { not_built(); }
+PinnedHostBuffer::~PinnedHostBuffer() = default;
+Event::Event(int device_index) : device_(device_index) { not_built(); }
+Event::~Event() = default;
+void Event::record(void*) { not_built(); }
+void Event::synchronize() { not_built(); }
+void copy_to_host_async(void*, const void*, size_t, int, void*) { not_built(); }
+StreamScope::StreamScope(int, void*) : device_(-1), previous_(nullptr) { not_built(); }
+StreamScope::~StreamScope() = default;
+
 // No Graph can be made, so its other members are never reached.
 Graph::Graph(int) { not_built(); }
 Graph::~Graph() = default;
@@ -36,6 +48,7 @@ void Graph::begin_capture() { not_built(); }
 void Graph::end_capture(const std::string&) { not_built(); }
 void Graph::abandon_capture() noexcept {}
 bool Graph::captured() const { return false; }
+uint64_t Graph::pool_bytes() const { return 0; }
 void Graph::replay(void*) { not_built(); }
 Graph::OnPrivateStream::OnPrivateStream(const Graph&) : device_(-1), previous_(nullptr) {
   not_built();

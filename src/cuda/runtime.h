@@ -90,6 +90,8 @@ CachingAllocatorCounters allocator_counters(int device_index);
 // ordinary one.
 void set_private_pool(int device_index, cudaStream_t stream, bool is_private);
 bool is_private_pool(int device_index, cudaStream_t stream);
+// The bytes of the segments a stream holds (a graph's private pool).
+int64_t stream_reserved_bytes(int device_index, cudaStream_t stream);
 
 // A temporary device buffer from the caching allocator, stream-ordered on the
 // current stream; freed (returned to the cache) when it goes out of scope.

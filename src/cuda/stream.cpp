@@ -87,3 +87,65 @@ DeviceGuard::~DeviceGuard() {
 }
 
 }  // namespace aotrt::cuda
+
+namespace aotrt::cuda {
+
+OwnedStream::OwnedStream(int device_index) : device_(device_index) {
+  DeviceGuard guard(device_index);
+  cudaStream_t stream = nullptr;
+  AOTRT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  stream_ = stream;
+}
+
+OwnedStream::~OwnedStream() {
+  if (stream_ != nullptr) (void)cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+}
+
+PinnedHostBuffer::PinnedHostBuffer(size_t nbytes) : nbytes_(nbytes) {
+  AOTRT_CUDA_CHECK(cudaHostAlloc(&data_, nbytes > 0 ? nbytes : 1, cudaHostAllocDefault));
+}
+
+PinnedHostBuffer::~PinnedHostBuffer() {
+  if (data_ != nullptr) (void)cudaFreeHost(data_);
+}
+
+Event::Event(int device_index) : device_(device_index) {
+  DeviceGuard guard(device_index);
+  cudaEvent_t event = nullptr;
+  AOTRT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  event_ = event;
+}
+
+Event::~Event() {
+  if (event_ != nullptr) (void)cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+}
+
+void Event::record(void* stream) {
+  DeviceGuard guard(device_);
+  AOTRT_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(stream)));
+}
+
+void Event::synchronize() {
+  AOTRT_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+}
+
+void copy_to_host_async(void* dst, const void* src, size_t nbytes, int device_index, void* stream) {
+  DeviceGuard guard(device_index);
+  AOTRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost,
+                                   static_cast<cudaStream_t>(stream)));
+}
+
+StreamScope::StreamScope(int device_index, void* stream)
+    : device_(device_index), previous_(current_cuda_stream(device_index)) {
+  set_current_cuda_stream(device_, static_cast<cudaStream_t>(stream));
+}
+
+StreamScope::~StreamScope() {
+  try {
+    set_current_cuda_stream(device_, static_cast<cudaStream_t>(previous_));
+  } catch (...) {
+    // device_ was checked when this was made; nothing else can throw.
+  }
+}
+
+}  // namespace aotrt::cuda

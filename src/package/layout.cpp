@@ -56,6 +56,15 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
+std::vector<std::string> model_names(const ZipArchive& archive) {
+  std::set<std::string> models;
+  for (const ZipEntry& e : archive.entries()) {
+    if (e.is_dir()) continue;
+    if (const auto mf = model_file(e.name)) models.insert(mf->model);
+  }
+  return {models.begin(), models.end()};
+}
+
 std::string base_name(const std::string& entry_name) {
   const size_t slash = entry_name.rfind('/');
   return slash == std::string::npos ? entry_name : entry_name.substr(slash + 1);

@@ -41,6 +41,10 @@ struct ModelLayout {
 // no .so or more than one, or when its metadata json is missing.
 ModelLayout find_model(const ZipArchive& archive, const std::string& model_name);
 
+// Every model folder of the archive (data/aotinductor/<name>/ holding a
+// file), sorted by name.
+std::vector<std::string> model_names(const ZipArchive& archive);
+
 // The last path component of an entry name.
 std::string base_name(const std::string& entry_name);
 

@@ -66,6 +66,9 @@ ContainerApi resolve_container_api(void* so, const std::string& what) {
        api.update_user_managed_pairs);
   bind(so, "AOTInductorModelContainerUpdateUserManagedConstantBuffer", api.update_user_managed_map);
   bind(so, "AOTInductorModelContainerSwapConstantBuffer", api.swap_constant_buffer);
+  bind(so, "AOTInductorModelContainerFreeInactiveConstantBuffer",
+       api.free_inactive_constant_buffer);
+  bind(so, "AOTInductorModelContainerExtractConstantsMap", api.extract_constants_map);
   return api;
 }
 

@@ -71,6 +71,11 @@ struct ContainerApi {
   RuntimeError (*update_user_managed_map)(ContainerHandle, void* map, bool use_inactive,
                                           bool validate_full_update) = nullptr;
   RuntimeError (*swap_constant_buffer)(ContainerHandle) = nullptr;
+  // Frees the memory the inactive buffer's constants were loaded into.
+  RuntimeError (*free_inactive_constant_buffer)(ContainerHandle) = nullptr;
+  // The older form of extract_constants_map_entries (torch < 2.13): fills a
+  // std::unordered_map<std::string, AtenTensorHandle>* (handles borrowed).
+  RuntimeError (*extract_constants_map)(ContainerHandle, void* map, bool use_inactive) = nullptr;
 };
 
 // Names of the required entries, for checks made before dlopen.

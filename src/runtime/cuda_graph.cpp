@@ -10,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/handles.h"
 #include "cuda/cuda.h"
+#include "runtime/model_state.h"
 
 namespace aotrt::runtime {
 namespace {
@@ -91,7 +92,7 @@ struct CudaGraphRunner::State {
   }
 
   void capture(std::span<const AtenTensorHandle> inputs, void* caller_stream,
-               const ContainerCall& call) {
+               const ContainerCall& call, StateGuard* guard) {
     graph = std::make_unique<cuda::Graph>(device.index);
     {
       cuda::Graph::OnPrivateStream on(*graph);  // static inputs come from the pool
@@ -103,15 +104,31 @@ struct CudaGraphRunner::State {
     }
     graph->prepare(caller_stream);
     copy_inputs(inputs);
+    // A session's state is saved before the warm-up runs and put back after
+    // them (on the caller's stream, ordered with the private one), so that
+    // the replay below is the one run that counts.
+    if (guard != nullptr) guard->save();
     graph->wait_for(caller_stream);
+    auto restore = [&] {
+      if (guard == nullptr) return;
+      graph->prepare(caller_stream);
+      guard->restore();
+      graph->wait_for(caller_stream);
+    };
 
     // Note [CUDA graph mode], step 2.
-    while (warmups < kMaxWarmupRuns) {
-      const int64_t before = cuda::driver_allocations(device.index);
-      ++warmups;
-      run_on_private_stream(call);  // outputs freed at once, into the pool
-      if (warmups > 1 && cuda::driver_allocations(device.index) == before) break;
+    try {
+      while (warmups < kMaxWarmupRuns) {
+        const int64_t before = cuda::driver_allocations(device.index);
+        ++warmups;
+        run_on_private_stream(call);  // outputs freed at once, into the pool
+        if (warmups > 1 && cuda::driver_allocations(device.index) == before) break;
+      }
+    } catch (...) {
+      restore();
+      throw;
     }
+    restore();
     written = written_inputs(inputs);  // step 3
     if (automatic && !written.empty()) {
       declined = what + " writes into its input " + std::to_string(written[0]) + " ('" +
@@ -271,12 +288,17 @@ bool CudaGraphRunner::captured() const { return s_->graph != nullptr && s_->grap
 
 int CudaGraphRunner::warmup_runs() const { return s_->warmups; }
 
+uint64_t CudaGraphRunner::pool_bytes() const {
+  return s_->graph != nullptr ? s_->graph->pool_bytes() : 0;
+}
+
 bool CudaGraphRunner::capture_refused() const { return !s_->refused.empty(); }
 
 const std::string& CudaGraphRunner::declined() const { return s_->declined; }
 
 std::optional<std::vector<Tensor>> CudaGraphRunner::run(std::span<const AtenTensorHandle> inputs,
-                                                        const ContainerCall& call) {
+                                                        const ContainerCall& call,
+                                                        StateGuard* guard) {
   State& s = *s_;
   AOTRT_CHECK(s.refused.empty(), kUnsupported, s.refused);
   if (!s.declined.empty()) return std::nullopt;
@@ -285,7 +307,7 @@ std::optional<std::vector<Tensor>> CudaGraphRunner::run(std::span<const AtenTens
     AOTRT_CHECK(inputs.size() == s.input_names.size(), kInvalidArgument, kFn, ": ", s.what,
                 " takes ", s.input_names.size(), " input(s), got ", inputs.size());
     try {
-      s.capture(inputs, stream, call);
+      s.capture(inputs, stream, call, guard);
     } catch (const std::exception& e) {
       if (s.capture_failed) s.refused = e.what();
       s.capture_failed = false;
@@ -344,15 +366,17 @@ std::unique_ptr<CudaGraphRunner> CudaGraphs::make_runner() const {
 }
 
 std::optional<std::vector<Tensor>> CudaGraphs::run(std::span<const AtenTensorHandle> inputs,
-                                                   const ContainerCall& call) {
-  std::optional<std::vector<Tensor>> out =
-      mode_ == CudaGraphMode::kOn ? single_->run(inputs, call) : run_auto(inputs, call);
+                                                   const ContainerCall& call, StateGuard* guard) {
+  std::optional<std::vector<Tensor>> out = mode_ == CudaGraphMode::kOn
+                                               ? single_->run(inputs, call, guard)
+                                               : run_auto(inputs, call, guard);
   if (out) ++replays_;
   return out;
 }
 
 std::optional<std::vector<Tensor>> CudaGraphs::run_auto(std::span<const AtenTensorHandle> inputs,
-                                                        const ContainerCall& call) {
+                                                        const ContainerCall& call,
+                                                        StateGuard* guard) {
   if (!declined_.empty()) return std::nullopt;
   thread_local std::vector<int64_t> t_key;
   layout_key(inputs, t_key);
@@ -371,7 +395,7 @@ std::optional<std::vector<Tensor>> CudaGraphs::run_auto(std::span<const AtenTens
     layout.runner = make_runner();
   }
   try {
-    std::optional<std::vector<Tensor>> out = layout.runner->run(inputs, call);
+    std::optional<std::vector<Tensor>> out = layout.runner->run(inputs, call, guard);
     if (!out) {
       declined_ = layout.runner->declined();
       reset();
@@ -388,6 +412,14 @@ std::optional<std::vector<Tensor>> CudaGraphs::run_auto(std::span<const AtenTens
     reset();
     return std::nullopt;
   }
+}
+
+uint64_t CudaGraphs::pool_bytes() const {
+  uint64_t bytes = single_ != nullptr ? single_->pool_bytes() : 0;
+  for (const Layout& l : layouts_) {
+    if (l.runner != nullptr) bytes += l.runner->pool_bytes();
+  }
+  return bytes;
 }
 
 void CudaGraphs::reset() {

@@ -79,6 +79,8 @@ using ContainerCall = std::function<void(AtenTensorHandle* inputs, size_t num_in
                                          AtenTensorHandle* outputs, size_t num_outputs,
                                          void* stream)>;
 
+class StateGuard;  // runtime/model_state.h
+
 class CudaGraphRunner {
  public:
   static constexpr int kMaxWarmupRuns = 4;
@@ -97,10 +99,14 @@ class CudaGraphRunner {
   // thread-safe: the Model serialises runs. Automatic only: nullopt when the
   // graph would behave differently from a plain run (declined() says why);
   // the caller then runs this one plainly and drops the runner.
+  // `guard` (a session's state) is saved before the warm-up runs of a
+  // capture and restored after them, so that the run is done once.
   std::optional<std::vector<Tensor>> run(std::span<const AtenTensorHandle> inputs,
-                                         const ContainerCall& call);
+                                         const ContainerCall& call, StateGuard* guard = nullptr);
 
   bool captured() const;
+  // The device memory its graph's private pool holds (0 before a capture).
+  uint64_t pool_bytes() const;
   // Warm-up runs the capture took (0 before it).
   int warmup_runs() const;
   // The last run's failure came from capturing (the model cannot be
@@ -130,8 +136,10 @@ class CudaGraphs {
   // (and calls count_plain_run). Throws what the run throws; with kOn also the
   // capture's refusal.
   std::optional<std::vector<Tensor>> run(std::span<const AtenTensorHandle> inputs,
-                                         const ContainerCall& call);
+                                         const ContainerCall& call, StateGuard* guard = nullptr);
   void count_plain_run() { ++plain_runs_; }
+  // The device memory the graphs' private pools hold.
+  uint64_t pool_bytes() const;
   // The constants changed: captured kernels read the old addresses, so every
   // graph is dropped (its layouts are captured again).
   void reset();
@@ -145,7 +153,7 @@ class CudaGraphs {
   };
   std::unique_ptr<CudaGraphRunner> make_runner() const;
   std::optional<std::vector<Tensor>> run_auto(std::span<const AtenTensorHandle> inputs,
-                                              const ContainerCall& call);
+                                              const ContainerCall& call, StateGuard* guard);
 
   CudaGraphMode mode_;
   Device device_;

@@ -61,6 +61,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <numeric>
@@ -75,6 +76,7 @@
 #include "runtime/container_api.h"
 #include "runtime/cuda_graph.h"
 #include "runtime/input_check.h"
+#include "runtime/model_state.h"
 #include "runtime/model_tls.h"
 #include "runtime/preflight.h"
 #include "runtime/proxy_executor.h"
@@ -281,6 +283,15 @@ class Model::Impl {
       AOTRT_CHECK(rc == 0, kBackend, failure("AOTInductorModelContainerSwapConstantBuffer"));
       active_buffer = 1 - active_buffer;
       if (graph != nullptr) graph->reset();  // captured kernels read the old constants
+      // Note [Bound state]: the new set holds the model's own state now; the
+      // handles made for the session bound before stay with the buffer that
+      // still holds them, and go when it is next given a set.
+      buffer_handles[1 - active_buffer].insert(state_made.begin(), state_made.end());
+      state_made.clear();
+      own_state.clear();
+      own_state_entries.clear();
+      bound_state = 0;
+      ++weights_version;
       info.weights_source = next.source;
       inactive_set = std::move(active_set);  // the set replaced above goes here
       active_set = std::move(next);
@@ -311,6 +322,116 @@ class Model::Impl {
   // set aotrt gave it (Note [Handles a container keeps]).
   std::set<AtenTensorHandle> buffer_handles[2];
   int active_buffer = 0;
+
+  // Note [Bound state] in runtime/model_state.h: whose tensors the active
+  // buffer holds for the state constants (0: the model's own), the model's own
+  // (taken at the first binding), and the handles the container made for the
+  // session bound now.
+  bool state_known = true;  // the package says which constants are state
+  uint64_t bound_state = 0;
+  std::vector<runtime::ConstantMapEntry> own_state_entries;
+  std::vector<Tensor> own_state;
+  std::vector<AtenTensorHandle> state_made;
+  uint64_t weights_version = 0;  // weight swaps so far
+
+  // New handles to the tensors the buffer holds now, by the container's name.
+  // The container lists them by original FQN: a constant whose FQN another
+  // shares is left out (which one it is cannot be told).
+  std::map<std::string, Tensor> current_constants(bool use_inactive) const {
+    std::map<std::string, Tensor> by_fqn;
+    auto add = [&](const char* fqn, AtenTensorHandle h) {
+      if (fqn == nullptr || h == nullptr || !handle_is_live(h)) return;
+      AtenTensorHandle fresh = nullptr;
+      if (aoti_torch_new_tensor_handle(h, &fresh) == AOTI_TORCH_SUCCESS) {
+        by_fqn.emplace(fqn, Tensor::adopt(fresh));
+      }
+    };
+    if (api.extract_constants_map_entries != nullptr) {
+      const runtime::ConstantMapEntry* entries = nullptr;
+      size_t n = 0;
+      AOTRT_CHECK(api.extract_constants_map_entries(container, &entries, &n, use_inactive) == 0,
+                  kBackend, failure("AOTInductorModelContainerExtractConstantsMapEntries"));
+      for (size_t e = 0; e < n; ++e) add(entries[e].name, entries[e].handle);
+    } else {
+      AOTRT_CHECK(api.extract_constants_map != nullptr, kUnsupported, "model '", info.model_name,
+                  "' of ", info.package_path, ": the .so exports neither "
+                  "AOTInductorModelContainerExtractConstantsMapEntries nor ExtractConstantsMap "
+                  "(torch older than 2.6?), which sessions and shared weights need");
+      std::unordered_map<std::string, AtenTensorHandle> map;
+      AOTRT_CHECK(api.extract_constants_map(container, &map, use_inactive) == 0, kBackend,
+                  failure("AOTInductorModelContainerExtractConstantsMap"));
+      for (const auto& [name, h] : map) add(name.c_str(), h);
+    }
+    std::map<std::string, int> uses;
+    for (const ConstantInfo& c : info.constants) {
+      if (!c.from_folded) ++uses[c.original_fqn];
+    }
+    std::map<std::string, Tensor> out;
+    for (const ConstantInfo& c : info.constants) {
+      if (c.from_folded || uses[c.original_fqn] != 1) continue;
+      const auto it = by_fqn.find(c.original_fqn);
+      if (it != by_fqn.end()) out.emplace(c.name, it->second);
+    }
+    return out;
+  }
+
+  // Gives the container `entries` for its state constants (Note [Bound
+  // state]). The caller holds run_mutex.
+  void bind_state(uint64_t id, std::span<const runtime::ConstantMapEntry> entries) {
+    if (id == bound_state) return;
+    const char* fn = "aotrt::Session::run";
+    if (bound_state == 0 && own_state_entries.empty()) {
+      // The model's own tensors, before the first session replaces them.
+      std::map<std::string, Tensor> current = current_constants(/*use_inactive=*/false);
+      for (const ConstantInfo& c : info.constants) {
+        if (!c.session_state) continue;
+        auto it = current.find(c.name);
+        AOTRT_CHECK(it != current.end(), kInternal, fn, ": model '", info.model_name,
+                    "' holds no tensor for its state constant '", c.name, "'");
+        own_state.push_back(it->second);
+      }
+      size_t k = 0;
+      for (const ConstantInfo& c : info.constants) {
+        if (c.session_state) own_state_entries.push_back({c.name.c_str(), own_state[k++].handle()});
+      }
+    }
+    if (id == 0) entries = own_state_entries;
+    AOTRT_CHECK(api.update_user_managed_pairs != nullptr || api.update_user_managed_map != nullptr,
+                kUnsupported, fn, ": model '", info.model_name, "' of ", info.package_path,
+                ": the .so exports no AOTInductorModelContainerUpdateUserManagedConstantBuffer "
+                "(torch older than 2.7?), which sessions need");
+    clear_last_error();
+    HandleWatch watch;
+    RuntimeError rc = 0;
+    if (api.update_user_managed_pairs != nullptr) {
+      rc = api.update_user_managed_pairs(container, entries.data(), entries.size(),
+                                         /*use_inactive=*/false, /*validate_full_update=*/false);
+    } else {
+      std::unordered_map<std::string, AtenTensorHandle> map;
+      for (const auto& e : entries) map.emplace(e.name, e.handle);
+      rc = api.update_user_managed_map(container, &map, /*use_inactive=*/false,
+                                       /*validate_full_update=*/false);
+    }
+    const std::set<AtenTensorHandle> gone(watch.deleted.begin(), watch.deleted.end());
+    std::vector<AtenTensorHandle> made;
+    for (AtenTensorHandle h : watch.made) {
+      if (gone.count(h) == 0) made.push_back(h);
+    }
+    if (rc != 0) {
+      buffer_handles[active_buffer].insert(made.begin(), made.end());  // deleted with the container
+      bound_state = ~uint64_t{0};  // unknown: bind again next time
+      AOTRT_FAIL(kBackend, failure("AOTInductorModelContainerUpdateUserManagedConstantBuffer"));
+    }
+    // Every state entry was replaced: the handles made for the previous
+    // session are no longer the container's (Note [Handles a container keeps]).
+    for (AtenTensorHandle h : state_made) {
+      if (gone.count(h) == 0 && handle_is_live(h)) aoti_torch_delete_tensor_object(h);
+    }
+    state_made = std::move(made);
+    bound_state = id;
+  }
+
+  std::vector<Tensor> run(std::span<const Tensor> inputs, const runtime::RunState* state);
 };
 
 namespace {
@@ -426,13 +547,16 @@ void read_input_checks(Model::Impl& m, const package::WrapperSource& source) {
   const bool recorded = !m.info.input_specs.empty();  // "aotrt.inputs" was read
   m.info.input_specs.resize(n);
   m.info.input_dtypes.assign(n, std::nullopt);
+  m.info.input_ranks.assign(n, -1);
   for (size_t i = 0; i < n; ++i) {
     if (m.info.input_specs[i]) {
       m.info.input_dtypes[i] = m.info.input_specs[i]->dtype;
+      m.info.input_ranks[i] = static_cast<int64_t>(m.info.input_specs[i]->sizes.size());
       continue;
     }
     if (i >= source.inputs.size()) continue;
     const package::WrapperInput& w = source.inputs[i];
+    if (!w.sizes.empty()) m.info.input_ranks[i] = static_cast<int64_t>(w.sizes.size());
     ScalarType dtype{};
     if (!dtype_from_name(w.dtype, &dtype)) continue;
     m.info.input_dtypes[i] = dtype;
@@ -484,14 +608,33 @@ void read_constants(Model::Impl& m, const package::WrapperSource& source) {
       c.from_folded = folded;
     }
     // constants_info_[i] is the container's constant i; the name must agree.
-    if (i < source.constants.size() && source.constants[i].has_layout &&
-        source.constants[i].name == c.name) {
-      const package::WrapperConstant& w = source.constants[i];
+    const package::WrapperConstant* w =
+        i < source.constants.size() && source.constants[i].name == c.name ? &source.constants[i]
+                                                                          : nullptr;
+    if (w != nullptr && w->has_layout) {
       c.layout_known = true;
-      c.sizes = w.sizes;
-      c.strides = w.strides;
-      c.storage_offset = w.storage_offset;
+      c.sizes = w->sizes;
+      c.strides = w->strides;
+      c.storage_offset = w->storage_offset;
     }
+    int32_t type = 0;
+    if (api.get_constant_type == nullptr || api.get_constant_type(m.container, i, &type) != 0) {
+      type = w != nullptr ? w->type : 0;
+    }
+    static constexpr const char* kTypes[] = {"", "parameter", "buffer", "tensor_constant", "folded"};
+    c.type = type >= 0 && type <= 4 ? kTypes[type] : "";
+    // Note [Session state] in runtime/model_state.h.
+    if (!c.from_folded) {
+      const bool buffer = type == 2;
+      if (source.access_known && w != nullptr) {
+        using package::ConstantAccess;
+        c.session_state = w->access == ConstantAccess::kWritten ||
+                          (buffer && w->access == ConstantAccess::kMaybeWritten);
+      } else {
+        c.session_state = buffer;
+      }
+    }
+    m.state_known = m.state_known && (type != 0 || (source.access_known && w != nullptr));
     m.info.constants.push_back(std::move(c));
   }
 }
@@ -784,8 +927,13 @@ void Model::update_weights(const Weights& weights) {
 
 std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
   AOTRT_CHECK(impl_ != nullptr, kInvalidArgument, "aotrt::Model::run: used after move");
-  Impl& m = *impl_;
-  const char* fn = "aotrt::Model::run";
+  return impl_->run(inputs, nullptr);
+}
+
+std::vector<Tensor> Model::Impl::run(std::span<const Tensor> inputs,
+                                     const runtime::RunState* state) {
+  Impl& m = *this;
+  const char* fn = state != nullptr ? "aotrt::Session::run" : "aotrt::Model::run";
   const size_t n_in = m.info.input_names.size(), n_out = m.info.output_names.size();
   AOTRT_CHECK(inputs.size() == n_in, kInvalidArgument, fn, ": model '", m.info.model_name,
               "' takes ", n_in, " input(s), got ", inputs.size());
@@ -833,19 +981,28 @@ std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
   AOTRT_CHECK(m.has_weights, kInvalidArgument, fn, ": model '", m.info.model_name, "' of ",
               m.info.package_path, " was loaded without weights (LoadOptions::without_weights); "
               "give them with swap_weights first");
-  if (m.graph != nullptr) {
-    std::optional<std::vector<Tensor>> replayed =
-        m.graph->run(in, [&](AtenTensorHandle* gin, size_t gn_in, AtenTensorHandle* gout,
-                             size_t gn_out, void* gstream) {
+  // Note [Bound state]: a session's graphs, else the model's own.
+  runtime::CudaGraphs* graphs = state != nullptr ? state->graphs : m.graph.get();
+  const uint64_t state_id = state != nullptr ? state->id : 0;
+  const std::span<const runtime::ConstantMapEntry> state_entries =
+      state != nullptr ? state->entries : std::span<const runtime::ConstantMapEntry>{};
+  if (graphs != nullptr) {
+    std::optional<std::vector<Tensor>> replayed = graphs->run(
+        in,
+        [&](AtenTensorHandle* gin, size_t gn_in, AtenTensorHandle* gout, size_t gn_out,
+            void* gstream) {
+          m.bind_state(state_id, state_entries);
           clear_last_error();
           if (m.call_container(gin, gn_in, gout, gn_out, gstream) != 0) {
             AOTRT_FAIL(kBackend, runtime::name_inputs_in_model_message(m.failure(m.run_entry()),
                                                                        m.info.input_names));
           }
-        });
+        },
+        state != nullptr ? state->guard : nullptr);
     if (replayed) return std::move(*replayed);
-    m.graph->count_plain_run();  // Note [Automatic CUDA graphs]: this one runs plainly
+    graphs->count_plain_run();  // Note [Automatic CUDA graphs]: this one runs plainly
   }
+  m.bind_state(state_id, state_entries);
   clear_last_error();
   const runtime::RuntimeError rc = m.call_container(in.data(), in.size(), out.data(), out.size(),
                                                     stream);
@@ -899,5 +1056,119 @@ std::vector<Tensor> Model::run(std::span<const Tensor> inputs) {
   }
   return result;
 }
+
+// --- runtime::ModelAccess (runtime/model_state.h) ----------------------------------------
+
+namespace runtime {
+
+std::vector<const ConstantInfo*> ModelAccess::state(const Model& m) {
+  std::vector<const ConstantInfo*> out;
+  for (const ConstantInfo& c : m.info().constants) {
+    if (c.session_state) out.push_back(&c);
+  }
+  return out;
+}
+
+bool ModelAccess::state_known(const Model& m) {
+  m.info();  // checks for a moved-from Model
+  return m.impl_->state_known;
+}
+
+std::vector<Tensor> ModelAccess::run(Model& m, std::span<const Tensor> inputs,
+                                     const RunState& state) {
+  AOTRT_CHECK(m.impl_ != nullptr, kInvalidArgument, "aotrt::Session::run: the model was moved from");
+  AOTRT_CHECK(state.id != 0, kInternal, "aotrt::Session::run: a session's state id is 0");
+  return m.impl_->run(inputs, &state);
+}
+
+std::map<std::string, Tensor> ModelAccess::constants(const Model& m) {
+  m.info();
+  Model::Impl& impl = *m.impl_;
+  std::lock_guard<std::mutex> lock(impl.run_mutex);
+  // The model's own state, not a session's that happens to be bound.
+  std::map<std::string, Tensor> out = impl.current_constants(/*use_inactive=*/false);
+  if (impl.bound_state != 0) {
+    size_t k = 0;
+    for (const ConstantInfo& c : impl.info.constants) {
+      if (c.session_state) out[c.name] = impl.own_state[k++];
+    }
+  }
+  return out;
+}
+
+uint64_t ModelAccess::share_constants(Model& m, const std::map<std::string, Tensor>& shared) {
+  const char* fn = "aotrt::Program::load";
+  m.info();
+  Model::Impl& impl = *m.impl_;
+  const std::map<std::string, Tensor> own = constants(m);
+  Weights w;
+  w.source = "constants shared with another graph of " + impl.info.package_path;
+  uint64_t shared_bytes = 0;
+  for (const ConstantInfo& c : impl.info.constants) {
+    if (c.from_folded) continue;
+    const auto mine = own.find(c.name);
+    if (mine == own.end()) return 0;  // its FQN is ambiguous: the graph keeps its own
+    const TensorImpl& t = handle_get_defined(mine->second.handle(), fn);
+    // A constant made from another (a oneDNN-blocked weight read in place,
+    // Note [Deferred storages]) is not copied here: the graph keeps its own.
+    if (t.storage()->source() != nullptr) return 0;
+    const std::string key = c.original_fqn.empty() ? c.name : c.original_fqn;
+    const auto other = c.original_fqn.empty() ? shared.end() : shared.find(c.original_fqn);
+    if (other != shared.end()) {
+      const TensorImpl& o = handle_get_defined(other->second.handle(), fn);
+      if (o.dtype() == t.dtype() && o.device() == t.device() &&
+          std::ranges::equal(o.sizes(), t.sizes()) && std::ranges::equal(o.strides(), t.strides()) &&
+          o.storage_offset() == t.storage_offset()) {
+        w.tensors.emplace(key, other->second);
+        shared_bytes += c.nbytes;
+        continue;
+      }
+    }
+    // Not shared: a copy of the whole storage span the model may address,
+    // since the memory the model loaded it into is freed below.
+    const ViewSpan span = view_span(t.sizes(), t.strides(), t.storage_offset(),
+                                    element_size(t.dtype()), fn);
+    const auto bytes = std::max<uint64_t>(c.nbytes, static_cast<uint64_t>(span.end_byte));
+    Tensor copy = Tensor::adopt(handle_register(make_tensor(
+        Storage::allocate(t.device(), bytes), t.sizes(), t.strides(), t.storage_offset(),
+        t.dtype(), fn)));
+    copy.copy_(mine->second);
+    w.tensors.emplace(key, std::move(copy));
+  }
+  if (shared_bytes == 0) return 0;
+  impl.swap(w, /*partial=*/false, fn);
+  // The memory the container loaded the package's constants into is the
+  // inactive buffer's now; nothing reads it.
+  if (impl.api.free_inactive_constant_buffer != nullptr) {
+    std::lock_guard<std::mutex> lock(impl.run_mutex);
+    if (impl.info.device.is_cuda()) cuda::synchronize_device(impl.info.device.index);
+    clear_last_error();
+    AOTRT_CHECK(impl.api.free_inactive_constant_buffer(impl.container) == 0, kBackend,
+                impl.failure("AOTInductorModelContainerFreeInactiveConstantBuffer"));
+  }
+  impl.info.weights_source = "package (shared)";
+  return shared_bytes;
+}
+
+uint64_t ModelAccess::weights_version(const Model& m) {
+  m.info();
+  std::lock_guard<std::mutex> lock(m.impl_->run_mutex);
+  return m.impl_->weights_version;
+}
+
+std::unique_ptr<CudaGraphs> ModelAccess::make_graphs(const Model& m) {
+  m.info();
+  const Model::Impl& impl = *m.impl_;
+  if (!impl.info.device.is_cuda() || impl.graph_mode == CudaGraphMode::kOff ||
+      impl.api.run_single_threaded == nullptr) {
+    return nullptr;
+  }
+  return std::make_unique<CudaGraphs>(impl.graph_mode, impl.info.device,
+                                      "model '" + impl.info.model_name + "' of " +
+                                          impl.info.package_path + " (a session)",
+                                      impl.info.input_names, impl.info.output_names.size());
+}
+
+}  // namespace runtime
 
 }  // namespace aotrt
