@@ -4,6 +4,9 @@
 //   aotrt run MODEL.pt2 --input a.npy[:DTYPE][:LAYOUT] [--input b.npy ...]
 //             [--weights W.safetensors] --output-dir DIR
 //                                        runs it; writes DIR/output_<i>.npy
+//   aotrt generate MODEL.pt2 --prompt-ids 5,17,42 [--max-new-tokens N] [--temperature T]
+//                [--top-k K] [--top-p P] [--seed S] [--eos ID[,ID]] [--json]
+//                                        generates token ids (see cli/generate.h)
 //   aotrt bench MODEL.pt2 [--input a.npy ...] [--weights W.safetensors]
 //               [--warmup N] [--iters N]
 //               [--cuda-graph] [--json] [--profile] [--profiler-range]
@@ -24,6 +27,7 @@
 
 #include "aotrt/aotrt.h"
 #include "cli/bench.h"
+#include "cli/generate.h"
 #include "cli/input_arg.h"
 #include "runtime/npy.h"
 
@@ -257,6 +261,23 @@ int main(int argc, char** argv) {
   bench->add_option("--model-name", b.model_name, "model folder under data/aotinductor/");
   bench->add_option("--device-index", b.device_index, "CUDA packages: the device (default: current)");
 
+  aotrt::cli::GenerateArgs ga;
+  CLI::App* gen = app.add_subcommand("generate", "Generate token ids with a decoder package");
+  gen->add_option("package", ga.package, "the .pt2 file")->required();
+  gen->add_option("--prompt-ids", ga.prompt_ids, "the prompt's token ids, comma-separated")
+      ->required();
+  gen->add_option("--max-new-tokens", ga.max_new_tokens, "at most this many new tokens (default 64)");
+  gen->add_option("--temperature", ga.sampling.temperature, "0 (default): greedy");
+  gen->add_option("--top-k", ga.sampling.top_k, "keep the K most likely tokens (0: all)");
+  gen->add_option("--top-p", ga.sampling.top_p, "keep the most likely tokens up to mass P (1: all)");
+  gen->add_option("--seed", ga.sampling.seed, "seed of the draws (the same seed, the same tokens)");
+  gen->add_option("--eos", ga.eos, "token ids that end the sequence (default: the package's)");
+  gen->add_option("--max-cache-len", ga.max_cache_len,
+                  "the cache length, for a package that does not record it");
+  gen->add_flag("--json", ga.json, "print one JSON object at the end instead of the tokens");
+  gen->add_flag("--no-cuda-graph", ga.no_cuda_graph, "CUDA packages: no CUDA graphs");
+  gen->add_option("--device-index", ga.device_index, "CUDA packages: the device (default: current)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -270,6 +291,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*info) return info_command(info_path, model_name, weights_path);
+    if (*gen) return aotrt::cli::generate_command(ga);
     if (*bench) {
       if (graph_on) b.cuda_graph = aotrt::CudaGraphMode::kOn;
       if (graph_off) b.cuda_graph = aotrt::CudaGraphMode::kOff;
