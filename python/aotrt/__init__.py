@@ -18,7 +18,8 @@ import os
 from typing import Any, Mapping
 
 from . import _aotrt
-from ._aotrt import ConstantInfo, InputInfo, Model, ModelInfo, Tensor, as_tensor
+from ._aotrt import (ConstantInfo, GenerateResult, InputInfo, Model, ModelInfo, Program,
+                     Sequence, Session, Tensor, as_tensor)
 from ._errors import (
     CLASSES as _ERROR_CLASSES,
     BackendError,
@@ -34,8 +35,12 @@ from ._errors import (
 
 _aotrt._set_error_classes(_ERROR_CLASSES)
 
+from ._generate import LanguageModel, load_generator, load_program  # noqa: E402
+
 __all__ = [
     "load", "Model", "ModelInfo", "InputInfo", "ConstantInfo", "Tensor", "as_tensor",
+    "load_generator", "load_program", "LanguageModel", "Program", "Session", "Sequence",
+    "GenerateResult",
     "Error", "InvalidArgumentError", "InvalidHandleError", "OutOfBoundsError",
     "UnsupportedError", "OutOfMemoryError", "PackageError", "BackendError", "InternalError",
 ]

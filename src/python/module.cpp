@@ -14,6 +14,7 @@
 // (`owners`), and are released with the last one.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -27,6 +28,8 @@
 #include <vector>
 
 #include "aotrt/aotrt.h"
+#include "aotrt/generate.h"
+#include "aotrt/session.h"
 #include "core/view.h"
 #include "cuda/cuda.h"
 
@@ -304,6 +307,8 @@ struct PyConstantInfo {
   uint64_t nbytes = 0;
   bool from_folded = false;
   std::optional<std::vector<int64_t>> sizes, strides;
+  std::string type;
+  bool session_state = false;
 };
 
 struct PyModelInfo {
@@ -314,8 +319,7 @@ struct PyModelInfo {
   std::map<std::string, std::string> metadata;
 };
 
-PyModelInfo describe(const Model& model) {
-  const ModelInfo& mi = model.info();
+PyModelInfo describe_info(const ModelInfo& mi) {
   PyModelInfo out;
   out.package_path = mi.package_path;
   out.model_name = mi.model_name;
@@ -337,7 +341,8 @@ PyModelInfo describe(const Model& model) {
   }
   out.outputs = mi.output_names;
   for (const ConstantInfo& c : mi.constants) {
-    PyConstantInfo pc{c.name, c.original_fqn, dtype_name(c.dtype), c.nbytes, c.from_folded, {}, {}};
+    PyConstantInfo pc{c.name, c.original_fqn, dtype_name(c.dtype), c.nbytes, c.from_folded, {}, {},
+                      c.type, c.session_state};
     if (c.layout_known) {
       pc.sizes = c.sizes;
       pc.strides = c.strides;
@@ -539,6 +544,253 @@ PyModel load(const std::string& path, nb::handle device, std::optional<bool> cud
   return PyModel{std::move(*model), std::move(owners), {}};
 }
 
+// --- Programs, sessions and generation (aotrt/session.h, aotrt/generate.h) ---------------
+
+// Inputs of a session's run: arrays to tensors on the program's device.
+std::vector<Tensor> session_inputs(const Program& program, const std::string& graph, nb::args args,
+                                   std::vector<PyTensor>& given) {
+  const ModelInfo& info = program.info(graph);
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    given.push_back(to_tensor(args[i], "aotrt.Session.run: input " + std::to_string(i) +
+                                           (i < info.input_names.size()
+                                                ? " ('" + info.input_names[i] + "')"
+                                                : std::string())));
+  }
+  for (PyTensor& t : given) {
+    inputs.push_back(t.tensor.device() == program.device() ? t.tensor : t.tensor.to(program.device()));
+  }
+  return inputs;
+}
+
+nb::list outputs_to_list(std::vector<Tensor>& outputs) {
+  nb::list result;
+  for (Tensor& out : outputs) {
+    if (!out.defined()) {
+      result.append(nb::none());
+    } else {
+      result.append(nb::cast(PyTensor{std::move(out), {}}));
+    }
+  }
+  return result;
+}
+
+LoadOptions load_options(nb::handle device, std::optional<bool> cuda_graph, bool check_inputs) {
+  const auto [type, index] = parse_device(device);
+  (void)type;
+  LoadOptions options;
+  options.device_index = index;
+  options.cuda_graph = !cuda_graph.has_value() ? CudaGraphMode::kAuto
+                       : *cuda_graph           ? CudaGraphMode::kOn
+                                               : CudaGraphMode::kOff;
+  options.check_inputs = check_inputs;
+  return options;
+}
+
+void check_device(const Program& program, nb::handle device, const std::string& path, const char* fn) {
+  const auto [type, index] = parse_device(device);
+  (void)index;
+  if (type.has_value() && program.device().type != *type) {
+    AOTRT_FAIL(kInvalidArgument, fn, ": ", path, " is a ", program.device().is_cpu() ? "cpu" : "cuda",
+               " package but device '", nb::cast<std::string>(nb::str(device)),
+               "' was asked for (a package runs on the device it was exported for)");
+  }
+}
+
+nb::dict state_dict(const StateInfo& s) {
+  nb::dict d;
+  d["name"] = s.name;
+  d["dtype"] = std::string(dtype_name(s.dtype));
+  d["sizes"] = s.sizes;
+  d["strides"] = s.strides;
+  d["nbytes"] = s.nbytes;
+  d["graphs"] = s.graphs;
+  return d;
+}
+
+nb::dict config_dict(const GenerationConfig& c) {
+  nb::dict d;
+  d["kind"] = c.kind;
+  d["decode_graph"] = c.decode_graph;
+  d["prefill_graph"] = c.prefill_graph;
+  d["encoder_graph"] = c.encoder_graph;
+  d["max_cache_len"] = c.max_cache_len;
+  d["max_prefill_len"] = c.max_prefill_len;
+  d["vocab_size"] = c.vocab_size;
+  d["eos_token_ids"] = c.eos_token_ids;
+  d["decoder_start_token_ids"] = c.decoder_start_token_ids;
+  d["source"] = c.source;
+  return d;
+}
+
+GenerateOptions generate_options(int64_t max_new_tokens, float temperature, int64_t top_k,
+                                 float top_p, uint64_t seed, std::optional<std::vector<int64_t>> eos,
+                                 nb::handle on_token) {
+  GenerateOptions o;
+  o.max_new_tokens = max_new_tokens;
+  o.sampling.temperature = temperature;
+  o.sampling.top_k = top_k;
+  o.sampling.top_p = top_p;
+  o.sampling.seed = seed;
+  o.eos_token_ids = std::move(eos);
+  if (!on_token.is_none()) {
+    nb::object fn = nb::borrow(on_token);
+    // Called from the generating thread, which released the GIL; a Python
+    // exception stops the generation and is raised from generate().
+    o.on_token = [fn](int64_t token) {
+      nb::gil_scoped_acquire gil;
+      nb::object r = fn(token);
+      return r.is_none() || nb::cast<bool>(r);
+    };
+  }
+  return o;
+}
+
+}  // namespace
+}  // namespace aotrt::python
+
+namespace aotrt::python {
+namespace {
+
+void bind_generation(nb::module_& m) {
+  nb::class_<Session>(m, "Session",
+                      "A session of a Program: its own copy of the state the graphs write (KV "
+                      "caches), the weights shared with every other session.")
+      .def(
+          "run",
+          [](Session& s, const std::string& graph, nb::args args) {
+            std::vector<PyTensor> given;
+            std::vector<Tensor> inputs = session_inputs(s.program(), graph, args, given);
+            std::vector<Tensor> outputs;
+            {
+              nb::gil_scoped_release release;
+              outputs = s.run(graph, inputs);
+            }
+            return outputs_to_list(outputs);
+          },
+          "graph"_a, "inputs"_a,
+          nb::sig("def run(self, graph: str, *inputs: object) -> list[Tensor | None]"),
+          "Runs one graph of the program with this session's state.")
+      .def("reset", [](Session& s) { nb::gil_scoped_release r; s.reset(); },
+           "The state back to the package's initial values.")
+      .def("fork", [](const Session& s) { nb::gil_scoped_release r; return s.fork(); },
+           "A new session holding a copy of this one's state.")
+      .def_prop_ro("id", &Session::id)
+      .def_prop_ro("memory_bytes", &Session::memory_bytes,
+                   "Bytes the session holds: its state and its CUDA graphs' memory.");
+
+  nb::class_<Program>(m, "Program",
+                      "Every graph of a package over one copy of the weights (aotrt.load_program).")
+      .def_prop_ro("graphs", &Program::graphs)
+      .def("info", [](const Program& p, const std::string& g) { return describe_info(p.info(g)); },
+           "graph"_a)
+      .def_prop_ro("device", [](const Program& p) { return p.device().str(); })
+      .def_prop_ro("state",
+                   [](const Program& p) {
+                     nb::list l;
+                     for (const StateInfo& s : p.state()) l.append(state_dict(s));
+                     return l;
+                   },
+                   "What each session owns: name, dtype, sizes, strides, nbytes, graphs.")
+      .def_prop_ro("session_state_bytes", &Program::session_state_bytes)
+      .def_prop_ro("shared_constant_bytes", &Program::shared_constant_bytes)
+      .def("new_session", [](const Program& p) { nb::gil_scoped_release r; return p.new_session(); });
+
+  m.def(
+      "load_program",
+      [](const std::string& path, nb::handle device, std::optional<bool> cuda_graph,
+         std::optional<std::vector<std::string>> graphs, bool check_inputs) {
+        const LoadOptions options = load_options(device, cuda_graph, check_inputs);
+        std::optional<Program> program;
+        {
+          nb::gil_scoped_release release;
+          program.emplace(Program::load(path, options, graphs.value_or(std::vector<std::string>{})));
+        }
+        check_device(*program, device, path, "aotrt.load_program");
+        return std::move(*program);
+      },
+      "path"_a, "device"_a = nb::none(), "cuda_graph"_a = nb::none(), "graphs"_a = nb::none(),
+      "check_inputs"_a = true, "Loads every graph of a package (see aotrt.load_program).");
+
+  nb::class_<GenerateResult>(m, "GenerateResult", "What one generate() call gave.")
+      .def_ro("tokens", &GenerateResult::tokens, "The new token ids (the prompt excluded).")
+      .def_ro("stop_reason", &GenerateResult::stop_reason,
+              "'eos', 'max_new_tokens', 'stopped' or 'cache_full'.")
+      .def_ro("ttft_ms", &GenerateResult::ttft_ms)
+      .def_ro("total_ms", &GenerateResult::total_ms)
+      .def_ro("tokens_per_s", &GenerateResult::tokens_per_s)
+      .def_ro("inter_token_ms", &GenerateResult::inter_token_ms)
+      .def("__repr__", [](const GenerateResult& r) {
+        return nb::str("GenerateResult({} tokens, stop_reason={!r}, ttft_ms={:.3f}, tokens_per_s={:.1f})")
+            .format(r.tokens.size(), r.stop_reason, r.ttft_ms, r.tokens_per_s);
+      });
+
+  nb::class_<Sequence>(m, "Sequence", "A sequence being generated: a session and its length.")
+      .def_prop_ro("length", &Sequence::length, "Tokens in the cache (prompt and generated).")
+      .def("reset", [](Sequence& s) { nb::gil_scoped_release r; s.reset(); })
+      .def("fork", [](const Sequence& s) { nb::gil_scoped_release r; return s.fork(); })
+      .def_prop_ro("memory_bytes", &Sequence::memory_bytes)
+      .def_prop_ro("session", [](Sequence& s) -> Session& { return s.session(); },
+                   nb::rv_policy::reference_internal);
+
+  nb::class_<Generator>(m, "Generator", "A generation package (see aotrt.load_generator).")
+      .def_prop_ro("config", [](const Generator& g) { return config_dict(g.config()); })
+      .def_prop_ro("program", [](const Generator& g) -> const Program& { return g.program(); },
+                   nb::rv_policy::reference_internal)
+      .def("new_sequence", [](const Generator& g) { nb::gil_scoped_release r; return g.new_sequence(); })
+      .def(
+          "generate",
+          [](const Generator& g, std::vector<int64_t> prompt, int64_t max_new_tokens,
+             float temperature, int64_t top_k, float top_p, uint64_t seed,
+             std::optional<std::vector<int64_t>> eos, Sequence* sequence, nb::handle on_token) {
+            const GenerateOptions o = generate_options(max_new_tokens, temperature, top_k, top_p,
+                                                       seed, std::move(eos), on_token);
+            nb::gil_scoped_release release;
+            return sequence != nullptr ? g.generate(*sequence, prompt, o) : g.generate(prompt, o);
+          },
+          "prompt"_a, "max_new_tokens"_a = 64, "temperature"_a = 0.f, "top_k"_a = 0,
+          "top_p"_a = 1.f, "seed"_a = 0, "eos_token_ids"_a = nb::none(),
+          "sequence"_a = nb::none(), "on_token"_a = nb::none(),
+          "Generates after prompt (a list of token ids), in `sequence` (continuing it) or a new "
+          "one; on_token(token) is called with each new token as it comes (return False to "
+          "stop).")
+      .def(
+          "generate_from",
+          [](const Generator& g, Sequence& sequence, nb::handle encoder_input,
+             int64_t max_new_tokens, float temperature, int64_t top_k, float top_p, uint64_t seed,
+             std::optional<std::vector<int64_t>> eos, nb::handle on_token) {
+            const GenerateOptions o = generate_options(max_new_tokens, temperature, top_k, top_p,
+                                                       seed, std::move(eos), on_token);
+            PyTensor in = to_tensor(encoder_input, "aotrt.Generator.generate_from: encoder_input");
+            nb::gil_scoped_release release;
+            return g.generate_from(sequence, in.tensor, o);
+          },
+          "sequence"_a, "encoder_input"_a, "max_new_tokens"_a = 64, "temperature"_a = 0.f,
+          "top_k"_a = 0, "top_p"_a = 1.f, "seed"_a = 0, "eos_token_ids"_a = nb::none(),
+          "on_token"_a = nb::none(),
+          "Encoder-decoder packages: encodes encoder_input, then generates.");
+
+  m.def(
+      "load_generator",
+      [](const std::string& path, nb::handle device, std::optional<bool> cuda_graph,
+         std::optional<int64_t> max_cache_len, std::optional<std::vector<int64_t>> eos) {
+        GeneratorOptions options;
+        options.load = load_options(device, cuda_graph, true);
+        options.max_cache_len = max_cache_len;
+        if (eos) options.eos_token_ids = *eos;
+        std::optional<Generator> gen;
+        {
+          nb::gil_scoped_release release;
+          gen.emplace(Generator::load(path, options));
+        }
+        check_device(gen->program(), device, path, "aotrt.load_generator");
+        return std::move(*gen);
+      },
+      "path"_a, "device"_a = nb::none(), "cuda_graph"_a = nb::none(),
+      "max_cache_len"_a = nb::none(), "eos_token_ids"_a = nb::none(),
+      "Loads a generation package (see aotrt.load_generator).");
+}
+
 }  // namespace
 }  // namespace aotrt::python
 
@@ -617,6 +869,10 @@ NB_MODULE(_aotrt, m) {
       .def_ro("from_folded", &PyConstantInfo::from_folded)
       .def_ro("sizes", &PyConstantInfo::sizes, "As the model keeps it, where the package says.")
       .def_ro("strides", &PyConstantInfo::strides)
+      .def_ro("type", &PyConstantInfo::type,
+              "torch's ConstantType: 'parameter', 'buffer', 'tensor_constant', 'folded' or ''.")
+      .def_ro("session_state", &PyConstantInfo::session_state,
+              "The model writes it (a KV cache): each Session owns a copy.")
       .def("__repr__", [](const PyConstantInfo& c) {
         return nb::str("ConstantInfo(name={!r}, original_fqn={!r}, dtype={!r}, nbytes={})")
             .format(c.name, c.original_fqn, c.dtype, c.nbytes);
@@ -666,7 +922,7 @@ NB_MODULE(_aotrt, m) {
            nb::sig("def update_weights(self, weights: str | os.PathLike[str] | collections.abc.Mapping[str, object], "
                    "allow_unused: bool = False) -> None"),
            "swap_weights for some constants; the others keep their values.")
-      .def_prop_ro("info", [](const PyModel& m) { return describe(m.model); })
+      .def_prop_ro("info", [](const PyModel& m) { return describe_info(m.model.info()); })
       .def_prop_ro("device", [](const PyModel& m) { return m.model.device().str(); })
       .def_prop_ro(
           "cuda_graph_status",
@@ -691,4 +947,5 @@ NB_MODULE(_aotrt, m) {
   m.def("load", &load, "path"_a, "device"_a = nb::none(), "cuda_graph"_a = nb::none(),
         "weights"_a = nb::none(), "model_name"_a = "model", "check_inputs"_a = true,
         "allow_unused_weights"_a = false, "Loads a .pt2 package (see aotrt.load).");
+  bind_generation(m);
 }
