@@ -13,10 +13,14 @@
 // model's memory. The copy goes only to the container's first
 // model instance (models_[0]), which is why containers are made with one
 // instance (Run then serialises concurrent calls).
-// The blob is read from the archive straight into memory for that call:
+// For that call the blob is mapped from the .pt2 where the archive stores
+// it uncompressed, as torch writes it (Note [Stored entries read in place];
+// its CRC checked first), and read from the archive into memory otherwise:
 // extracting it to a file first wrote every weight to disk and read it back
 // through page faults; resnet50's 100 MB blob made loading take 0.2 to 0.9 s
-// from run to run on this project's machine (the disk's writeback).
+// from run to run on this project's machine (the disk's writeback). A
+// mapped blob's pages are dropped as the model registers each constant
+// (Note [Weights pages during load]), so a 16 GB blob is never all resident.
 //
 // Note [Model input checks]
 // Generated code checks each input's dtype, sizes, strides and device only

@@ -330,7 +330,7 @@ OpenedPackage open_package(const std::string& path, const std::string& model_nam
     if (entry.size() >= 8) std::memcpy(&tail, entry.data() + entry.size() - 8, 8);
   }
   OpenedPackage p{std::move(archive), std::move(layout), std::move(metadata), std::move(dir),
-                  so_path, std::move(elf), {}, {}, {}, {}};
+                  so_path, std::move(elf), {}, {}, {}, {}, std::nullopt, {}, 0, false};
   if (data_offset && p.elf.appended_weights) {
     check_appended(p, p.layout.so.size, tail);
     if (p.appended) {
