@@ -12,6 +12,9 @@ index_copy_) with force_mmap_weights. `aotrt info` names each layout.
 
 Corrupt appended weights (a truncated .so entry, a wrong magic number, a flipped byte) are
 refused in tests/e2e/test_robust_real.py (test_appended_weights_bad_packages).
+
+CUDA: AOTRT_LARGE_DEVICES=cpu,cuda on a CUDA build with a CUDA torch (the layouts and the KV
+cache exported for cuda too; the model copies its weights to the device with cudaMemcpy).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import pytest
 import torch
 
 ATOL, RTOL = 1e-5, 1e-5
+CUDA_TOL = 1e-4  # fp32 on CUDA, TF32 off on both sides
+DEVICES = [d for d in os.environ.get("AOTRT_LARGE_DEVICES", "cpu").split(",") if d]
 
 BASE = {"aot_inductor.link_libtorch": False}
 LAYOUTS = {
@@ -79,6 +84,7 @@ def _export(module, inputs, path: Path, options: dict) -> Path:
 
 def _run(cmd, tmpdir: Path | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
+    env.setdefault("AOTRT_CUDNN_ALLOW_TF32", "0")  # the references are exact fp32
     if tmpdir is not None:
         env["TMPDIR"] = str(tmpdir)
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, env=env)
@@ -94,32 +100,40 @@ def work(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("large")
 
 
-@pytest.fixture(scope="module")
-def net(work):
-    torch.manual_seed(0)
-    module = Net().eval()
-    inputs = _inputs()
+def _eager(module, inputs):
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     with torch.no_grad():
-        expected = [t.numpy() for t in module(*inputs)]
-    for k, t in enumerate(inputs):
+        return [t.cpu().numpy() for t in module(*inputs)]
+
+
+@pytest.fixture(scope="module", params=DEVICES)
+def net(request, work):
+    """(device, module, inputs on the device, eager outputs); the inputs as .npy in work/."""
+    device = request.param
+    torch.manual_seed(0)
+    module = Net().eval().to(device)
+    inputs = tuple(t.to(device) for t in _inputs())
+    for k, t in enumerate(_inputs()):
         np.save(work / f"input_{k}.npy", t.numpy())
-    return module, inputs, expected
+    return device, module, inputs, _eager(module, inputs)
 
 
-def _check_outputs(out: Path, expected) -> None:
+def _check_outputs(out: Path, expected, device: str = "cpu") -> None:
+    tol = (ATOL, RTOL) if device == "cpu" else (CUDA_TOL, CUDA_TOL)
     for k, want in enumerate(expected):
         got = np.load(out / f"output_{k}.npy")
         assert got.shape == want.shape
         diff = float(np.max(np.abs(got - want)))
-        assert np.allclose(got, want, atol=ATOL, rtol=RTOL), f"output {k}: max abs diff {diff}"
-        print(f"output {k}: max abs diff {diff:.3g}")
+        assert np.allclose(got, want, atol=tol[0], rtol=tol[1]), f"output {k}: max abs diff {diff}"
+        print(f"{device} output {k}: max abs diff {diff:.3g}")
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_layout_runs_and_matches_eager(layout, net, work, aotrt_bin, tmp_path):
-    module, inputs, expected = net
+    device, module, inputs, expected = net
     options, named = LAYOUTS[layout]
-    pkg = _export(module, inputs, work / f"{layout}.pt2", options)
+    pkg = _export(module, inputs, work / f"{layout}_{device}.pt2", options)
     with zipfile.ZipFile(pkg) as z:  # torch stores every entry: aotrt maps them in place
         assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
 
@@ -138,7 +152,7 @@ def test_layout_runs_and_matches_eager(layout, net, work, aotrt_bin, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "extracting the whole" not in r.stderr, r.stderr  # no fallback to a full extraction
     assert list(tmpdir.iterdir()) == [], "the private folder was left behind"
-    _check_outputs(out, expected)
+    _check_outputs(out, expected, device)
 
 
 def test_appended_weights_are_mapped_not_extracted(work, unit_tests, tmp_path):
@@ -156,16 +170,17 @@ def test_appended_weights_are_mapped_not_extracted(work, unit_tests, tmp_path):
     assert "[  SKIPPED ]" not in r.stdout and "[  PASSED  ]" in r.stdout, r.stdout[-3000:]
 
 
-def test_kv_cache_mutation_with_force_mmap_weights(work, aotrt_bin, tmp_path):
+@pytest.mark.parametrize("device", DEVICES)
+def test_kv_cache_mutation_with_force_mmap_weights(device, work, aotrt_bin, tmp_path):
     torch.manual_seed(0)
     module = KvCache().eval()
     x = torch.randn(1, 32)
     pos = torch.tensor([5])
     ref = KvCache().eval()
     ref.load_state_dict(module.state_dict())
-    pkg = _export(module, (x, pos), work / "kv.pt2", LAYOUTS["force_mmap_weights"][0])
-    with torch.no_grad():
-        expected = [t.numpy() for t in ref(x, pos)]
+    pkg = _export(module.to(device), (x.to(device), pos.to(device)), work / f"kv_{device}.pt2",
+                  LAYOUTS["force_mmap_weights"][0])
+    expected = _eager(ref.to(device), (x.to(device), pos.to(device)))  # a fresh cache, as the package's
     np.save(work / "kv_x.npy", x.numpy())
     np.save(work / "kv_pos.npy", pos.numpy())
     info = _run([aotrt_bin, "info", pkg])
@@ -173,14 +188,14 @@ def test_kv_cache_mutation_with_force_mmap_weights(work, aotrt_bin, tmp_path):
     out = tmp_path / "kv_out"
     r = _run([aotrt_bin, "run", pkg, "-i", work / "kv_x.npy", "-i", work / "kv_pos.npy", "-o", out])
     assert r.returncode == 0, r.stdout + r.stderr
-    _check_outputs(out, expected)
+    _check_outputs(out, expected, device)
 
 
 def test_whole_extraction_path_matches_eager(net, work, aotrt_bin, tmp_path):
     """AOTRT_EXTRACT_APPENDED_WEIGHTS=1: the path taken when the model's mmap cannot be renamed
     (the whole .so extracted, torch's own code reading it) gives the same result."""
-    module, inputs, expected = net
-    pkg = work / "force_mmap_weights.pt2"
+    device, module, inputs, expected = net
+    pkg = work / f"force_mmap_weights_{device}.pt2"
     if not pkg.exists():
         pkg = _export(module, inputs, pkg, LAYOUTS["force_mmap_weights"][0])
     out = tmp_path / "out"
@@ -189,4 +204,4 @@ def test_whole_extraction_path_matches_eager(net, work, aotrt_bin, tmp_path):
                         "-i", str(work / "input_1.npy"), "-o", str(out)],
                        capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    _check_outputs(out, expected)
+    _check_outputs(out, expected, device)
