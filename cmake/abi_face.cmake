@@ -11,7 +11,7 @@ set(names "")
 foreach(line IN LISTS lines)
   # "address type name": the functions a model imports: the C ABI and the
   # names aotrt patches a model's imports to (exports.map).
-  if(line MATCHES "^[0-9a-f]+ [TW] ((aoti_[A-Za-z0-9_]+)|aotenv|secure_aotenv|aoModuleLoad|aoModuleLoadData|aotrt_thread_atexit|aotrt_thread_atexit_impl)$")
+  if(line MATCHES "^[0-9a-f]+ [TW] ((aoti_[A-Za-z0-9_]+)|aotenv|secure_aotenv|aoModuleLoad|aoModuleLoadData|aomm|aomm64|aotrt_thread_atexit|aotrt_thread_atexit_impl)$")
     list(APPEND names ${CMAKE_MATCH_1})
   endif()
 endforeach()

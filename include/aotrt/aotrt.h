@@ -387,6 +387,17 @@ struct PackageInfo {
   std::vector<ShimSymbol> shim_symbols;     // every aoti_* symbol the .so needs
   std::vector<ExternOp> extern_ops;         // ops called through the proxy executor
   bool has_weights_blob = false;
+  // Where the package keeps the weights, as torch lays them out: "embedded"
+  // (linked into the .so), "appended" (after the .so's ELF part: torch's
+  // layout above 2 GB of constants, or aot_inductor.force_mmap_weights),
+  // "binary_blob" (a *_weights.blob), "pickle_weights" (data/weights/), "none"
+  // (package_constants_in_so=False: given from outside), "unknown" (a
+  // stripped .so). `weights_bytes`: their size. `weights_in_place`: the
+  // .pt2 stores them uncompressed, so they are mapped from it, never
+  // extracted (Note [Stored entries read in place]).
+  std::string weights_layout;
+  uint64_t weights_bytes = 0;
+  bool weights_in_place = false;
   // Why Model::load would refuse this package before loading it (empty: it
   // passes every check made without loading).
   std::vector<std::string> problems;

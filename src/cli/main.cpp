@@ -47,6 +47,9 @@ int info_command(const std::string& path, const std::string& model_name,
   std::cout << "device: " << pkg.device_key << "\n";
   std::cout << "machine: " << pkg.machine << "\n";
   std::cout << "weights blob: " << (pkg.has_weights_blob ? "yes" : "no") << "\n";
+  std::cout << "weights layout: " << pkg.weights_layout << ", " << pkg.weights_bytes << " bytes"
+            << (pkg.weights_layout == "appended" ? " appended to the .so" : "")
+            << (pkg.weights_in_place ? ", read in place from the package" : "") << "\n";
   std::cout << "needed libraries (" << pkg.needed_libraries.size() << "):\n";
   for (const std::string& lib : pkg.needed_libraries) std::cout << "  " << lib << "\n";
   std::cout << "files (" << pkg.files.size() << "):\n";

@@ -224,7 +224,7 @@ Renamed rename_symbol(Image& img, const std::vector<Elf64_Shdr>& headers, const 
 }  // namespace
 
 ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& what,
-                                 bool kernel_modules, bool input_checks) {
+                                 bool kernel_modules, bool input_checks, bool appended_weights) {
   Image img(image, what);
   AOTRT_CHECK(image.size() >= sizeof(Elf64_Ehdr) && std::memcmp(image.data(), ELFMAG, SELFMAG) == 0 &&
                   image[EI_CLASS] == ELFCLASS64,
@@ -255,11 +255,17 @@ ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& wh
     result.getenv_redirected = r == Renamed::kYes;
     result.getenv_shared = r == Renamed::kSharedBytes;
   }
+  if (appended_weights) {
+    for (const auto& [from, to] : kMmaps) {
+      result.mmap_redirected |=
+          rename_symbol(img, headers, from, to, /*definitions=*/false) == Renamed::kYes;
+    }
+  }
   return result;
 }
 
 ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_modules,
-                                         bool input_checks) {
+                                         bool input_checks, bool appended_weights, uint64_t elf_bytes) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     const int err = errno;
@@ -270,7 +276,8 @@ ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_mo
     ::close(fd);
     AOTRT_FAIL(kPackage, path, " is empty or cannot be read");
   }
-  const auto size = static_cast<size_t>(st.st_size);
+  const auto size = static_cast<size_t>(
+      elf_bytes > 0 ? std::min<uint64_t>(elf_bytes, static_cast<uint64_t>(st.st_size)) : st.st_size);
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   const int err = errno;
   ::close(fd);
@@ -284,7 +291,8 @@ ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_mo
       ::munmap(p, (n + page - 1) / page * page);
     }
   } unmap{p, size};
-  return patch_for_dlclose({static_cast<uint8_t*>(p), size}, path, kernel_modules, input_checks);
+  return patch_for_dlclose({static_cast<uint8_t*>(p), size}, path, kernel_modules, input_checks,
+                           appended_weights);
 }
 
 }  // namespace aotrt::package

@@ -60,12 +60,17 @@ inline constexpr const char* kGetenvReplacement = "aotenv";
 // renaming the shared bytes makes the first secure_aotenv, which aotrt defines too.
 inline constexpr std::array<const char*, 2> kGetenvCompanions[] = {{"secure_getenv", "secure_aotenv"}};
 
+// Note [Weights appended to the .so] (runtime/model_mmap.h): a model's map
+// of its own file, renamed to aotrt's, which maps its weights from the .pt2.
+inline constexpr const char* kMmaps[][2] = {{"mmap", "aomm"}, {"mmap64", "aomm64"}};
+
 struct ElfPatchResult {
   size_t unique_symbols_demoted = 0;  // Note [Unique symbols and dlclose]
   bool thread_atexit_redirected = false;  // Note [Thread-local destructors and dlclose]
   size_t module_loads_redirected = 0;     // Note [Kernel modules of a model]
   bool getenv_redirected = false;         // Note [Model input checks]
   bool getenv_shared = false;  // the model imports getenv, but another name shares its bytes
+  bool mmap_redirected = false;  // Note [Weights appended to the .so]
 };
 
 // Applies the changes in place. The image must be a native 64-bit ELF (the
@@ -74,11 +79,15 @@ struct ElfPatchResult {
 // `kernel_modules`: also redirect the CUDA driver's module loads (only where
 // aotrt is built with CUDA, which defines their replacements).
 // `input_checks`: also redirect the model's getenv (Note [Model input checks]).
+// `appended_weights`: also redirect the model's mmap (Note [Weights appended to the .so]).
 ElfPatchResult patch_for_dlclose(std::span<uint8_t> image, const std::string& what,
-                                 bool kernel_modules = false, bool input_checks = false);
+                                 bool kernel_modules = false, bool input_checks = false,
+                                 bool appended_weights = false);
 
-// The same on a file, written back in place.
+// The same on a file, written back in place; only its first `elf_bytes`
+// bytes are mapped when given (the rest may be a sparse tail).
 ElfPatchResult patch_for_dlclose_in_file(const std::string& path, bool kernel_modules = false,
-                                         bool input_checks = false);
+                                         bool input_checks = false, bool appended_weights = false,
+                                         uint64_t elf_bytes = 0);
 
 }  // namespace aotrt::package

@@ -140,6 +140,12 @@ ElfInfo read_elf(std::span<const uint8_t> bytes, const std::string& what) {
   const std::vector<Elf64_Shdr> headers = section_headers(img, eh);
   bool have_dynsym = false;
   std::optional<uint64_t> const_start, const_end;
+  uint16_t const_section = SHN_UNDEF;
+  info.elf_end = std::max<uint64_t>({sizeof(Elf64_Ehdr), eh.e_shoff + uint64_t{eh.e_shnum} * eh.e_shentsize,
+                                     eh.e_phoff + uint64_t{eh.e_phnum} * eh.e_phentsize});
+  for (const Elf64_Shdr& s : headers) {
+    if (s.sh_type != SHT_NOBITS && s.sh_type != SHT_NULL) info.elf_end = std::max(info.elf_end, s.sh_offset + s.sh_size);
+  }
   for (const Elf64_Shdr& s : headers) {
     if (s.sh_type == SHT_DYNSYM) {
       have_dynsym = true;
@@ -155,7 +161,10 @@ ElfInfo read_elf(std::span<const uint8_t> bytes, const std::string& what) {
     } else if (s.sh_type == SHT_SYMTAB) {
       for_each_symbol(img, headers, s, ".symtab", [&](const Elf64_Sym& sym, std::string_view name) {
         if (sym.st_shndx == SHN_UNDEF) return;
-        if (name == "_binary_constants_bin_start") const_start = sym.st_value;
+        if (name == "_binary_constants_bin_start") {
+          const_start = sym.st_value;
+          const_section = sym.st_shndx;
+        }
         if (name == "_binary_constants_bin_end") const_end = sym.st_value;
       });
     } else if (s.sh_type == SHT_DYNAMIC) {
@@ -180,6 +189,19 @@ ElfInfo read_elf(std::span<const uint8_t> bytes, const std::string& what) {
   }
   sort_unique(info.undefined);
   sort_unique(info.defined);
+  auto imports = [&](const char* name) {
+    return std::binary_search(info.undefined.begin(), info.undefined.end(), std::string(name));
+  };
+  if (info.embedded_constants_bytes == 16 && const_section < headers.size() &&
+      (imports("mmap") || imports("mmap64")) && imports("dladdr")) {
+    const Elf64_Shdr& sec = headers[const_section];
+    AOTRT_CHECK(sec.sh_type != SHT_NOBITS && *const_start >= sec.sh_addr &&
+                    *const_start - sec.sh_addr <= sec.sh_size && sec.sh_size - (*const_start - sec.sh_addr) >= 16,
+                kPackage, what, ": _binary_constants_bin_start lies outside its section");
+    const uint64_t at = sec.sh_offset + (*const_start - sec.sh_addr);
+    info.appended_weights = ElfInfo::AppendedWeights{img.read<uint64_t>(at, "the appended weights' size"),
+                                                     img.read<uint64_t>(at + 8, "the appended weights' magic")};
+  }
   return info;
 }
 

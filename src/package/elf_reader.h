@@ -28,6 +28,19 @@ struct ElfInfo {
   // file is not stripped: AOTInductor links the model's weights there (or,
   // for weights kept outside the .so, only an 8-byte size).
   std::optional<uint64_t> embedded_constants_bytes;
+  // A model built with its weights appended to its own file (USE_MMAP_SELF,
+  // Note [Weights appended to the .so] in runtime/model_mmap.h): its 16
+  // constant bytes are the size of what is appended (the weights and an
+  // 8-byte magic number) and that magic number. Set when the constants are
+  // 16 bytes in the file and the .so imports mmap and dladdr.
+  struct AppendedWeights {
+    uint64_t size = 0;   // bytes at the end of the file: the weights, then the magic
+    uint64_t magic = 0;  // the last 8 bytes of the file must hold it
+  };
+  std::optional<AppendedWeights> appended_weights;
+  // Where the ELF's own contents end: its headers and every section with
+  // bytes in the file. Appended weights start at or after it.
+  uint64_t elf_end = 0;
 
   bool needs(const std::string& library_prefix) const;
 };

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,8 @@ struct ZipEntry {
   uint64_t index = 0;        // libzip's index
   uint64_t size = 0;         // declared uncompressed bytes
   uint64_t compressed_size = 0;
+  uint32_t crc = 0;            // CRC-32 of the uncompressed bytes, as declared
+  bool stored = false;         // kept uncompressed and unencrypted (ZIP_CM_STORE)
   bool is_dir() const { return !name.empty() && name.back() == '/'; }
 };
 
@@ -40,6 +43,12 @@ class ZipArchive {
   // readable regular file, a zip whose directory is consistent, entry names
   // that are relative and free of "..", "\" and NUL, sizes within the bound.
   static ZipArchive open(const std::string& path);
+  // The same for a zip stored as `length` bytes at `offset` of `path` (a
+  // stored entry of another zip: torch's pickle_weights); `what` names it.
+  // Offsets this archive reports (stored_data_offset) count from the start
+  // of `path`.
+  static ZipArchive open_window(const std::string& path, uint64_t offset, uint64_t length,
+                                const std::string& what);
 
   ZipArchive(ZipArchive&&) noexcept;
   ZipArchive& operator=(ZipArchive&&) noexcept;
@@ -64,8 +73,30 @@ class ZipArchive {
   // for a string, such as a weights blob; the same checks as extract.
   std::unique_ptr<uint8_t[]> read_bytes(const ZipEntry& entry) const;
 
+  // Note [Stored entries read in place]
+  // Writers of .pt2 files (torch's PyTorchFileWriter) store every entry
+  // uncompressed, 64-byte aligned: an entry's bytes are a contiguous range
+  // of the archive file, which can be mapped instead of extracted (a 16 GB
+  // model .so or weights blob is then never written out or read into
+  // memory). libzip does not say where that range starts; the central
+  // directory and the entry's local header do (APPNOTE 4.3.7, 4.3.12, and
+  // the Zip64 records of 4.3.14-4.3.15 and 4.5.3), read here with every
+  // offset checked. A mapped range skips libzip's CRC check on read, so
+  // check_crc() checks it instead.
+  //
+  // The offset of a stored entry's bytes in the archive file; nullopt for a
+  // compressed or encrypted one. Throws kPackage when the archive's records
+  // do not agree with what libzip read (name, sizes, a range past the end).
+  std::optional<uint64_t> stored_data_offset(const ZipEntry& entry) const;
+  // Checks a stored entry's bytes in the archive file against its CRC-32
+  // (several threads for large entries, reading with pread: nothing stays
+  // resident). Throws kPackage "entry '<name>' is corrupt" on a mismatch.
+  void check_crc(const ZipEntry& entry) const;
+
  private:
   ZipArchive() = default;
+  static ZipArchive open_range(const std::string& path, uint64_t offset, uint64_t length,
+                               const std::string& what, bool whole);
   // Streams the entry to sink(data, n); checks size and CRC.
   template <typename Sink>
   void stream(const ZipEntry& entry, Sink&& sink) const;
@@ -75,8 +106,12 @@ class ZipArchive {
   };
   std::unique_ptr<zip, Closer> zip_;
   std::string path_;
+  uint64_t base_ = 0;  // where the zip starts in path_ (open_window)
   uint64_t archive_bytes_ = 0;
   std::vector<ZipEntry> entries_;
+  // Local header offsets by entry index, read from the central directory
+  // at the first stored_data_offset() call.
+  mutable std::vector<uint64_t> local_headers_;
 };
 
 // Whether an entry name is safe to reason about: not empty, relative, no

@@ -35,6 +35,9 @@ PackageInfo inspect_package(const std::string& package_path, const std::string& 
   info.shim_symbols = pkg.shim_symbols;
   info.extern_ops = pkg.extern_ops;
   info.has_weights_blob = pkg.layout.weights_blob.has_value();
+  info.weights_layout = pkg.weights_layout;
+  info.weights_bytes = pkg.weights_bytes;
+  info.weights_in_place = pkg.weights_in_place;
   info.problems = pkg.problems;
   return info;
 }

@@ -13,10 +13,14 @@
 // model's memory. The copy goes only to the container's first
 // model instance (models_[0]), which is why containers are made with one
 // instance (Run then serialises concurrent calls).
-// The blob is read from the archive straight into memory for that call:
+// For that call the blob is mapped from the .pt2 where the archive stores
+// it uncompressed, as torch writes it (Note [Stored entries read in place];
+// its CRC checked first), and read from the archive into memory otherwise:
 // extracting it to a file first wrote every weight to disk and read it back
 // through page faults; resnet50's 100 MB blob made loading take 0.2 to 0.9 s
-// from run to run on this project's machine (the disk's writeback).
+// from run to run on this project's machine (the disk's writeback). A
+// mapped blob's pages are dropped as the model registers each constant
+// (Note [Weights pages during load]), so a 16 GB blob is never all resident.
 //
 // Note [Model input checks]
 // Generated code checks each input's dtype, sizes, strides and device only
@@ -76,8 +80,11 @@
 #include "runtime/container_api.h"
 #include "runtime/cuda_graph.h"
 #include "runtime/input_check.h"
+#include "runtime/mapped_file.h"
+#include "runtime/model_mmap.h"
 #include "runtime/model_state.h"
 #include "runtime/model_tls.h"
+#include "runtime/pickle_weights.h"
 #include "runtime/preflight.h"
 #include "runtime/proxy_executor.h"
 #include "runtime/self_library.h"
@@ -302,6 +309,9 @@ class Model::Impl {
   }
 
   package::TempDir dir;
+  // Note [Weights appended to the .so]: what the model mapped of the .pt2,
+  // unmapped after the .so is closed (members go after the destructor's body).
+  std::unique_ptr<runtime::AppendedWeights> appended;
   void* so = nullptr;
   ContainerApi api;
   ContainerHandle container = nullptr;
@@ -639,6 +649,23 @@ void read_constants(Model::Impl& m, const package::WrapperSource& source) {
   }
 }
 
+// Whether the .so holds every non-folded constant's bytes itself: linked
+// between _binary_constants_bin_start and _end (AOTInductor's layout; a .so
+// exported for an external blob has only its 8-byte size there), or
+// appended to it (Note [Weights appended to the .so]).
+bool weights_in_so(const Model::Impl& m, const runtime::OpenedPackage& pkg) {
+  uint64_t needed = 0;
+  for (const ConstantInfo& c : m.info.constants) {
+    if (!c.from_folded) needed += c.nbytes;
+  }
+  if (needed == 0 || pkg.appended) return true;
+  if (pkg.elf.embedded_constants_bytes) return *pkg.elf.embedded_constants_bytes >= needed;
+  // Stripped .so: only a model built for an external blob answers this.
+  uint64_t declared = 0;
+  return m.api.get_constants_blob_size == nullptr ||
+         m.api.get_constants_blob_size(m.container, &declared) != 0;
+}
+
 // Loads the weights blob, or checks that the .so holds its weights itself.
 // See Note [Weights blob lifetime].
 // Returns false for a package that holds none when `allow_none`.
@@ -666,27 +693,28 @@ bool load_weights(Model::Impl& m, const runtime::OpenedPackage& pkg, bool allow_
     }
     AOTRT_CHECK(m.api.update_constants_from_blob != nullptr, kPackage, "package ", path,
                 ": the model .so does not export ", runtime::kUpdateConstantsFromBlob);
-    // Read from the archive into memory (checked against its CRC), copied by
-    // the model, freed: see the Note.
+    // Mapped from the archive when stored, else read into memory (checked
+    // against its CRC either way), copied by the model, let go: see the Note.
     alignas(64) static const uint8_t kEmpty[64] = {};
-    const std::unique_ptr<uint8_t[]> blob = pkg.archive.read_bytes(entry);
+    std::unique_ptr<uint8_t[]> read;
+    std::unique_ptr<runtime::MappedFile> mapped;
+    if (const std::optional<uint64_t> offset = pkg.archive.stored_data_offset(entry)) {
+      pkg.archive.check_crc(entry);
+      mapped = std::make_unique<runtime::MappedFile>(path, *offset, size);
+    } else {
+      read = pkg.archive.read_bytes(entry);
+    }
+    const uint8_t* blob = mapped ? mapped->data() : read.get();
     clear_last_error();
-    AOTRT_CHECK(m.api.update_constants_from_blob(m.container, size > 0 ? blob.get() : kEmpty) == 0,
+    runtime::LoadingWeights loading([&mapped] {  // Note [Weights pages during load]
+      if (mapped) mapped->drop_pages();
+    });
+    AOTRT_CHECK(m.api.update_constants_from_blob(m.container, size > 0 ? blob : kEmpty) == 0,
                 kPackage, m.failure(runtime::kUpdateConstantsFromBlob));
     return true;
   }
   if (needed == 0) return true;
-  // No blob: the weights must be linked into the .so. AOTInductor puts them
-  // between _binary_constants_bin_start and _end; a .so exported for an
-  // external blob has only its 8-byte size there.
-  bool in_so = true;
-  if (pkg.elf.embedded_constants_bytes) {
-    in_so = *pkg.elf.embedded_constants_bytes >= needed;
-  } else if (m.api.get_constants_blob_size != nullptr) {
-    // Stripped .so: only a model built for an external blob answers this.
-    uint64_t declared = 0;
-    in_so = m.api.get_constants_blob_size(m.container, &declared) != 0;
-  }
+  const bool in_so = weights_in_so(m, pkg);
   if (!in_so && allow_none) return false;
   AOTRT_CHECK(in_so, kPackage, "package ", path, ": model '", m.info.model_name,
               "' needs a weights blob (", needed, " bytes of constants, exported with "
@@ -763,8 +791,32 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
   if (m->info.device.is_cuda()) cuda::expose_runtime_symbols();
   // Notes [Unique symbols and dlclose], [Thread-local destructors and
   // dlclose], [Model input checks].
+  const bool appended = pkg.appended && !pkg.appended->extracted;
+  // AOTRT_EXTRACT_APPENDED_WEIGHTS=1: extract them as torch would (to measure
+  // against, and to test that path; Note [Weights appended to the .so]).
+  const char* extract_env = std::getenv("AOTRT_EXTRACT_APPENDED_WEIGHTS");
+  const bool in_place = extract_env == nullptr || std::strcmp(extract_env, "1") != 0;
   const package::ElfPatchResult patched = package::patch_for_dlclose_in_file(
-      pkg.so_path, /*kernel_modules=*/cuda::built(), /*input_checks=*/options.check_inputs);
+      pkg.so_path, /*kernel_modules=*/cuda::built(), /*input_checks=*/options.check_inputs,
+      /*appended_weights=*/appended && in_place, appended ? pkg.appended->weights_offset : 0);
+  if (appended) {
+    // Note [Weights appended to the .so]: checked here, since libzip did not read them.
+    pkg.archive.check_crc(pkg.layout.so);
+    if (!in_place) {
+      runtime::extract_appended_weights(pkg);
+    } else if (patched.mmap_redirected) {
+      m->appended = std::make_unique<runtime::AppendedWeights>(
+          pkg.so_path, package_path, pkg.appended->data_offset, pkg.appended->weights_offset,
+          pkg.layout.so.size);
+    } else {
+      std::fprintf(stderr,
+                   "aotrt: warning: %s: the model's mmap import shares bytes with another name, so "
+                   "aotrt cannot serve its appended weights from the package in place; extracting "
+                   "the whole %llu-byte .so instead\n",
+                   package_path.c_str(), static_cast<unsigned long long>(pkg.layout.so.size));
+      runtime::extract_appended_weights(pkg);
+    }
+  }
   if (patched.getenv_shared && std::getenv("AOTI_RUNTIME_CHECK_INPUTS") == nullptr) {
     std::fprintf(stderr,
                  "aotrt: warning: %s: the model's own input checks stay off (its getenv import "
@@ -790,11 +842,25 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
   const std::string device = m->info.device.is_cpu() ? "cpu" : m->info.device.str();
   clear_last_error();
   const std::string cubin_dir = m->dir.path();
-  if (m->api.create_with_device(&m->container, 1, device.c_str(), cubin_dir.c_str()) != 0 ||
-      m->container == nullptr) {
-    m->container = nullptr;
-    AOTRT_FAIL(kPackage, m->failure("AOTInductorModelContainerCreateWithDevice"));
+  {
+    // Note [Weights pages during load]: the appended weights are read here.
+    runtime::AppendedWeights* mapped = m->appended.get();
+    runtime::LoadingWeights loading([mapped] {
+      if (mapped != nullptr) mapped->drop_pages();
+    });
+    if (m->api.create_with_device(&m->container, 1, device.c_str(), cubin_dir.c_str()) != 0 ||
+        m->container == nullptr) {
+      m->container = nullptr;
+      AOTRT_FAIL(kPackage, m->failure("AOTInductorModelContainerCreateWithDevice"));
+    }
   }
+  // The sparse file reads as zeros: a model that took its weights from it
+  // and not through aomm would run on them.
+  AOTRT_CHECK(m->appended == nullptr || m->appended->mappings() > 0 ||
+                  pkg.elf.appended_weights->size <= 8,
+              kPackage, "model '", m->info.model_name, "' of ", package_path,
+              ": its .so did not map its appended weights through aotrt (a torch whose generated "
+              "code reads them another way?); refusing to run it on zeros");
   // The generated source says what the container API does not: constants'
   // and inputs' layouts (Note [Reading the wrapper source]).
   package::WrapperSource source;
@@ -812,6 +878,15 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
     m->give_constants(m->active_set, /*use_inactive=*/false, "aotrt::Model::load");
     m->external_weights = true;
     m->info.weights_source = m->active_set.source;
+  } else if (pkg.layout.has_pickle_weights && !pkg.layout.weights_blob &&
+             !weights_in_so(*m, pkg) && !options.without_weights) {
+    // The package keeps its weights only as pickle_weights: given as external ones.
+    const Weights pickled = runtime::read_pickle_weights(pkg, m->info);
+    m->active_set = runtime::prepare_constants(m->info, pickled, nullptr, "aotrt::Model::load");
+    if (m->info.device.is_cuda()) synchronize(m->info.device);  // the uploads are done
+    m->give_constants(m->active_set, /*use_inactive=*/false, "aotrt::Model::load");
+    m->external_weights = true;
+    m->info.weights_source = "package (pickle_weights)";
   } else {
     m->has_weights = load_weights(*m, pkg, options.without_weights);
     m->info.weights_source = m->has_weights ? "package" : "none";

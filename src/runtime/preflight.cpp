@@ -1,14 +1,19 @@
 #include "runtime/preflight.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/onednn_md.h"
 #include "cuda/cuda.h"
 #include "runtime/container_api.h"
+#include "runtime/mapped_file.h"
 #include "runtime/not_served.h"
 #include "package/wrapper_source.h"
 #include "runtime/proxy_executor.h"
@@ -192,13 +197,115 @@ void check_device_and_weights(OpenedPackage& p, bool external_weights) {
     p.problems.push_back("the package is compiled for device '" + key +
                          "'; aotrt serves cpu and cuda");
   }
-  if (p.layout.has_pickle_weights && !p.layout.weights_blob && !external_weights) {
-    p.problems.push_back(
-        "the package keeps its weights as pickle_weights (data/weights/), which only torch's "
-        "Python loader reads; re-export with \"aot_inductor.package_constants_on_disk_format\": "
-        "\"binary_blob\", or give the weights as a safetensors file (aotrt run --weights, "
-        "LoadOptions::weights)");
+}
+
+// Which of torch's layouts holds the weights (aot_inductor.force_mmap_weights
+// or > 2 GB of constants: appended; package_constants_on_disk_format:
+// binary_blob or pickle_weights; package_constants_in_so=False: none).
+void describe_weights(OpenedPackage& p) {
+  const std::optional<uint64_t>& in_so = p.elf.embedded_constants_bytes;
+  if (p.elf.appended_weights) {
+    p.weights_layout = "appended";
+    p.weights_bytes = p.elf.appended_weights->size >= 8 ? p.elf.appended_weights->size - 8 : 0;
+    p.weights_in_place = p.appended && !p.appended->extracted;
+  } else if (p.layout.weights_blob) {
+    p.weights_layout = "binary_blob";
+    p.weights_bytes = p.layout.weights_blob->size;
+    p.weights_in_place = p.layout.weights_blob->stored;
+  } else if (in_so && *in_so > 8) {
+    p.weights_layout = "embedded";
+    p.weights_bytes = *in_so;
+  } else if (p.layout.has_pickle_weights) {
+    p.weights_layout = "pickle_weights";
+    p.weights_in_place = true;
+    for (const package::ZipEntry& e : p.archive.entries()) {
+      if (e.name.find("data/weights/") != std::string::npos && !e.is_dir()) {
+        p.weights_bytes += e.size;
+        p.weights_in_place = p.weights_in_place && e.stored;
+      }
+    }
+  } else {
+    p.weights_layout = in_so ? "none" : "unknown";  // a stripped .so does not say
   }
+}
+
+// Note [Weights appended to the .so]: the .so's own record of what is
+// appended against the entry's bytes, before anything is written out.
+// `tail` holds the entry's last 8 bytes.
+void check_appended(OpenedPackage& p, uint64_t entry_size, uint64_t tail) {
+  const package::ElfInfo::AppendedWeights& a = *p.elf.appended_weights;
+  const std::string so = "the model .so " + p.layout.so.name;
+  if (a.size < 8 || a.size > entry_size || entry_size - a.size < p.elf.elf_end ||
+      (entry_size - a.size) % 16384 != 0) {
+    p.problems.push_back(
+        so + " (" + std::to_string(entry_size) + " bytes) does not hold the weights torch appended "
+        "to it: its constants record " + std::to_string(a.size) + " bytes after its ELF part (" +
+        std::to_string(p.elf.elf_end) + " bytes), starting on a 16 KiB boundary; the entry is "
+        "truncated or padded");
+    return;
+  }
+  if (tail != a.magic) {
+    p.problems.push_back(so + ": the magic number at the end of its appended weights is not the "
+                         "one its constants record: the weights are corrupt or from another export");
+    return;
+  }
+  p.appended = OpenedPackage::Appended{0, entry_size - a.size, false};
+}
+
+// Writes bytes [begin, end) of the archive file, from `from`, to the same offsets of `fd`.
+void copy_range(const std::string& archive, uint64_t from, int fd, uint64_t begin, uint64_t end,
+                const std::string& dest) {
+  const int in = ::open(archive.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) {
+    const int err = errno;
+    AOTRT_FAIL(kPackage, "cannot open package ", archive, ": ", std::strerror(err));
+  }
+  std::vector<char> buf(std::min<uint64_t>(end - begin, uint64_t{8} << 20));
+  std::string error;
+  for (uint64_t at = begin; at < end && error.empty();) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), end - at));
+    const ssize_t got = ::pread(in, buf.data(), n, static_cast<off_t>(from + at));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      error = "cannot read package " + archive + (got < 0 ? std::string(": ") + std::strerror(errno) : "");
+      break;
+    }
+    for (ssize_t done = 0; done < got;) {
+      const ssize_t w = ::pwrite(fd, buf.data() + done, static_cast<size_t>(got - done),
+                                 static_cast<off_t>(at + static_cast<uint64_t>(done)));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        error = "cannot write " + dest + ": " + std::strerror(errno);
+        break;
+      }
+      done += w;
+    }
+    at += static_cast<uint64_t>(got);
+  }
+  ::close(in);
+  AOTRT_CHECK(error.empty(), kPackage, error);
+}
+
+// The ELF part of an appended-weights .so, to a new file as long as the
+// whole entry (Note [Weights appended to the .so]).
+void write_elf_part(const OpenedPackage& p, const std::string& so_path) {
+  const int fd = ::open(so_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    AOTRT_FAIL(kPackage, "cannot create ", so_path, ": ", std::strerror(err));
+  }
+  try {
+    copy_range(p.archive.path(), p.appended->data_offset, fd, 0, p.appended->weights_offset, so_path);
+    if (::ftruncate(fd, static_cast<off_t>(p.layout.so.size)) != 0) {
+      const int err = errno;
+      AOTRT_FAIL(kPackage, "cannot extend ", so_path, ": ", std::strerror(err));
+    }
+  } catch (...) {
+    ::close(fd);
+    ::unlink(so_path.c_str());
+    throw;
+  }
+  ::close(fd);
 }
 
 }  // namespace
@@ -211,12 +318,38 @@ OpenedPackage open_package(const std::string& path, const std::string& model_nam
       archive.read(layout.metadata, kMaxMetadataBytes), path + ": " + layout.metadata.name);
   package::TempDir dir;
   const std::string so_path = dir.path() + "/" + package::base_name(layout.so.name);
-  archive.extract(layout.so, so_path);
-  package::ElfInfo elf =
-      package::read_elf_file(so_path, "package " + path + ": model .so " + layout.so.name);
-
+  const std::string what = "package " + path + ": model .so " + layout.so.name;
+  // A stored .so is read in place: one with appended weights is written out
+  // without them (Note [Weights appended to the .so]).
+  const std::optional<uint64_t> data_offset = archive.stored_data_offset(layout.so);
+  package::ElfInfo elf;
+  uint64_t tail = 0;
+  if (data_offset) {
+    const MappedFile entry(path, *data_offset, layout.so.size);
+    elf = package::read_elf({entry.data(), entry.size()}, what);
+    if (entry.size() >= 8) std::memcpy(&tail, entry.data() + entry.size() - 8, 8);
+  }
   OpenedPackage p{std::move(archive), std::move(layout), std::move(metadata), std::move(dir),
-                  so_path, std::move(elf), {}, {}, {}, {}};
+                  so_path, std::move(elf), {}, {}, {}, {}, std::nullopt, {}, 0, false};
+  if (data_offset && p.elf.appended_weights) {
+    check_appended(p, p.layout.so.size, tail);
+    if (p.appended) {
+      p.appended->data_offset = *data_offset;
+      write_elf_part(p, so_path);
+    }
+  } else {
+    p.archive.extract(p.layout.so, so_path);
+    if (!data_offset) {
+      p.elf = package::read_elf_file(so_path, what);
+      if (p.elf.appended_weights) {  // torch's own code reads them from the extracted file
+        const MappedFile file(so_path);
+        if (file.size() >= 8) std::memcpy(&tail, file.data() + file.size() - 8, 8);
+        check_appended(p, p.layout.so.size, tail);
+        if (p.appended) p.appended->extracted = true;
+      }
+    }
+  }
+  describe_weights(p);
   check_machine(p);
   if (p.elf.native) {
     check_libtorch(p);
@@ -225,6 +358,23 @@ OpenedPackage open_package(const std::string& path, const std::string& model_nam
   }
   check_device_and_weights(p, external_weights);
   return p;
+}
+
+void extract_appended_weights(const OpenedPackage& pkg) {
+  AOTRT_CHECK(pkg.appended && !pkg.appended->extracted, kInternal, "extract_appended_weights: nothing to extract");
+  const int fd = ::open(pkg.so_path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    AOTRT_FAIL(kPackage, "cannot open ", pkg.so_path, ": ", std::strerror(err));
+  }
+  try {
+    copy_range(pkg.archive.path(), pkg.appended->data_offset, fd, pkg.appended->weights_offset,
+               pkg.layout.so.size, pkg.so_path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
 }
 
 std::string describe_problems(const OpenedPackage& pkg) {

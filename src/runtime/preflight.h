@@ -3,6 +3,7 @@
 // reports them).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,25 @@ struct OpenedPackage {
   std::vector<ExternOp> extern_ops;
   // Reasons the package cannot be loaded, each a full sentence.
   std::vector<std::string> problems;
+  // Note [Weights appended to the .so] (runtime/model_mmap.h): a .so whose
+  // weights torch appended to it. Unless `extracted`, so_path holds only
+  // the ELF part, as long as the entry (sparse past weights_offset).
+  struct Appended {
+    uint64_t data_offset = 0;     // the entry's bytes in the archive file
+    uint64_t weights_offset = 0;  // where the appended weights start in the entry
+    bool extracted = false;       // the whole entry is in so_path (a compressed entry)
+  };
+  std::optional<Appended> appended;
+  // Where the package keeps its weights (PackageInfo::weights_layout) and how many bytes.
+  std::string weights_layout;
+  uint64_t weights_bytes = 0;
+  bool weights_in_place = false;
 };
+
+// Writes the rest of an appended-weights .so (from weights_offset to the
+// entry's end) into so_path: the fallback when the model's mmap cannot be
+// redirected. Throws kPackage.
+void extract_appended_weights(const OpenedPackage& pkg);
 
 // Opens the archive, finds the model, reads its metadata, extracts the .so
 // into a new private folder and reads its ELF; then runs every check.

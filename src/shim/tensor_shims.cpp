@@ -13,6 +13,7 @@
 #include "core/onednn_md.h"
 #include "core/view.h"
 #include "cuda/cuda.h"
+#include "runtime/model_mmap.h"
 #include "shim/boundary.h"
 
 using namespace aotrt;
@@ -163,6 +164,9 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(
     int64_t storage_offset, int32_t dtype, int32_t device_type, int32_t device_index,
     AtenTensorHandle* ret, int32_t layout, const uint8_t* opaque_metadata,
     int64_t opaque_metadata_size) {
+  // A model registers each constant this way right after copying it out of
+  // its weights (Note [Weights pages during load] in runtime/model_mmap.h).
+  runtime::constant_registered();
   if (layout == 0) {
     return aoti_torch_create_tensor_from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset,
                                               dtype, device_type, device_index, ret);

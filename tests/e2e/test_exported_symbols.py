@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # The C ABI, aotrt's C entry points and the redirected imports (src/exports.map), and the
 # aotrt namespace in its mangled forms: entities, typeinfo, vtables, inline statics.
-OWN = re.compile(r"^(aoti_|aotrt_|(secure_)?aotenv$|aoModuleLoad(Data)?$|_Z(N|NK|TIN|TSN|TVN|ZN|ZNK|GVZN|GVZNK|THN|TWN)5aotrt)")
+OWN = re.compile(r"^(aoti_|aotrt_|(secure_)?aotenv$|aoModuleLoad(Data)?$|aomm(64)?$|_Z(N|NK|TIN|TSN|TVN|ZN|ZNK|GVZN|GVZNK|THN|TWN)5aotrt)")
 
 
 def exported(lib: Path) -> list[str]:

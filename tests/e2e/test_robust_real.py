@@ -323,3 +323,44 @@ def test_libtorch_linked_package_is_refused(aotrt_bin, tmp_path, fresh_tmpdir):
     proc = _run([aotrt_bin, "info", info["package"]], _env(fresh_tmpdir))
     assert "link_libtorch" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert _listing(fresh_tmpdir) == []
+
+
+def test_appended_weights_bad_packages(aotrt_bin, tmp_path, fresh_tmpdir):
+    """Weights torch appended to the .so (aot_inductor.force_mmap_weights=True here; torch's
+    default above 2 GB; Note [Weights appended to the .so]), damaged: refused before the model
+    reads them, naming what is wrong, TMPDIR left empty."""
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 8)).eval()
+    x = torch.randn(3, 64)
+    with torch.no_grad():
+        ep = torch.export.export(module, (x,))
+        pkg = Path(torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(tmp_path / "appended.pt2"),
+            inductor_configs={"aot_inductor.link_libtorch": False, "aot_inductor.force_mmap_weights": True}))
+    np.save(tmp_path / "x.npy", x.numpy())
+    inputs = [tmp_path / "x.npy"]
+    proc = _run([aotrt_bin, "run", pkg, "--input", inputs[0], "--output-dir", tmp_path / "ok"], _env(fresh_tmpdir))
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # control
+    with torch.no_grad():
+        np.testing.assert_allclose(np.load(tmp_path / "ok" / "output_0.npy"), module(x).numpy(), atol=1e-5, rtol=1e-5)
+
+    def so(change):
+        return lambda m, d: [(m, change(d) if _member_suffix(m, ".wrapper.so") else d)]
+
+    _expect_refused(aotrt_bin, _rewrite(pkg, tmp_path / "so_cut.pt2", so(lambda d: d[:-64])), fresh_tmpdir,
+                    "appended weights: .so entry truncated by 64 bytes",
+                    ["does not hold the weights torch appended to it", "truncated or padded"], inputs)
+    _expect_refused(aotrt_bin, _rewrite(pkg, tmp_path / "so_magic.pt2", so(lambda d: d[:-1] + bytes([d[-1] ^ 0xFF]))),
+                    fresh_tmpdir, "appended weights: wrong magic number",
+                    ["the magic number at the end of its appended weights is not the one its constants record"],
+                    inputs)
+    # One weight byte flipped in place, the archive's CRC left as it was: refused as corrupt (the
+    # weights are mapped from the .pt2, so aotrt checks the entry's CRC itself).
+    with zipfile.ZipFile(pkg) as z:
+        entry = next(i for i in z.infolist() if _member_suffix(i.filename, ".wrapper.so"))
+    flipped = bytearray(pkg.read_bytes())
+    name_len, extra_len = struct.unpack_from("<HH", flipped, entry.header_offset + 26)
+    flipped[entry.header_offset + 30 + name_len + extra_len + entry.file_size - 4096] ^= 0xFF
+    (tmp_path / "so_flipped.pt2").write_bytes(bytes(flipped))
+    _expect_refused(aotrt_bin, tmp_path / "so_flipped.pt2", fresh_tmpdir, "appended weights: a weight byte flipped",
+                    ["wrapper.so' is corrupt"], inputs)

@@ -2,8 +2,8 @@
 
 Packages come from torch 2.13's own flow (torch.export + aoti_compile_and_package, no
 aotrt_tools metadata), exported with aot_inductor.package_constants_in_so=False so that they
-hold no weights (and, once, package_constants_on_disk_format="pickle_weights", which only
-torch's Python loader reads). The weights go to aotrt as safetensors files written by the
+hold no weights (and, once, package_constants_on_disk_format="pickle_weights", whose pickled
+weights aotrt reads in place). The weights go to aotrt as safetensors files written by the
 `safetensors` package. Outputs are compared with eager PyTorch on the same weights.
 
 The C++ cases (swap while serving, threads across swaps, borrowed arrays used in place, handle
@@ -210,19 +210,24 @@ def test_swap_and_threads_cpp(unit_tests, net_package):
     assert "[  PASSED  ]" in r.stdout and "SKIPPED" not in r.stdout, r.stdout[-4000:]
 
 
-def test_pickle_weights_package_runs_with_safetensors(aotrt_bin, work):
-    """package_constants_on_disk_format="pickle_weights": weights only torch's loader reads."""
+def test_pickle_weights_package_runs_with_its_own_or_safetensors(aotrt_bin, work):
+    """package_constants_on_disk_format="pickle_weights" with no weights in the .so: the package's
+    pickled weights are read in place (Note [Pickled weights]), or a safetensors file replaces them."""
     d = work / "pickle"
     d.mkdir()
     torch.manual_seed(0)
-    pkg = _export(Net().eval(), _inputs("cpu"), d / "net.pt2",
+    net = Net().eval()
+    own = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    pkg = _export(net, _inputs("cpu"), d / "net.pt2",
                   {**OPTIONS, "aot_inductor.package_constants_on_disk_format": "pickle_weights"})
     w = _weights(30)
     safetensors_torch.save_file(w, str(d / "w.safetensors"))
     for k, t in enumerate(_inputs("cpu")):
         np.save(d / f"input_{k}.npy", t.contiguous().numpy())
-    r = _run([aotrt_bin, "run", pkg, "-i", d / "input_0.npy", "-i", d / "input_1.npy", "-o", d / "o"])
-    assert r.returncode == 1 and "pickle_weights" in r.stderr and "--weights" in r.stderr, r.stderr
+    r = _run([aotrt_bin, "run", pkg, "-i", d / "input_0.npy", "-i", d / "input_1.npy", "-o", d / "own"])
+    assert r.returncode == 0, r.stderr
+    for got, want in zip(_outputs(d / "own", 2), _eager(own, "cpu")):
+        _close(got, want)
     r = _run([aotrt_bin, "run", pkg, "--weights", d / "w.safetensors", "-i", d / "input_0.npy",
               "-i", d / "input_1.npy", "-o", d / "o"])
     assert r.returncode == 0, r.stderr

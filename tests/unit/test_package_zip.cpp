@@ -1,7 +1,10 @@
 // ZipArchive: what it refuses before anything is extracted, and extraction.
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
 #include <cstring>
+#include <optional>
 
 #include "core/error.h"
 #include "package/temp_dir.h"
@@ -161,4 +164,113 @@ TEST(PackageZip, RefusesZipBombDeclaredSizes) {
   EXPECT_EQ(archive.entries()[0].size, bound);
   // But its data does not match what it declares.
   expect_package_error([&] { archive.read(archive.entries()[0], UINT64_MAX); }, "");
+}
+
+// Note [Stored entries read in place]: the offset of a stored entry's bytes,
+// from libzip's own archives (names and extras of several lengths).
+TEST(PackageZip, StoredDataOffsetPointsAtTheBytes) {
+  TempDir dir;
+  const std::string zip = dir.path() + "/s.zip";
+  const std::string one(3000, 'a'), two = "second entry", three(70000, 'c');
+  write_zip(zip, {{"x/1.bin", one}, {"x/a-longer-name/2.bin", two}, {"x/3.bin", three, /*deflate=*/true}});
+  const std::string bytes = read_file(zip);
+  const ZipArchive archive = ZipArchive::open(zip);
+  for (const char* name : {"x/1.bin", "x/a-longer-name/2.bin"}) {
+    const auto* e = archive.find(name);
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->stored);
+    const std::optional<uint64_t> at = archive.stored_data_offset(*e);
+    ASSERT_TRUE(at.has_value()) << name;
+    EXPECT_EQ(bytes.substr(*at, e->size), archive.read(*e, 1 << 20)) << name;
+    archive.check_crc(*e);  // intact: no throw
+  }
+  const auto* deflated = archive.find("x/3.bin");
+  EXPECT_FALSE(deflated->stored);
+  EXPECT_FALSE(archive.stored_data_offset(*deflated).has_value());
+}
+
+TEST(PackageZip, CheckCrcRefusesAFlippedStoredByte) {
+  TempDir dir;
+  const std::string zip = dir.path() + "/f.zip";
+  // Over 64 MiB: checked in slices by several threads, combined.
+  std::string big(65 << 20, '\0');
+  for (size_t i = 0; i < big.size(); i += 4096) big[i] = static_cast<char>(i / 4096);
+  write_zip(zip, {{"x/big.bin", big}});
+  const ZipArchive intact = ZipArchive::open(zip);
+  intact.check_crc(intact.entries()[0]);
+  std::string bytes = read_file(zip);
+  const auto at = *intact.stored_data_offset(intact.entries()[0]);
+  bytes[at + big.size() - 3] ^= 0x01;  // in the last slice
+  write_file(zip, bytes);
+  const ZipArchive flipped = ZipArchive::open(zip);
+  expect_package_error([&] { flipped.check_crc(flipped.entries()[0]); }, "x/big.bin' is corrupt");
+}
+
+// A zip stored inside a zip (torch's pickle_weights): offsets count from the outer file.
+TEST(PackageZip, OpenWindowReadsAZipInsideAZip) {
+  TempDir dir;
+  const std::string inner = dir.path() + "/inner.zip";
+  const std::string payload(5000, 'p');
+  write_zip(inner, {{"archive/data.pkl", "pickle"}, {"archive/data/0", payload}});
+  const std::string outer = dir.path() + "/outer.zip";
+  write_zip(outer, {{"pkg/readme", "x"}, {"pkg/data/weights/weight_0", read_file(inner)}});
+  const ZipArchive archive = ZipArchive::open(outer);
+  const auto* w = archive.find("pkg/data/weights/weight_0");
+  const auto start = *archive.stored_data_offset(*w);
+  const ZipArchive nested = ZipArchive::open_window(outer, start, w->size, "weight_0");
+  const auto* data = nested.find("archive/data/0");
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(nested.read(*data, 1 << 20), payload);
+  const auto at = *nested.stored_data_offset(*data);
+  EXPECT_EQ(read_file(outer).substr(at, payload.size()), payload);
+  nested.check_crc(*data);
+  expect_package_error([&] { ZipArchive::open_window(outer, 0, 0, "an empty window"); }, "an empty window");
+}
+
+namespace {
+
+void put_le(std::string& s, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) s += static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+}  // namespace
+
+// Zip64 records, as writers use above 4 GiB: sizes and the local header
+// offset in the Zip64 extra field, the counts in the Zip64 end record.
+// Written by hand with small values (a writer may always use them).
+TEST(PackageZip, StoredDataOffsetReadsZip64Records) {
+  TempDir dir;
+  const std::string name = "pkg/data/aotinductor/model/m.wrapper.so";
+  const std::string data = "zip64 entry bytes, stored";
+  const uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(data.data()),
+                                                   static_cast<uInt>(data.size())));
+  std::string z;
+  put_le(z, 0x04034b50, 4); put_le(z, 45, 2); put_le(z, 0, 2); put_le(z, 0, 2);  // sig, version, flags, stored
+  put_le(z, 0, 4); put_le(z, crc, 4); put_le(z, 0xFFFFFFFF, 4); put_le(z, 0xFFFFFFFF, 4);
+  put_le(z, name.size(), 2); put_le(z, 20, 2);
+  z += name;
+  put_le(z, 1, 2); put_le(z, 16, 2); put_le(z, data.size(), 8); put_le(z, data.size(), 8);
+  const uint64_t data_at = z.size();
+  z += data;
+  const uint64_t cd_at = z.size();
+  put_le(z, 0x02014b50, 4); put_le(z, 45, 2); put_le(z, 45, 2); put_le(z, 0, 2); put_le(z, 0, 2);
+  put_le(z, 0, 4); put_le(z, crc, 4); put_le(z, 0xFFFFFFFF, 4); put_le(z, 0xFFFFFFFF, 4);
+  put_le(z, name.size(), 2); put_le(z, 28, 2); put_le(z, 0, 2); put_le(z, 0, 2); put_le(z, 0, 2);
+  put_le(z, 0, 4); put_le(z, 0xFFFFFFFF, 4);
+  z += name;
+  put_le(z, 1, 2); put_le(z, 24, 2); put_le(z, data.size(), 8); put_le(z, data.size(), 8); put_le(z, 0, 8);
+  const uint64_t cd_size = z.size() - cd_at;
+  const uint64_t z64_at = z.size();
+  put_le(z, 0x06064b50, 4); put_le(z, 44, 8); put_le(z, 45, 2); put_le(z, 45, 2); put_le(z, 0, 4);
+  put_le(z, 0, 4); put_le(z, 1, 8); put_le(z, 1, 8); put_le(z, cd_size, 8); put_le(z, cd_at, 8);
+  put_le(z, 0x07064b50, 4); put_le(z, 0, 4); put_le(z, z64_at, 8); put_le(z, 1, 4);
+  put_le(z, 0x06054b50, 4); put_le(z, 0, 2); put_le(z, 0, 2); put_le(z, 0xFFFF, 2); put_le(z, 0xFFFF, 2);
+  put_le(z, 0xFFFFFFFF, 4); put_le(z, 0xFFFFFFFF, 4); put_le(z, 0, 2);
+  const std::string path = dir.path() + "/z64.zip";
+  write_file(path, z);
+  const ZipArchive archive = ZipArchive::open(path);
+  ASSERT_EQ(archive.entries().size(), 1u);
+  EXPECT_EQ(archive.read(archive.entries()[0], 100), data);  // libzip agrees it is well formed
+  EXPECT_EQ(archive.stored_data_offset(archive.entries()[0]), std::optional<uint64_t>(data_at));
+  archive.check_crc(archive.entries()[0]);
 }

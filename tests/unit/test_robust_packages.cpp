@@ -309,11 +309,11 @@ TEST_F(RobustPackages, WeightsBlobOfTheWrongSize) {
   const std::string empty;
   refuse("weights blob empty", zip_package(work_, "emptyblob.pt2", package_items(so, &empty)),
          {"has 0 bytes"});
-  // Pickled weights (torch's default on-disk format) are not a blob.
+  // Pickled weights (Note [Pickled weights]) need the model's weights_config.json.
   auto pickled = package_items(so);
   pickled.push_back({"pkg/data/weights/weight_0", "w"});
-  refuse("weights as pickle_weights", zip_package(work_, "pickle.pt2", pickled),
-         {"pickle_weights", "binary_blob"});
+  refuse("weights as pickle_weights without weights_config.json",
+         zip_package(work_, "pickle.pt2", pickled), {"pickle_weights", "weights_config.json"});
 }
 
 TEST_F(RobustPackages, BadMetadata) {
