@@ -46,7 +46,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=c
 RC=0
 
 echo "== 1. unit tests ($(( $(date +%s) - T0 )) s)"
-(cd "$BUILD_DIR" && timeout 240 ./aotrt_kernel_tests --gtest_color=no) >"$LOG_DIR/kernels_unit.log" 2>&1
+(cd "$BUILD_DIR" && timeout 150 ./aotrt_kernel_tests --gtest_color=no) >"$LOG_DIR/kernels_unit.log" 2>&1
 UNIT=$?
 grep -E '^\[==========\] .* ran|^\[  (PASSED|FAILED|SKIPPED) ' "$LOG_DIR/kernels_unit.log" | tail -n 40
 if grep -qE '^\[  SKIPPED \]' "$LOG_DIR/kernels_unit.log"; then
@@ -57,14 +57,14 @@ echo "unit tests: exit $UNIT"
 [ "$UNIT" = 0 ] || RC=1
 
 echo "== 2. aotrt_quant_bench $SWEEP ($(( $(date +%s) - T0 )) s)"
-timeout 200 "$BUILD_DIR/aotrt_quant_bench" $SWEEP >"$LOG_DIR/quant_bench.md" 2>&1
+timeout 120 "$BUILD_DIR/aotrt_quant_bench" $SWEEP >"$LOG_DIR/quant_bench.md" 2>&1
 BENCH=$?
 grep -E '^#|auto \||decode kernel \||previous path|native|cuBLASLt|GEMV' "$LOG_DIR/quant_bench.md" | head -n 80
 echo "bench: exit $BENCH"
 [ "$BENCH" = 0 ] || RC=1
 
 echo "== 3. against ATen: bench/quant_gpu.py ($(( $(date +%s) - T0 )) s)"
-timeout 200 python3 bench/quant_gpu.py --lib "$BUILD_DIR/libaotrt.so" --bench "$LOG_DIR/quant_bench.md" \
+timeout 150 python3 bench/quant_gpu.py --lib "$BUILD_DIR/libaotrt.so" --bench "$LOG_DIR/quant_bench.md" \
   >"$LOG_DIR/quant_vs_aten.md" 2>&1
 TORCH=$?
 grep -E '^(FAIL|#)|^\| |check' "$LOG_DIR/quant_vs_aten.md" | head -n 60
