@@ -2,6 +2,8 @@
 // (_scaled_dot_product_efficient_attention, _scaled_dot_product_cudnn_attention,
 // and through ops/attention.cpp _efficient_attention_forward and the flash
 // ops, _scaled_dot_product_flash_attention and _flash_attention_forward):
+// decode steps (at most 8 query rows against a cache) on flash-decoding
+// (attention_decode.cu, Note [Decode attention]) where it serves the call,
 // fp16 and bf16 on cuDNN's fused tensor-core kernels where cuDNN serves the
 // call (attention_cudnn.cpp), everything else - fp32 exactly, and any layout
 // cuDNN refuses - on aotrt's own tiled kernel below.
@@ -440,6 +442,31 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
                                                          e4 * kKtPitch + kBlockKeys * Ev);
   DeviceGuard guard(device.index);
   cudaStream_t stream = current_cuda_stream(device.index);
+  // A decode step (a few query rows): flash-decoding over the cache (Note [Decode attention]).
+  if (Lq <= 8) {
+    DecodeAttentionCall call{};
+    call.dtype = dtype;
+    call.q = p.q;
+    call.k = p.k;
+    call.v = p.v;
+    call.bias = p.bias;
+    call.out = p.out;
+    call.lse = p.lse;
+    const int64_t sizes[7] = {B, H, Hk, Lq, Lk, E, Ev};
+    std::copy(sizes, sizes + 7, call.sizes);
+    std::copy(p.qs, p.qs + 4, call.q_strides);
+    std::copy(p.ks, p.ks + 4, call.k_strides);
+    std::copy(p.vs, p.vs + 4, call.v_strides);
+    std::copy(p.bs, p.bs + 4, call.bias_strides);
+    std::copy(p.os, p.os + 4, call.out_strides);
+    std::copy(p.ls, p.ls + 3, call.lse_strides);
+    call.lse_rows = lse_rows;
+    call.causal = is_causal;
+    call.causal_offset = p.causal_offset;
+    call.scale = p.scale;
+    call.masked_row_lse = p.masked_row_lse;
+    if (decode_attention(call, device.index, stream, fn)) return result;
+  }
   // fp16/bf16 go to cuDNN's tensor-core kernels when it serves the call (Note
   // [cuDNN attention]); the memory-efficient flavour's padded logsumexp rows
   // are aotrt's kernel's to write, and so are the rows a bottom-right causal

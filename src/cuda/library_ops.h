@@ -43,6 +43,13 @@ void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl
 // beta * self + alpha * (x @ y), self broadcast to out's sizes or null.
 void integer_matmul(const StridedView& out, const StridedView* self, const StridedView& x,
                     const StridedView& y, double beta, double alpha, const char* fn);
+// _int_mm's int8 x int8 -> int32 product on cuBLASLt's integer GEMM (Note
+// [Int8 matmul on CUDA] in ops/int_matmul.cu): out [m, n] int32, self [m, k]
+// and mat2 [k, n] int8, each read or written in place where cuBLAS addresses
+// it. False, having queued nothing, where it does not (a layout, or no
+// cuBLASLt algorithm for the configuration: the plan remembers that).
+bool int8_mm_lt(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                const char* fn);
 // _scaled_mm past ops/matmul.cpp's checks (Note [Scaled matmul]): the float8
 // GEMM on cuBLASLt, written into out [M, N] (any strides); `rowwise` picks
 // cuBLASLt's outer-vector scales over its scalar ones.
@@ -84,6 +91,27 @@ GemmPlanStats gemm_plan_stats();
 // refuses a configuration it cannot serve, so tests reach the fallback.
 // Switching drops the thread's plans.
 void set_gemm_lt_refusal_for_testing(bool refuse);
+
+// --- ops/int4_tinygemm.cu ----------------------------------------------------------------
+// CUDA's _weight_int4pack_mm past ops/int_matmul.cpp's checks (Note [Int4
+// tinygemm layout]): out [M, N] bfloat16 <- a [M, K] bfloat16 @ the weight
+// packed in b, all dense; the kernel chosen by M (Note [Int4 matmul kernels]).
+void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b,
+                      int64_t group, const TensorImpl& scale_zeros, const char* fn);
+// For tests and benchmarks: one kernel of int4_tinygemm_mm, and its split
+// over K (blocks of a cluster, at most 8) and its tile (decode: n tiles a
+// block, 1, 2 or 4; gemm: rows a block, 64 or 128); 0 picks as int4_tinygemm_mm
+// does. False, with nothing queued, when that kernel does not serve the call
+// (an alignment, a device before sm_80).
+enum class Int4Kernel { kAuto, kExact, kDecode, kGemm };
+struct Int4KernelChoice {
+  Int4Kernel kernel = Int4Kernel::kAuto;
+  int splits = 0;
+  int tiles = 0;
+};
+bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out,
+                           const TensorImpl& a, const TensorImpl& b, int64_t group,
+                           const TensorImpl& scale_zeros, const char* fn);
 
 // --- conv.cpp ---------------------------------------------------------------------------
 using aotrt::ConvParams;  // core/conv_params.h
@@ -145,5 +173,38 @@ struct CudnnAttentionCall {
 };
 bool cudnn_attention(const CudnnAttentionCall& call, int device, cudaStream_t stream,
                      const char* fn);
+
+// Attention of a few query rows against a long key/value cache
+// (attention_decode.cu, Note [Decode attention]): q [B, H, Lq, E], k and v
+// [B, Hk, Lk, E], the bias broadcast to [B, H, Lq, Lk] through its strides
+// (0 where it broadcasts; data null: none), out [B, H, Lq, E] and lse
+// (null: not written; [B, H, lse_rows] through lse_strides, rows past Lq
+// +inf) as attention() laid them out. The causal mask hides key j from
+// query i when j > i + causal_offset. Returns false, having queued nothing,
+// when the call is not one it serves.
+struct DecodeAttentionCall {
+  ScalarType dtype;
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* bias;
+  void* out;
+  float* lse;
+  int64_t sizes[7];  // B, H, Hk, Lq, Lk, E, Ev
+  int64_t q_strides[4], k_strides[4], v_strides[4], bias_strides[4], out_strides[4];
+  int64_t lse_strides[3];
+  int64_t lse_rows;
+  bool causal;
+  int64_t causal_offset;
+  float scale;
+  float masked_row_lse;
+  int64_t splits_for_testing = 0;  // > 0: the key splits to use (tests)
+};
+bool decode_attention(const DecodeAttentionCall& call, int device, cudaStream_t stream,
+                      const char* fn);
+// Tests and benchmarks: turns the decode path on or off for the process (in
+// place of AOTRT_DECODE_ATTENTION), and counts the calls it served.
+void set_decode_attention_enabled(bool enabled);
+int64_t decode_attention_calls();
 
 }  // namespace aotrt::cuda

@@ -252,17 +252,26 @@ cublasComputeType_t compute_type(ScalarType t, ScalarType in, bool tf32) {
 
 // alpha and beta in the compute type's scale type (double for CUBLAS_COMPUTE_64F,
 // float otherwise), as cuBLAS reads them through void pointers.
+// int32 for the integer GEMM's CUBLAS_COMPUTE_32I (Note [Int8 matmul on CUDA]).
 struct GemmScalars {
   double d[2];
   float f[2];
+  int32_t i[2];
   bool wide;
+  bool integer;
   GemmScalars(ScalarType t, double alpha, double beta)
       : d{alpha, beta},
         f{static_cast<float>(alpha), static_cast<float>(beta)},
-        wide(t == ScalarType::Float64) {}
-  const void* alpha() const { return wide ? static_cast<const void*>(&d[0]) : &f[0]; }
-  const void* beta() const { return wide ? static_cast<const void*>(&d[1]) : &f[1]; }
-  cudaDataType_t type() const { return wide ? CUDA_R_64F : CUDA_R_32F; }
+        i{static_cast<int32_t>(alpha), static_cast<int32_t>(beta)},
+        wide(t == ScalarType::Float64),
+        integer(t == ScalarType::Int32) {}
+  const void* alpha() const { return pick(0); }
+  const void* beta() const { return pick(1); }
+  const void* pick(int which) const {
+    if (integer) return &i[which];
+    return wide ? static_cast<const void*>(&d[which]) : &f[which];
+  }
+  cudaDataType_t type() const { return integer ? CUDA_R_32I : wide ? CUDA_R_64F : CUDA_R_32F; }
 };
 
 // Note [GEMM plans]
@@ -413,7 +422,9 @@ cublasStatus_t build_plan(GemmPlan& plan, const GemmConfig& cfg, const void* bia
                           cublasLtHandle_t lt) {
   const auto t = static_cast<cudaDataType_t>(cfg.dtype);
   const auto compute = static_cast<cublasComputeType_t>(cfg.compute);
-  const cudaDataType_t scale = compute == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F;
+  const cudaDataType_t scale = compute == CUBLAS_COMPUTE_64F   ? CUDA_R_64F
+                              : compute == CUBLAS_COMPUTE_32I ? CUDA_R_32I
+                                                              : CUDA_R_32F;
   cublasStatus_t s = cublasLtMatmulDescCreate(&plan.op.handle, compute, scale);
   auto set_op = [&](cublasLtMatmulDescAttributes_t attr, const auto& value) {
     if (s == CUBLAS_STATUS_SUCCESS) {
@@ -1075,6 +1086,31 @@ void mm_widening_out(const TensorImpl& out, const TensorImpl& self, const Tensor
 void baddbmm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl& batch1,
                  const TensorImpl& batch2, double beta, double alpha, const char* fn) {
   matmul(MatmulArgs{&out, &self, &batch1, &batch2, beta, alpha, 3, fn});
+}
+
+bool int8_mm_lt(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2,
+                const char* fn) {
+  const StridedView o = strided_view(out), x = strided_view(self), y = strided_view(mat2);
+  if (o.numel() == 0 || x.sizes[1] == 0 || overlaps(o, x) || overlaps(o, y)) return false;
+  const OwnedView oo = own(o), xo = own(x), yo = own(y);
+  const std::optional<Addressed> out_addr = address(matrices_of(oo), true);
+  if (!out_addr) return false;
+  const std::optional<Addressed> x_addr = address(matrices_of(xo), out_addr->row_major);
+  const std::optional<Addressed> y_addr = address(matrices_of(yo), out_addr->row_major);
+  if (!x_addr || !y_addr) return false;
+  const GemmCall call = plan_gemm(*out_addr, *x_addr, *y_addr);
+  if (call.m > INT_MAX || call.n > INT_MAX || call.k > INT_MAX || call.lda > INT_MAX ||
+      call.ldb > INT_MAX || call.ldc > INT_MAX) {
+    return false;
+  }
+  const int device = o.device.index;
+  DeviceGuard guard(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  GemmConfig config = config_of(call, CUDA_R_32I, CUBLAS_COMPUTE_32I, nullptr, device);
+  config.a_type = config.b_type = static_cast<int32_t>(CUDA_R_8I);
+  (void)fn;
+  return lt_gemm_planned(call, config, GemmScalars(ScalarType::Int32, 1.0, 0.0), nullptr,
+                         nullptr, device, stream);
 }
 
 GemmPlanStats gemm_plan_stats() {

@@ -61,6 +61,12 @@ Int4PackLayout detect_int4_pack_layout() {
 
 thread_local const Int4PackLayout* t_int4_layout_override = nullptr;
 
+// The device's table, or null (the optional entries are read from it directly).
+const IntMatmulKernels* table_of(Device device) {
+  return device.is_cpu() ? KernelRegistry<IntMatmulKernels>::cpu
+                         : KernelRegistry<IntMatmulKernels>::cuda;
+}
+
 // Note [Dynamic int4 matmul]: the layout aotrt reads is ATen's fallback one,
 // which an Arm host with KleidiAI replaces by its own.
 void check_dyn_quant_host(const char* fn) {
@@ -194,6 +200,14 @@ void int_mm_out(const TensorImpl& out, const TensorImpl& self, const TensorImpl&
   AOTRT_CHECK(out.dim() == 2 && out.sizes()[0] == m && out.sizes()[1] == n, kInvalidArgument, fn,
               ": 'out' must be [", m, ", ", n, "]; aotrt does not resize outputs");
   if (out.numel() == 0) return;
+  AOTRT_CHECK(self.device() == out.device() && mat2.device() == out.device(), kInvalidArgument,
+              fn, ": expected out, self and mat2 on one device, got ", out.device().str(), ", ",
+              self.device().str(), " and ", mat2.device().str());
+  // The operands as they lie, where the device serves them so (no copies).
+  const IntMatmulKernels* table = table_of(out.device());
+  if (table != nullptr && table->int_mm_views != nullptr && table->int_mm_views(out, self, mat2)) {
+    return;
+  }
   const int64_t sizes[] = {m, n};
   auto result =
       empty_strided(sizes, contiguous_strides(sizes), ScalarType::Int32, out.device(), fn);
@@ -230,9 +244,20 @@ std::unique_ptr<TensorImpl> weight_int8pack_mm(const TensorImpl& self, const Ten
   const int64_t M = self.sizes()[0], K = self.sizes()[1], N = mat2.sizes()[0];
   AOTRT_CHECK(mat2.sizes()[1] == K, kInvalidArgument, fn, ": expected B.size(1) == ", K);
   AOTRT_CHECK(scales.sizes()[0] == N, kInvalidArgument, fn, ": expected scales.size(0) == ", N);
+  AOTRT_CHECK(mat2.device() == self.device() && scales.device() == self.device(),
+              kInvalidArgument, fn, ": expected A, B and scales on one device, got ",
+              self.device().str(), ", ", mat2.device().str(), " and ", scales.device().str());
   const int64_t sizes[] = {M, N};
   auto out = empty_strided(sizes, contiguous_strides(sizes), self.dtype(), self.device(), fn);
   if (out->numel() == 0) return out;
+  // In A's own dtype where the device has that kernel: no conversions around it.
+  const IntMatmulKernels* table = table_of(self.device());
+  if (table != nullptr && table->int8_weight_mm_native != nullptr) {
+    table->int8_weight_mm_native(*out, *dense(self, self.dtype(), fn),
+                                 *dense(mat2, ScalarType::Int8, fn),
+                                 *dense(scales, self.dtype(), fn));
+    return out;
+  }
   auto acc =
       empty_strided(sizes, contiguous_strides(sizes), ScalarType::Float32, self.device(), fn);
   kernel(&IntMatmulKernels::int8_weight_mm, self.device(), fn)(

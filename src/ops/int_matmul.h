@@ -44,9 +44,10 @@
 // (scale, zero) per group of k and column; the weight is the bfloat16
 // w = fma(bf16(q - 8), scale, zero), one rounding (tinygemm's zero point: the
 // int4 value centred at 8, the zero added, not subtracted). out [M, N] =
-// A @ w^T, bfloat16, accumulated in float32 (tensor-core mma; aotrt's kernel
-// dequantizes a tile of w into shared memory and sums in k order, so sums
-// can round differently), one rounding to bfloat16. ATen's checks: A
+// A @ w^T, bfloat16, accumulated in float32 (tensor-core mma in ATen and in
+// aotrt's fast kernels, in k order in its exact one: Note [Int4 matmul
+// kernels] in cuda/ops/int4_tinygemm.cu, which bounds the difference), one
+// rounding to bfloat16. ATen's checks: A
 // bfloat16 2-d, B int32 4-d with size(2) 32 and size(3) * 2 in {2, 4, 8},
 // B.size(1) == K / (innerKTiles * 16), qGroupSize in {32, 64, 128, 256},
 // K a multiple of qGroupSize, qScaleAndZeros 3-d [., N, 2], one device.
@@ -133,6 +134,15 @@ struct IntMatmulKernels {
   // out [M, N] float32 dense; a [M, K] float32; w [N, K] int8; scales [N] float32.
   void (*int8_weight_mm)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
                          const TensorImpl& scales);
+  // Optional (null where a backend has none): the same in a's own dtype - out
+  // [M, N] and scales [N] of a's dtype (float32, bfloat16, float16), a [M, K],
+  // w [N, K] int8, all dense - summed in float32, times the scale, rounded once.
+  void (*int8_weight_mm_native)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
+                                const TensorImpl& scales);
+  // Optional: _int_mm on the operands as given (any strides, out [m, n] int32,
+  // self [m, k] and mat2 [k, n] int8); false, having done nothing, for a call
+  // it does not serve (int_mm above then runs on dense copies).
+  bool (*int_mm_views)(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2);
   // out [M, N] float32 dense; a [M, K] float32; w [N, K/2] uint8 packed in
   // `layout`; scale_zeros [K/group, N, 2] float32; all dense. fn names a failure.
   void (*int4_weight_mm)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,

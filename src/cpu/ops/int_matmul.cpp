@@ -489,6 +489,8 @@ void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorIm
 
 constexpr IntMatmulKernels kIntMatmul{.int_mm = int_mm,
                                       .int8_weight_mm = int8_weight_mm,
+                                      .int8_weight_mm_native = nullptr,  // float32 only
+                                      .int_mm_views = nullptr,           // dense operands
                                       .int4_weight_mm = int4_weight_mm,
                                       .int4_pack = int4_pack,
                                       .dyn_quant_mm = dyn_quant_mm,

@@ -9,19 +9,13 @@
 // operands), products and sums in its unsigned type, so they wrap modulo
 // 2^bits (Note [Integer wraparound]) and the result does not depend on the
 // order of the sums. A block computes a 16 x 16 tile of C through 16 x 16
-// tiles of A and B in shared memory. _int_mm does not go through cuBLASLt's
-// int8 GEMM yet: its layouts and alignment (ATen refuses m <= 16 and k or n
-// not a multiple of 8) need this kernel as the fallback anyway; a cuBLASLt
-// path for the shapes it serves is the faster one to add, checked against
-// this kernel.
-// _weight_int8pack_mm: one thread per output, a float32 sum over k in the
-// CPU's order, times the channel's scale.
-// _weight_int4pack_mm (Note [Int4 tinygemm layout]): a block computes a
-// 16 x 16 tile of the output through 32-deep k-steps, A's rows and the
-// dequantized bfloat16 weights of the step in shared memory (each weight
-// dequantized once per block), each thread a float32 sum in k order (the CPU
-// kernel's order: the two agree bit for bit). Not tinygemm's tensor-core
-// kernel: correct first, a faster one checked against this.
+// tiles of A and B in shared memory. _int_mm reaches it for what cuBLASLt
+// and the GEMV of Note [Int8 matmul on CUDA] do not serve (and the tests
+// compare those with it).
+// _weight_int8pack_mm's exact kernel: one thread per output, a float32 sum
+// over k in the CPU's order, times the channel's scale; the op itself runs
+// Note [Int8 weight matmul on CUDA]'s kernels.
+// _weight_int4pack_mm: int4_tinygemm.cu (Note [Int4 matmul kernels]).
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -33,7 +27,6 @@
 #include "cuda/library_ops.h"
 #include "cuda/ops/common.cuh"
 #include "ops/dispatch.h"
-#include "ops/int4_tinygemm.h"
 #include "ops/int_matmul.h"
 
 namespace aotrt::cuda {
@@ -142,72 +135,324 @@ void int8_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   AOTRT_CUDA_CHECK_LAUNCH();
 }
 
-constexpr int kInt4Tk = 32;  // a k-step: within one quantization group (groups are >= 32)
+// --- _weight_int8pack_mm in A's own dtype -------------------------------------------------
 
-__global__ void int4_tinygemm_kernel(const __nv_bfloat16* a, const uint32_t* b,
-                                     const __nv_bfloat16* sz, __nv_bfloat16* out, int64_t M,
-                                     int64_t N, int64_t K, int64_t outer, int inner,
-                                     int64_t group) {
-  __shared__ float ta[kTile][kInt4Tk + 1];  // [m][k]
-  __shared__ float tw[kInt4Tk][kTile + 1];  // [k][n]
-  const int tx = threadIdx.x, ty = threadIdx.y, flat = ty * kTile + tx;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kTile, j = n0 + tx;
-  const int64_t tiles_m = (M + kTile - 1) / kTile;
-  // Every thread of a block runs the same tiles and steps, so the barriers are uniform.
-  for (int64_t t = blockIdx.y; t < tiles_m; t += gridDim.y) {
-    const int64_t m0 = t * kTile, i = m0 + ty;
-    float acc = 0;
-    for (int64_t k0 = 0; k0 < K; k0 += kInt4Tk) {  // K is a multiple of 32
-      for (int e = flat; e < kTile * kInt4Tk; e += kTile * kTile) {
-        const int r = e / kInt4Tk, c = e % kInt4Tk;
-        ta[r][c] = m0 + r < M ? __bfloat162float(a[(m0 + r) * K + k0 + c]) : 0.0f;
-      }
-      for (int e = flat; e < kInt4Tk * kTile; e += kTile * kTile) {
-        const int r = e / kTile, c = e % kTile;
-        const int64_t n = n0 + c, k = k0 + r;
-        float w = 0.0f;
-        if (n < N) {
-          const auto at = ops::int4_tinygemm::nibble_of(n, k, outer, inner);
-          const int q = static_cast<int>((b[at.word] >> at.shift) & 0xFu);
-          const __nv_bfloat16* g = sz + ((k / group) * N + n) * 2;
-          const float v = ops::int4_tinygemm::dequantize_round_odd(q, __bfloat162float(g[0]),
-                                                                   __bfloat162float(g[1]));
-          w = __bfloat162float(__float2bfloat16_rn(v));
-        }
-        tw[r][c] = w;
-      }
-      __syncthreads();
+// 16 int8 weights (16-byte aligned) as floats: the byte, offset by 128, in
+// the low mantissa bits of 2^23, minus 2^23 + 128 (exact).
+__device__ __forceinline__ void int8x16(const int8_t* p, float (&w)[16]) {
+  const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
+  const uint32_t words[4] = {v.x ^ 0x80808080u, v.y ^ 0x80808080u, v.z ^ 0x80808080u,
+                             v.w ^ 0x80808080u};
 #pragma unroll
-      for (int q = 0; q < kInt4Tk; ++q) acc = fmaf(ta[ty][q], tw[q][tx], acc);
-      __syncthreads();
+  for (int i = 0; i < 4; ++i) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      w[4 * i + j] =
+          __uint_as_float(__byte_perm(words[i], 0x4B000000u, 0x7650u | static_cast<uint32_t>(j))) -
+          8388736.0f;
     }
-    if (i < M && j < N) out[i * N + j] = __float2bfloat16_rn(acc);
   }
 }
 
-// Note [Int4 tinygemm layout]; out [M, N], a [M, K], b and scale_zeros dense.
-void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b,
-                      int64_t group, const TensorImpl& scale_zeros, const char* fn) {
+// 16 consecutive values of A (16-byte aligned) as floats.
+template <typename T>
+__device__ __forceinline__ void load16(const T* p, float (&x)[16]) {
+  if constexpr (std::is_same_v<T, float>) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float4 v = __ldg(reinterpret_cast<const float4*>(p) + i);
+      x[4 * i] = v.x, x[4 * i + 1] = v.y, x[4 * i + 2] = v.z, x[4 * i + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(p) + i);
+      const T* h = reinterpret_cast<const T*>(&v);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) x[8 * i + j] = to_acc(h[j]);
+    }
+  }
+}
+
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
+// Note [Int8 weight matmul on CUDA]
+// _weight_int8pack_mm reads A and the scales in their own dtype and writes
+// the output in it (no float32 copies around the product): float32 sums of
+// float(a) * float(w) (FMAs), times float(scale), one rounding. For M <= 16
+// a GEMV: a warp takes two output columns and up to four rows, its lanes
+// 16 k at a time (16-byte loads of the int8 rows and of A, several in
+// flight), then a shuffle sum; the 4-row groups of larger M re-read the
+// weights (mostly from L2). Past 16 rows a 64 x 64 tiled CUDA-core GEMM. The
+// order of the float32 sums differs from ATen's (lanes over k, then a
+// shuffle tree) and from the exact kernel above (k order, no FMA): the
+// tests bound the difference by 2 K 2^-24 sum |a w| |scale| and the final
+// rounding.
+constexpr int kGemvWarps = 4, kGemvCols = 2, kGemvRows = 4;
+
+template <typename T, bool kVec>
+__global__ void __launch_bounds__(kGemvWarps * 32)
+    int8_weight_gemv_kernel(const T* __restrict__ a, const int8_t* __restrict__ w,
+                            const T* __restrict__ scales, T* __restrict__ out, int64_t M,
+                            int64_t N, int64_t K) {
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kGemvWarps + warp) * kGemvCols;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kGemvRows;
+  const int rows = static_cast<int>(min(static_cast<int64_t>(kGemvRows), M - m0));
+  if (n0 >= N) return;  // a whole warp: no barrier follows
+  float acc[kGemvCols][kGemvRows] = {};
+  if constexpr (kVec) {
+#pragma unroll 2
+    for (int64_t k = 16 * lane; k < K; k += 16 * 32) {
+      float wv[kGemvCols][16];
+#pragma unroll
+      for (int c = 0; c < kGemvCols; ++c) {
+        if (n0 + c < N) {
+          int8x16(w + (n0 + c) * K + k, wv[c]);
+        } else {
+#pragma unroll
+          for (int x = 0; x < 16; ++x) wv[c][x] = 0.0f;
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < kGemvRows; ++r) {
+        if (r >= rows) break;
+        float av[16];
+        load16(a + (m0 + r) * K + k, av);
+#pragma unroll
+        for (int c = 0; c < kGemvCols; ++c) {
+#pragma unroll
+          for (int x = 0; x < 16; ++x) acc[c][r] = fmaf(av[x], wv[c][x], acc[c][r]);
+        }
+      }
+    }
+  } else {
+    for (int64_t k = lane; k < K; k += 32) {
+#pragma unroll
+      for (int r = 0; r < kGemvRows; ++r) {
+        if (r >= rows) break;
+        const float av = to_acc(a[(m0 + r) * K + k]);
+#pragma unroll
+        for (int c = 0; c < kGemvCols; ++c) {
+          if (n0 + c < N) acc[c][r] = fmaf(av, static_cast<float>(w[(n0 + c) * K + k]), acc[c][r]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < kGemvCols; ++c) {
+#pragma unroll
+    for (int r = 0; r < kGemvRows; ++r) {
+      const float s = warp_sum(acc[c][r]);
+      if (lane == 0 && r < rows && n0 + c < N) {
+        out[(m0 + r) * N + n0 + c] = from_acc<T>(s * to_acc(scales[n0 + c]));
+      }
+    }
+  }
+}
+
+constexpr int kTiled = 64, kTiledK = 16;
+
+// out [M, N] = (a @ w^T) * scales: a 64 x 64 tile a block of 16 x 16 threads, 4 x 4 each.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    int8_weight_tiled_kernel(const T* __restrict__ a, const int8_t* __restrict__ w,
+                             const T* __restrict__ scales, T* __restrict__ out, int64_t M,
+                             int64_t N, int64_t K) {
+  __shared__ __align__(16) float as[kTiledK][kTiled + 4];
+  __shared__ __align__(16) float ws[kTiledK][kTiled + 4];
+  const int tx = static_cast<int>(threadIdx.x) % 16, ty = static_cast<int>(threadIdx.x) / 16;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kTiled;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kTiled;
+  float acc[4][4] = {};
+  for (int64_t k0 = 0; k0 < K; k0 += kTiledK) {
+    // 64 rows x 16 k of each: thread t loads row t / 4, k (t % 4) * 4 .. + 3.
+    const int r = tid / 4, kq = (tid % 4) * 4;
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+      const int64_t k = k0 + kq + x;
+      as[kq + x][r] = m0 + r < M && k < K ? to_acc(a[(m0 + r) * K + k]) : 0.0f;
+      ws[kq + x][r] = n0 + r < N && k < K ? static_cast<float>(w[(n0 + r) * K + k]) : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kTiledK; ++kk) {
+      const float4 av = *reinterpret_cast<const float4*>(&as[kk][ty * 4]);
+      const float4 wv = *reinterpret_cast<const float4*>(&ws[kk][tx * 4]);
+      const float ar[4] = {av.x, av.y, av.z, av.w}, wr[4] = {wv.x, wv.y, wv.z, wv.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(ar[i], wr[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int64_t row = m0 + ty * 4 + i;
+    if (row >= M) continue;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int64_t col = n0 + tx * 4 + j;
+      if (col < N) out[row * N + col] = from_acc<T>(acc[i][j] * to_acc(scales[col]));
+    }
+  }
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+void int8_weight_mm_native(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
+                           const TensorImpl& scales) {
   const OnDevice on(out.device());
-  const int64_t M = a.sizes()[0], K = a.sizes()[1], N = out.sizes()[1];
-  if (M == 0 || N == 0) return;
-  const int64_t tiles_n = (N + kTile - 1) / kTile, tiles_m = (M + kTile - 1) / kTile;
-  AOTRT_CHECK(tiles_n <= int64_t{0x7fffffff}, kUnsupported, fn, ": ", N,
-              " columns; the CUDA int4 matmul serves at most 2^35");
-  const dim3 grid(static_cast<unsigned>(tiles_n),
-                  static_cast<unsigned>(std::min<int64_t>(tiles_m, 65535)));
-  int4_tinygemm_kernel<<<grid, dim3(kTile, kTile), 0, on.stream>>>(
-      static_cast<const __nv_bfloat16*>(a.data_ptr()), static_cast<const uint32_t*>(b.data_ptr()),
-      static_cast<const __nv_bfloat16*>(scale_zeros.data_ptr()),
-      static_cast<__nv_bfloat16*>(out.data_ptr()), M, N, K, b.sizes()[1],
-      static_cast<int>(b.sizes()[3] * 2), group);
+  const int64_t M = a.sizes()[0], K = a.sizes()[1], N = w.sizes()[0];
+  if (M * N == 0) return;
+  const char* fn = "int8 weight matmul kernel";
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const auto* ap = static_cast<const T*>(a.data_ptr());
+    const auto* wp = static_cast<const int8_t*>(w.data_ptr());
+    const auto* sp = static_cast<const T*>(scales.data_ptr());
+    auto* op = static_cast<T*>(out.data_ptr());
+    if (M <= 16) {
+      const int64_t bx = (N + kGemvWarps * kGemvCols - 1) / (kGemvWarps * kGemvCols);
+      const dim3 grid(static_cast<unsigned>(bx),
+                      static_cast<unsigned>((M + kGemvRows - 1) / kGemvRows));
+      AOTRT_CHECK(bx <= 0x7fffffff, kUnsupported, fn, ": ", N, " columns");
+      const bool vec = K % 16 == 0 && aligned16(ap) && aligned16(wp);
+      auto kernel = vec ? int8_weight_gemv_kernel<T, true> : int8_weight_gemv_kernel<T, false>;
+      kernel<<<grid, kGemvWarps * 32, 0, on.stream>>>(ap, wp, sp, op, M, N, K);
+    } else {
+      const int64_t bx = (N + kTiled - 1) / kTiled, by = (M + kTiled - 1) / kTiled;
+      AOTRT_CHECK(bx <= 0x7fffffff && by <= 65535, kUnsupported, fn, ": ", M, " x ", N);
+      const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(by));
+      int8_weight_tiled_kernel<T><<<grid, 256, 0, on.stream>>>(ap, wp, sp, op, M, N, K);
+    }
+    AOTRT_CUDA_CHECK_LAUNCH();
+  };
+  switch (a.dtype()) {
+    case ScalarType::Float32: return run(float{});
+    case ScalarType::BFloat16: return run(__nv_bfloat16{});
+    case ScalarType::Float16: return run(__half{});
+    default: AOTRT_FAIL(kInternal, fn, ": dtype ", dtype_name(a.dtype()));
+  }
+}
+
+// --- _int_mm on the operands as given ------------------------------------------------------
+
+// Note [Int8 matmul on CUDA]
+// _int_mm_out (int8 x int8 -> int32) reads its operands in place: rows past
+// 16 go to cuBLASLt's integer GEMM (int8_mm_lt in matmul.cpp, planned as its
+// other GEMMs are), a few rows (decode; ATen refuses m <= 16) to a DP4A
+// GEMV when mat2 is a column-major view (a [n, k] weight transposed, as
+// linears pass it): a warp takes two columns and up to four rows, its
+// lanes 16 k at a time (16-byte loads, four dp4a each), then a shuffle sum.
+// Integer sums wrap modulo 2^32 in any order, so both give the exact
+// kernel's result bit for bit. What neither serves runs on the exact kernel.
+template <bool kVec>
+__global__ void __launch_bounds__(kGemvWarps * 32)
+    int8_gemv_kernel(const int8_t* __restrict__ a, int64_t lda, const int8_t* __restrict__ w,
+                     int64_t ldw, int32_t* __restrict__ out, int64_t out_row, int64_t out_col,
+                     int64_t M, int64_t N, int64_t K) {
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * kGemvWarps + warp) * kGemvCols;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kGemvRows;
+  const int rows = static_cast<int>(min(static_cast<int64_t>(kGemvRows), M - m0));
+  if (n0 >= N) return;
+  uint32_t acc[kGemvCols][kGemvRows] = {};
+  if constexpr (kVec) {
+#pragma unroll 2
+    for (int64_t k = 16 * lane; k < K; k += 16 * 32) {
+      uint4 wv[kGemvCols];
+#pragma unroll
+      for (int c = 0; c < kGemvCols; ++c) {
+        wv[c] = n0 + c < N ? __ldg(reinterpret_cast<const uint4*>(w + (n0 + c) * ldw + k))
+                           : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int r = 0; r < kGemvRows; ++r) {
+        if (r >= rows) break;
+        const uint4 av = __ldg(reinterpret_cast<const uint4*>(a + (m0 + r) * lda + k));
+#pragma unroll
+        for (int c = 0; c < kGemvCols; ++c) {
+          int s = static_cast<int>(acc[c][r]);
+          s = __dp4a(static_cast<int>(av.x), static_cast<int>(wv[c].x), s);
+          s = __dp4a(static_cast<int>(av.y), static_cast<int>(wv[c].y), s);
+          s = __dp4a(static_cast<int>(av.z), static_cast<int>(wv[c].z), s);
+          s = __dp4a(static_cast<int>(av.w), static_cast<int>(wv[c].w), s);
+          acc[c][r] = static_cast<uint32_t>(s);
+        }
+      }
+    }
+  } else {
+    for (int64_t k = lane; k < K; k += 32) {
+#pragma unroll
+      for (int r = 0; r < kGemvRows; ++r) {
+        if (r >= rows) break;
+        const auto av = static_cast<uint32_t>(static_cast<int32_t>(a[(m0 + r) * lda + k]));
+#pragma unroll
+        for (int c = 0; c < kGemvCols; ++c) {
+          if (n0 + c < N) {
+            acc[c][r] += av * static_cast<uint32_t>(static_cast<int32_t>(w[(n0 + c) * ldw + k]));
+          }
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < kGemvCols; ++c) {
+#pragma unroll
+    for (int r = 0; r < kGemvRows; ++r) {
+      uint32_t s = acc[c][r];
+#pragma unroll
+      for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
+      if (lane == 0 && r < rows && n0 + c < N) {
+        out[(m0 + r) * out_row + (n0 + c) * out_col] = static_cast<int32_t>(s);
+      }
+    }
+  }
+}
+
+bool int_mm_views(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2) {
+  const int64_t m = self.sizes()[0], k = self.sizes()[1], n = mat2.sizes()[1];
+  if (m == 0 || n == 0 || k == 0) return false;
+  const char* fn = "_int_mm";
+  if (m > 16) return int8_mm_lt(out, self, mat2, fn);
+  // self: rows of unit stride; mat2: a column-major view (mat2[:, j] contiguous).
+  const auto ss = self.strides(), ws = mat2.strides();
+  if ((k > 1 && (ss[1] != 1 || ws[0] != 1)) || m * k >= (int64_t{1} << 40)) return false;
+  const OnDevice on(out.device());
+  const auto* ap = static_cast<const int8_t*>(self.data_ptr());
+  const auto* wp = static_cast<const int8_t*>(mat2.data_ptr());
+  auto* op = static_cast<int32_t*>(out.data_ptr());
+  const int64_t lda = m > 1 ? ss[0] : k, ldw = n > 1 ? ws[1] : k;
+  const int64_t bx = (n + kGemvWarps * kGemvCols - 1) / (kGemvWarps * kGemvCols);
+  if (bx > 0x7fffffff) return false;
+  const dim3 grid(static_cast<unsigned>(bx),
+                  static_cast<unsigned>((m + kGemvRows - 1) / kGemvRows));
+  const bool vec = k % 16 == 0 && lda % 16 == 0 && ldw % 16 == 0 && aligned16(ap) && aligned16(wp);
+  const int64_t out_row = out.strides()[0], out_col = out.strides()[1];
+  if (vec) {
+    int8_gemv_kernel<true><<<grid, kGemvWarps * 32, 0, on.stream>>>(ap, lda, wp, ldw, op, out_row,
+                                                                   out_col, m, n, k);
+  } else {
+    int8_gemv_kernel<false><<<grid, kGemvWarps * 32, 0, on.stream>>>(ap, lda, wp, ldw, op, out_row,
+                                                                    out_col, m, n, k);
+  }
   AOTRT_CUDA_CHECK_LAUNCH();
+  return true;
 }
 
 // The CPU's int4 layouts and the dynamic-quant weights: left null (ATen reads
 // those on the CPU only, and the _dyn_quant ops have no CUDA entry in torch).
 constexpr IntMatmulKernels kIntMatmul{.int_mm = int_mm,
                                       .int8_weight_mm = int8_weight_mm,
+                                      .int8_weight_mm_native = int8_weight_mm_native,
+                                      .int_mm_views = int_mm_views,
                                       .int4_weight_mm = nullptr,
                                       .int4_pack = nullptr,
                                       .dyn_quant_mm = nullptr,

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aotrt/shim.h"
@@ -192,6 +193,12 @@ class DeviceView {
   // Storage filled with one value (a sentinel or NaN).
   DeviceView(int32_t dtype, const ViewSpec& spec, int64_t storage_numel, double fill)
       : dtype_(dtype), spec_(spec), storage_(static_cast<size_t>(storage_numel), round_to(dtype, fill)) {
+    create();
+  }
+  // Storage holding the given values (rounded to the dtype).
+  DeviceView(int32_t dtype, const ViewSpec& spec, std::vector<double> storage)
+      : dtype_(dtype), spec_(spec), storage_(std::move(storage)) {
+    for (auto& v : storage_) v = round_to(dtype, v);
     create();
   }
   AtenTensorHandle get() const { return view_.get(); }

@@ -1,0 +1,632 @@
+// CUDA's _weight_int4pack_mm (Note [Int4 tinygemm layout] in ops/int_matmul.h):
+// the exact kernel and the tensor-core kernels that read tinygemm's layout as
+// it lies in memory.
+//
+// Note [Int4 matmul kernels]
+// int4_tinygemm_mm picks, by M, one of three kernels:
+// - decode (M <= 16): a GEMV on tensor cores. tinygemm's layout is the B
+//   fragment of mma.m16n8k16 (Note [mma fragments]): lane (n % 8) * 4 +
+//   (k % 8) / 2 of an 8-column tile holds, in each int32, the fragments of
+//   two 16-deep k tiles, so a lane loads its own int32s (16 bytes at once for
+//   innerKTiles 8, the layout torchao packs) and dequantizes them in
+//   registers straight into fragments: the nibble pairs (i, i + 4) at bits
+//   4i and 16 + 4i become two bfloat16 128 + q by an OR with 0x4300 (exact),
+//   then w = fma(q - 8, scale, zero) in bfloat16x2 (one rounding, ATen's
+//   dequantization bit for bit). A's rows (at most 16, padded with zeros)
+//   are the A fragments, read through L1. A block's 4 warps split K between
+//   them (each warp keeps several loads of 512 bytes in flight) and sum
+//   their fragments in shared memory in a fixed order. A block takes 1, 2
+//   or 4 n tiles, so that the grid fits one wave of the device; when the n
+//   tiles alone give too few blocks, blocks split K further as a cluster
+//   (sm_90) and sum through distributed shared memory, in rank order.
+// - gemm (M > 16): 64 or 128 rows x 128 columns a block, 8 warps of 32 x 32
+//   (or 64 x 32); A's tile through shared memory (cp.async, two stages,
+//   ldmatrix), the weights loaded by each warp into registers one 128-deep
+//   k step ahead and dequantized once for all its m tiles; split over K
+//   in a cluster as above when the tiles are too few.
+// - exact: the reference. A 16 x 16 output tile a block through 32-deep k
+//   steps, the dequantized weights in shared memory, each output a float32
+//   sum in k order: the CPU kernel's order, bit for bit. It serves what the
+//   others refuse (a device before sm_80, A or the packed weight not aligned
+//   for the vector loads).
+// The fast kernels sum the same exact products (a bfloat16 times a
+// bfloat16 is exact in float32) in another order, as tinygemm's own
+// tensor-core kernel does, each float32 sum once rounded to bfloat16. Any
+// order of K additions whose each rounding is within 2^-23 relative (float32's
+// ulp; the tensor cores' truncating adds are within that) differs from
+// another by at most 2 * K * 2^-23 * sum_k |a_k w_k| before the two
+// roundings to bfloat16, which add at most 2^-8 relative each: the bound the
+// tests check against the exact kernel and torch.
+// Grid sizes: the splits are chosen on the host from the shape and the
+// device's SM count only; no host sync, no allocation.
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda/library_ops.h"
+#include "cuda/ops/common.cuh"
+#include "cuda/ops/launch.cuh"
+#include "cuda/ops/mma.cuh"
+#include "ops/int4_tinygemm.h"
+
+namespace aotrt::cuda {
+namespace {
+using namespace op_common;
+using bf16 = __nv_bfloat16;
+
+// --- The exact kernel ----------------------------------------------------------------------
+
+constexpr int kTile = 16;
+constexpr int kExactTk = 32;  // a k-step: within one quantization group (groups are >= 32)
+
+__global__ void int4_exact_kernel(const bf16* a, const uint32_t* b, const bf16* sz, bf16* out,
+                                  int64_t M, int64_t N, int64_t K, int64_t outer, int inner,
+                                  int64_t group) {
+  __shared__ float ta[kTile][kExactTk + 1];  // [m][k]
+  __shared__ float tw[kExactTk][kTile + 1];  // [k][n]
+  const int tx = threadIdx.x, ty = threadIdx.y, flat = ty * kTile + tx;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kTile, j = n0 + tx;
+  const int64_t tiles_m = (M + kTile - 1) / kTile;
+  // Every thread of a block runs the same tiles and steps, so the barriers are uniform.
+  for (int64_t t = blockIdx.y; t < tiles_m; t += gridDim.y) {
+    const int64_t m0 = t * kTile, i = m0 + ty;
+    float acc = 0;
+    for (int64_t k0 = 0; k0 < K; k0 += kExactTk) {  // K is a multiple of 32
+      for (int e = flat; e < kTile * kExactTk; e += kTile * kTile) {
+        const int r = e / kExactTk, c = e % kExactTk;
+        ta[r][c] = m0 + r < M ? __bfloat162float(a[(m0 + r) * K + k0 + c]) : 0.0f;
+      }
+      for (int e = flat; e < kExactTk * kTile; e += kTile * kTile) {
+        const int r = e / kTile, c = e % kTile;
+        const int64_t n = n0 + c, k = k0 + r;
+        float w = 0.0f;
+        if (n < N) {
+          const auto at = ops::int4_tinygemm::nibble_of(n, k, outer, inner);
+          const int q = static_cast<int>((b[at.word] >> at.shift) & 0xFu);
+          const bf16* g = sz + ((k / group) * N + n) * 2;
+          const float v = ops::int4_tinygemm::dequantize_round_odd(q, __bfloat162float(g[0]),
+                                                                   __bfloat162float(g[1]));
+          w = __bfloat162float(__float2bfloat16_rn(v));
+        }
+        tw[r][c] = w;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int q = 0; q < kExactTk; ++q) acc = fmaf(ta[ty][q], tw[q][tx], acc);
+      __syncthreads();
+    }
+    if (i < M && j < N) out[i * N + j] = __float2bfloat16_rn(acc);
+  }
+}
+
+void launch_exact(const bf16* a, const uint32_t* b, const bf16* sz, bf16* out, int64_t M,
+                  int64_t N, int64_t K, int64_t outer, int inner, int64_t group,
+                  cudaStream_t stream, const char* fn) {
+  const int64_t tiles_n = (N + kTile - 1) / kTile, tiles_m = (M + kTile - 1) / kTile;
+  AOTRT_CHECK(tiles_n <= int64_t{0x7fffffff}, kUnsupported, fn, ": ", N,
+              " columns; the CUDA int4 matmul serves at most 2^35");
+  const dim3 grid(static_cast<unsigned>(tiles_n),
+                  static_cast<unsigned>(std::min<int64_t>(tiles_m, 65535)));
+  int4_exact_kernel<<<grid, dim3(kTile, kTile), 0, stream>>>(a, b, sz, out, M, N, K, outer,
+                                                             inner, group);
+  AOTRT_CUDA_CHECK_LAUNCH();
+}
+
+// --- Pieces of the tensor-core kernels ---------------------------------------------------
+
+// Two bfloat16 weights of one lane's fragment: the nibbles at bits `shift` and
+// shift + 16 of w, dequantized as ATen does (Note [Int4 matmul kernels]).
+// scale2 and zero2 hold the column's scale and zero twice.
+template <int kShift>
+__device__ __forceinline__ uint32_t dequant_pair(uint32_t w, uint32_t scale2, uint32_t zero2) {
+  const uint32_t biased = ((w >> kShift) & 0x000F000Fu) | 0x43004300u;  // 128 + q, exact
+  const __nv_bfloat162 q = __hsub2(*reinterpret_cast<const __nv_bfloat162*>(&biased),
+                                   __floats2bfloat162_rn(136.0f, 136.0f));  // q - 8, exact
+  const __nv_bfloat162 r = __hfma2(q, *reinterpret_cast<const __nv_bfloat162*>(&scale2),
+                                   *reinterpret_cast<const __nv_bfloat162*>(&zero2));
+  return *reinterpret_cast<const uint32_t*>(&r);
+}
+
+// The B fragments of both k tiles of one int32 (tile `kOdd` of the pair),
+// for a column whose (scale, zero) pair is `sz` (scale in the low half).
+template <int kOdd>
+__device__ __forceinline__ void dequant_tile(uint32_t w, uint32_t sz, uint32_t& b0,
+                                             uint32_t& b1) {
+  const uint32_t scale2 = __byte_perm(sz, 0, 0x1010), zero2 = __byte_perm(sz, 0, 0x3232);
+  b0 = dequant_pair<kOdd ? 8 : 0>(w, scale2, zero2);
+  b1 = dequant_pair<kOdd ? 12 : 4>(w, scale2, zero2);
+}
+
+// A lane's kInner / 2 int32s of one outer k tile: one vector load.
+template <int kWords>
+__device__ __forceinline__ void load_words(uint32_t (&w)[kWords], const uint32_t* p) {
+  if constexpr (kWords == 4) {
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  } else if constexpr (kWords == 2) {
+    const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
+    w[0] = v.x, w[1] = v.y;
+  } else {
+    w[0] = __ldg(p);
+  }
+}
+
+// The int32 of n tile `tile` holding k tiles 2p and 2p + 1 (p: the 32-deep
+// k pair) for this lane, in the packed [N/8, k_outer, 32, kInner/2].
+template <int kInner>
+__device__ __forceinline__ const uint32_t* word_at(const uint32_t* b, int64_t tile,
+                                                   int64_t k_outer, int64_t pair, int lane) {
+  constexpr int kWords = kInner / 2;
+  return b + ((tile * k_outer + pair / kWords) * 32 + lane) * kWords + pair % kWords;
+}
+
+// Sums each block's `count` floats at `local` (shared memory) over the blocks
+// of its cluster in rank order; each rank emits a slice: emit(i, sum).
+template <typename Emit>
+__device__ __forceinline__ void cluster_sum(float* local, int count, Emit&& emit) {
+#if defined(_CG_HAS_CLUSTER_GROUP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int ranks = static_cast<int>(cluster.num_blocks());
+  const int rank = static_cast<int>(cluster.block_rank());
+  cluster.sync();  // every block's partial is in its shared memory
+  const int begin = count * rank / ranks, end = count * (rank + 1) / ranks;
+  for (int i = begin + static_cast<int>(threadIdx.x); i < end; i += blockDim.x) {
+    float s = 0.0f;
+    for (int r = 0; r < ranks; ++r) s += *cluster.map_shared_rank(local + i, r);
+    emit(i, s);
+  }
+  cluster.sync();  // no block leaves while another reads its shared memory
+#else
+  __trap();  // clusters are launched on sm_90 and later only
+#endif
+}
+
+// --- decode: M <= 16 ---------------------------------------------------------------------
+
+constexpr int kDecodeWarps = 4;
+
+// kRows16: M > 8 (A fragments' rows 8-15 are read); kNT: 8-column tiles a block.
+// Block (x, y): n tiles x * kNT ..., outer k tiles [y * per_split, ...); its
+// cluster (when splits > 1) is its column of blocks along y.
+template <int kInner, bool kRows16, int kNT>
+__global__ void __launch_bounds__(kDecodeWarps * 32)
+    int4_decode_kernel(const uint32_t* __restrict__ a, const uint32_t* __restrict__ b,
+                       const uint32_t* __restrict__ sz, bf16* __restrict__ out, int M, int N,
+                       int K, int group_shift, int per_split, int splits) {
+  constexpr int kWords = kInner / 2;
+  // Outer k tiles loaded at once: 32 int32s a lane in flight.
+  constexpr int kBatch = 32 / (kNT * kWords) > 0 ? 32 / (kNT * kWords) : 1;
+  constexpr int kRows = kRows16 ? 16 : 8;
+  __shared__ float partial[kDecodeWarps][kNT][kRows][8];
+  __shared__ float sums[kNT * 16 * 8];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4, c = lane % 4;
+  const int64_t n_tiles = N / 8, k_outer = K / (16 * kInner);
+  const int64_t tile0 = static_cast<int64_t>(blockIdx.x) * kNT;
+  const int64_t o_begin = static_cast<int64_t>(blockIdx.y) * per_split;
+  const int64_t o_end = min(k_outer, o_begin + per_split);
+  const int64_t half_k = K / 2;  // A's row in bfloat16 pairs
+  const uint32_t* row0 = a + static_cast<int64_t>(g) * half_k;
+  const uint32_t* row1 = a + static_cast<int64_t>(g + 8) * half_k;
+  const bool has0 = g < M, has1 = kRows16 && g + 8 < M;
+
+  float acc[kNT][4];
+#pragma unroll
+  for (int t = 0; t < kNT; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.0f;
+
+  for (int64_t o0 = o_begin + warp; o0 < o_end; o0 += kDecodeWarps * kBatch) {
+    uint32_t w[kBatch][kNT][kWords];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int64_t o = o0 + static_cast<int64_t>(u) * kDecodeWarps;
+#pragma unroll
+      for (int t = 0; t < kNT; ++t) {
+        if (o < o_end && tile0 + t < n_tiles) {
+          load_words<kWords>(w[u][t], word_at<kInner>(b, tile0 + t, k_outer, o * kWords, lane));
+        } else {
+#pragma unroll
+          for (int j = 0; j < kWords; ++j) w[u][t][j] = 0;
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int64_t o = o0 + static_cast<int64_t>(u) * kDecodeWarps;
+      if (o >= o_end) break;  // uniform over the warp
+#pragma unroll
+      for (int j = 0; j < kWords; ++j) {
+        const int64_t pair = o * kWords + j, col = pair * 16 + c;  // A[., 32 pair + 2c] in pairs
+        uint32_t a0[4], a1[4];  // the k tiles 2 pair and 2 pair + 1
+        a0[0] = has0 ? __ldg(row0 + col) : 0u;
+        a0[2] = has0 ? __ldg(row0 + col + 4) : 0u;
+        a1[0] = has0 ? __ldg(row0 + col + 8) : 0u;
+        a1[2] = has0 ? __ldg(row0 + col + 12) : 0u;
+        a0[1] = has1 ? __ldg(row1 + col) : 0u;
+        a0[3] = has1 ? __ldg(row1 + col + 4) : 0u;
+        a1[1] = has1 ? __ldg(row1 + col + 8) : 0u;
+        a1[3] = has1 ? __ldg(row1 + col + 12) : 0u;
+        const int64_t group_row = ((pair * 32) >> group_shift) * N;
+#pragma unroll
+        for (int t = 0; t < kNT; ++t) {
+          const uint32_t s = tile0 + t < n_tiles ? __ldg(sz + group_row + (tile0 + t) * 8 + g) : 0u;
+          uint32_t b0, b1;
+          dequant_tile<0>(w[u][t][j], s, b0, b1);
+          mma::m16n8k16<bf16>(acc[t], a0, b0, b1);
+          dequant_tile<1>(w[u][t][j], s, b0, b1);
+          mma::m16n8k16<bf16>(acc[t], a1, b0, b1);
+        }
+      }
+    }
+  }
+
+  // The warps' sums, added in warp order.
+#pragma unroll
+  for (int t = 0; t < kNT; ++t) {
+    partial[warp][t][g][2 * c] = acc[t][0];
+    partial[warp][t][g][2 * c + 1] = acc[t][1];
+    if constexpr (kRows16) {
+      partial[warp][t][g + 8][2 * c] = acc[t][2];
+      partial[warp][t][g + 8][2 * c + 1] = acc[t][3];
+    }
+  }
+  __syncthreads();
+  const int count = kNT * M * 8;  // [t][row][col]
+  for (int i = static_cast<int>(threadIdx.x); i < count; i += blockDim.x) {
+    const int t = i / (M * 8), r = (i / 8) % M, col = i % 8;
+    float s = 0.0f;
+#pragma unroll
+    for (int v = 0; v < kDecodeWarps; ++v) s += partial[v][t][r][col];
+    sums[i] = s;
+  }
+  auto emit = [&](int i, float s) {
+    const int t = i / (M * 8), r = (i / 8) % M, col = i % 8;
+    if (tile0 + t < n_tiles) {
+      out[static_cast<int64_t>(r) * N + (tile0 + t) * 8 + col] = __float2bfloat16_rn(s);
+    }
+  };
+  if (splits == 1) {
+    __syncthreads();
+    for (int i = static_cast<int>(threadIdx.x); i < count; i += blockDim.x) emit(i, sums[i]);
+  } else {
+    __syncthreads();
+    cluster_sum(sums, count, emit);
+  }
+}
+
+// --- gemm: M > 16 --------------------------------------------------------------------------
+
+constexpr int kGemmWarps = 8;  // 2 along M x 4 along N
+constexpr int kGemmBN = 128;   // 16 n tiles; a warp 4 of them
+constexpr int kGemmBK = 128;   // a k step: 4 pairs of k tiles
+constexpr int kGemmPitch = kGemmBK + 8;  // A's smem row in bfloat16: ldmatrix without conflicts
+
+template <int kBM>
+constexpr size_t gemm_smem_bytes() {
+  return std::max<size_t>(size_t{2} * kBM * kGemmPitch * sizeof(bf16),
+                          size_t{kBM} * kGemmBN * sizeof(float));
+}
+
+template <int kInner, int kBM>
+__global__ void __launch_bounds__(kGemmWarps * 32)
+    int4_gemm_kernel(const bf16* __restrict__ a, const uint32_t* __restrict__ b,
+                     const uint32_t* __restrict__ sz, bf16* __restrict__ out, int M, int N, int K,
+                     int group_shift, int steps_per_split, int splits) {
+  constexpr int kMT = kBM / 32;  // m tiles a warp
+  extern __shared__ float4 smem4[];
+  bf16* as = reinterpret_cast<bf16*>(smem4);  // [2][kBM][kGemmPitch]
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32, g = lane / 4, c = lane % 4;
+  const int wm = warp / 4, wn = warp % 4;
+  const int64_t n_tiles = N / 8, k_outer = K / (16 * kInner), pairs = K / 32;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
+  // The warp's first n tile.
+  const int64_t tile_w = static_cast<int64_t>(blockIdx.x) * (kGemmBN / 8) + wn * 4;
+  const int64_t steps = (K + kGemmBK - 1) / kGemmBK;
+  const int64_t s_begin = static_cast<int64_t>(blockIdx.z) * steps_per_split;
+  const int64_t s_end = min(steps, s_begin + steps_per_split);
+
+  auto load_a = [&](int64_t step, int buf) {
+    for (int i = tid; i < kBM * (kGemmBK / 8); i += kGemmWarps * 32) {
+      const int r = i / (kGemmBK / 8), ch = i % (kGemmBK / 8);
+      const int64_t row = m0 + r, k = step * kGemmBK + ch * 8;
+      const bool in = row < M && k < K;  // K % 32 == 0: a chunk is in or out whole
+      mma::cp_async16(as + (static_cast<int64_t>(buf) * kBM + r) * kGemmPitch + ch * 8,
+                      in ? a + row * K + k : a, in ? 16 : 0);
+    }
+    mma::cp_async_commit();
+  };
+  // A warp's weights and (scale, zero) pairs of one k step: [n tile][pair of the step].
+  struct Step {
+    uint32_t words[4][4], scales[4][4];
+  };
+  auto load_b = [&](int64_t step, Step& s) {
+    constexpr int kWords = kInner / 2;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const int64_t tile = tile_w + t;
+#pragma unroll
+      for (int q = 0; q < 4 / kWords; ++q) {  // one vector load per outer k tile
+        const int64_t pair0 = step * 4 + q * kWords;
+        uint32_t w[kWords];
+        // pairs is a multiple of kWords: an outer tile is in or out whole.
+        if (tile < n_tiles && pair0 < pairs) {
+          load_words<kWords>(w, word_at<kInner>(b, tile, k_outer, pair0, lane));
+        } else {
+#pragma unroll
+          for (int j = 0; j < kWords; ++j) w[j] = 0;
+        }
+#pragma unroll
+        for (int j = 0; j < kWords; ++j) s.words[t][q * kWords + j] = w[j];
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int64_t pair = step * 4 + j;
+        s.scales[t][j] = tile < n_tiles && pair < pairs
+                             ? __ldg(sz + ((pair * 32) >> group_shift) * N + tile * 8 + g)
+                             : 0u;
+      }
+    }
+  };
+
+  float acc[kMT][4][4];
+#pragma unroll
+  for (int i = 0; i < kMT; ++i)
+#pragma unroll
+    for (int t = 0; t < 4; ++t) acc[i][t][0] = acc[i][t][1] = acc[i][t][2] = acc[i][t][3] = 0.0f;
+
+  Step cur, next;
+  if (s_begin < s_end) {
+    load_a(s_begin, 0);
+    load_b(s_begin, cur);
+  }
+  for (int64_t step = s_begin; step < s_end; ++step) {
+    const int buf = static_cast<int>((step - s_begin) & 1);
+    const bool more = step + 1 < s_end;
+    if (more) {
+      load_a(step + 1, buf ^ 1);
+      load_b(step + 1, next);
+      mma::cp_async_wait<1>();
+    } else {
+      mma::cp_async_wait<0>();
+    }
+    __syncthreads();
+    const bf16* at = as + (static_cast<int64_t>(buf) * kBM + wm * (kBM / 2)) * kGemmPitch;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (step * 4 + j >= pairs) break;  // uniform
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        uint32_t af[kMT][4];
+#pragma unroll
+        for (int i = 0; i < kMT; ++i) {
+          mma::ldmatrix_x4(af[i], at + (i * 16 + lane % 16) * kGemmPitch + j * 32 + half * 16 +
+                                      (lane / 16) * 8);
+        }
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          uint32_t b0, b1;
+          if (half == 0) {
+            dequant_tile<0>(cur.words[t][j], cur.scales[t][j], b0, b1);
+          } else {
+            dequant_tile<1>(cur.words[t][j], cur.scales[t][j], b0, b1);
+          }
+#pragma unroll
+          for (int i = 0; i < kMT; ++i) mma::m16n8k16<bf16>(acc[i][t], af[i], b0, b1);
+        }
+      }
+    }
+    __syncthreads();  // the buffer is refilled two steps on
+    if (more) cur = next;
+  }
+
+  // Output: rows m0 + wm * kBM/2 + 16 i + g (+ 8), columns 8 (tile_w + t) + 2c (+ 1).
+  if (splits == 1) {
+#pragma unroll
+    for (int i = 0; i < kMT; ++i) {
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        const int64_t tile = tile_w + t;
+        if (tile >= n_tiles) continue;
+        const int64_t row = m0 + wm * (kBM / 2) + i * 16 + g, col = tile * 8 + 2 * c;
+        if (row < M) {
+          *reinterpret_cast<__nv_bfloat162*>(out + row * N + col) =
+              __floats2bfloat162_rn(acc[i][t][0], acc[i][t][1]);
+        }
+        if (row + 8 < M) {
+          *reinterpret_cast<__nv_bfloat162*>(out + (row + 8) * N + col) =
+              __floats2bfloat162_rn(acc[i][t][2], acc[i][t][3]);
+        }
+      }
+    }
+    return;
+  }
+  // Split over K: this block's tile [kBM][kGemmBN] in shared memory, summed over the cluster.
+  float* tile_sum = reinterpret_cast<float*>(smem4);
+#pragma unroll
+  for (int i = 0; i < kMT; ++i) {
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const int r = wm * (kBM / 2) + i * 16 + g, col = (wn * 4 + t) * 8 + 2 * c;
+      tile_sum[r * kGemmBN + col] = acc[i][t][0];
+      tile_sum[r * kGemmBN + col + 1] = acc[i][t][1];
+      tile_sum[(r + 8) * kGemmBN + col] = acc[i][t][2];
+      tile_sum[(r + 8) * kGemmBN + col + 1] = acc[i][t][3];
+    }
+  }
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kGemmBN;
+  cluster_sum(tile_sum, kBM * kGemmBN, [&](int i, float s) {
+    const int64_t row = m0 + i / kGemmBN, col = n0 + i % kGemmBN;
+    if (row < M && col < N) out[row * N + col] = __float2bfloat16_rn(s);
+  });
+}
+
+// --- Host side -----------------------------------------------------------------------------
+
+using launch::DeviceFacts;
+using launch::device_facts;
+using launch::launch_with_clusters;
+
+bool aligned(const void* p, uintptr_t bytes) {
+  return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
+}
+
+int log2_of(int64_t group) {
+  int s = 0;
+  while ((int64_t{1} << s) < group) ++s;
+  return s;
+}
+
+struct Operands {
+  int device;
+  const bf16* a;
+  const uint32_t* b;
+  const uint32_t* sz;  // (scale, zero) bfloat16 pairs
+  bf16* out;
+  int64_t M, N, K;
+  int inner;
+  int group_shift;
+};
+
+constexpr int kMaxClusterBlocks = 8;  // the portable cluster size
+
+// Splits of `units` (>= 1 each) that bring `blocks` up to at most `wave`
+// blocks (what the device holds at once); 1 without clusters.
+int choose_splits(int64_t blocks, int64_t units, int64_t wave, const DeviceFacts& d) {
+  if (d.capability < 90) return 1;
+  const int64_t want = wave / std::max<int64_t>(blocks, 1);
+  return static_cast<int>(std::clamp<int64_t>(std::min(want, units), 1, kMaxClusterBlocks));
+}
+
+template <int kInner>
+void launch_decode(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
+                   cudaStream_t stream) {
+  const int64_t n_tiles = o.N / 8, k_outer = o.K / (16 * kInner);
+  // A wave: the blocks the device holds at once (~100 registers a thread: about 5 an SM).
+  const int64_t wave =
+      int64_t{d.sms} * launch::resident_blocks<int4_decode_kernel<kInner, false, 1>>(
+                           kDecodeWarps * 32, 0, o.device);
+  int nt = choice.tiles;
+  if (nt <= 0) nt = n_tiles <= wave ? 1 : n_tiles <= 2 * wave ? 2 : 4;
+  nt = nt >= 4 ? 4 : nt >= 2 ? 2 : 1;
+  const int64_t blocks = (n_tiles + nt - 1) / nt;
+  // Each of a block's warps wants a few outer k tiles to itself.
+  const int64_t units = std::max<int64_t>(1, k_outer / (2 * kDecodeWarps));
+  int splits = choice.splits > 0 ? std::min(choice.splits, kMaxClusterBlocks)
+                                 : choose_splits(blocks, units, wave, d);
+  if (d.capability < 90) splits = 1;
+  const int per_split = static_cast<int>((k_outer + splits - 1) / splits);
+  AOTRT_CHECK(blocks <= 0x7fffffff, kUnsupported, "int4 decode kernel: ", o.N, " columns");
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(splits));
+  const dim3 cluster(1, static_cast<unsigned>(splits), 1);
+  const auto* a = reinterpret_cast<const uint32_t*>(o.a);
+  const int M = static_cast<int>(o.M), N = static_cast<int>(o.N), K = static_cast<int>(o.K);
+  auto go = [&](auto kernel) {
+    launch_with_clusters(kernel, grid, kDecodeWarps * 32, 0, cluster, stream, a, o.b, o.sz, o.out,
+                         M, N, K, o.group_shift, per_split, splits);
+  };
+  const bool rows16 = o.M > 8;
+  if (nt == 4) {
+    rows16 ? go(int4_decode_kernel<kInner, true, 4>) : go(int4_decode_kernel<kInner, false, 4>);
+  } else if (nt == 2) {
+    rows16 ? go(int4_decode_kernel<kInner, true, 2>) : go(int4_decode_kernel<kInner, false, 2>);
+  } else {
+    rows16 ? go(int4_decode_kernel<kInner, true, 1>) : go(int4_decode_kernel<kInner, false, 1>);
+  }
+}
+
+template <int kInner, int kBM>
+void launch_gemm_bm(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
+                    cudaStream_t stream) {
+  const int64_t steps = (o.K + kGemmBK - 1) / kGemmBK;
+  const int64_t bx = (o.N + kGemmBN - 1) / kGemmBN, by = (o.M + kBM - 1) / kBM;
+  AOTRT_CHECK(bx <= 0x7fffffff && by <= 65535, kUnsupported, "int4 gemm kernel: ", o.M, " x ",
+              o.N);
+  constexpr size_t smem = gemm_smem_bytes<kBM>();
+  auto kernel = int4_gemm_kernel<kInner, kBM>;
+  if (smem > 48 * 1024) {  // per device: set on every launch, as attention.cu does
+    AOTRT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+  }
+  // A wave: the blocks the device holds at once (~200 registers a thread: one an SM).
+  const int64_t wave =
+      int64_t{d.sms} *
+      launch::resident_blocks<int4_gemm_kernel<kInner, kBM>>(kGemmWarps * 32, smem, o.device);
+  int splits = choice.splits > 0 ? std::min(choice.splits, kMaxClusterBlocks)
+                                 : choose_splits(bx * by, std::max<int64_t>(1, steps / 4), wave, d);
+  if (d.capability < 90) splits = 1;
+  const int per_split = static_cast<int>((steps + splits - 1) / splits);
+  const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(by),
+                  static_cast<unsigned>(splits));
+  launch_with_clusters(kernel, grid, kGemmWarps * 32, smem,
+                       dim3(1, 1, static_cast<unsigned>(splits)), stream, o.a, o.b, o.sz, o.out,
+                       static_cast<int>(o.M), static_cast<int>(o.N), static_cast<int>(o.K),
+                       o.group_shift, per_split, splits);
+}
+
+template <int kInner>
+void launch_gemm(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
+                 cudaStream_t stream) {
+  const int bm = choice.tiles > 0 ? choice.tiles : (o.M > 128 ? 128 : 64);
+  bm == 128 ? launch_gemm_bm<kInner, 128>(o, choice, d, stream)
+            : launch_gemm_bm<kInner, 64>(o, choice, d, stream);
+}
+
+}  // namespace
+
+bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out,
+                           const TensorImpl& a, const TensorImpl& b, int64_t group,
+                           const TensorImpl& scale_zeros, const char* fn) {
+  const OnDevice on(out.device());
+  const int64_t M = a.sizes()[0], K = a.sizes()[1], N = out.sizes()[1];
+  if (M == 0 || N == 0) return true;
+  const int inner = static_cast<int>(b.sizes()[3] * 2);
+  const auto* a_data = static_cast<const bf16*>(a.data_ptr());
+  const auto* b_data = static_cast<const uint32_t*>(b.data_ptr());
+  const auto* sz_data = static_cast<const bf16*>(scale_zeros.data_ptr());
+  auto* out_data = static_cast<bf16*>(out.data_ptr());
+  Int4Kernel which = choice.kernel;
+  if (which == Int4Kernel::kAuto) which = M <= 16 ? Int4Kernel::kDecode : Int4Kernel::kGemm;
+  if (which == Int4Kernel::kExact) {
+    launch_exact(a_data, b_data, sz_data, out_data, M, N, K, b.sizes()[1], inner, group,
+                 on.stream, fn);
+    return true;
+  }
+  // What the tensor-core kernels need: sm_80, 32-bit indices, aligned vector loads.
+  const DeviceFacts d = device_facts(on.device);
+  const bool fits = d.capability >= 80 && M * K < (int64_t{1} << 31) &&
+                    N * K / 8 < (int64_t{1} << 31) && M * N < (int64_t{1} << 31) &&
+                    aligned(b_data, 2 * inner) && aligned(sz_data, 4) && aligned(out_data, 4);
+  if (which == Int4Kernel::kDecode) {
+    if (!fits || M > 16 || !aligned(a_data, 4)) return false;
+  } else if (!fits || !aligned(a_data, 16)) {
+    return false;
+  }
+  const Operands o{on.device, a_data, b_data, reinterpret_cast<const uint32_t*>(sz_data), out_data,
+                   M, N, K, inner, log2_of(group)};
+  auto by_inner = [&](auto run2, auto run4, auto run8) {
+    inner == 2 ? run2() : inner == 4 ? run4() : run8();
+  };
+  if (which == Int4Kernel::kDecode) {
+    by_inner([&] { launch_decode<2>(o, choice, d, on.stream); },
+             [&] { launch_decode<4>(o, choice, d, on.stream); },
+             [&] { launch_decode<8>(o, choice, d, on.stream); });
+  } else {
+    by_inner([&] { launch_gemm<2>(o, choice, d, on.stream); },
+             [&] { launch_gemm<4>(o, choice, d, on.stream); },
+             [&] { launch_gemm<8>(o, choice, d, on.stream); });
+  }
+  return true;
+}
+
+void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b,
+                      int64_t group, const TensorImpl& scale_zeros, const char* fn) {
+  if (!int4_tinygemm_mm_with({}, out, a, b, group, scale_zeros, fn)) {
+    int4_tinygemm_mm_with({Int4Kernel::kExact}, out, a, b, group, scale_zeros, fn);
+  }
+}
+
+}  // namespace aotrt::cuda
