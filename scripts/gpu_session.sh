@@ -25,6 +25,11 @@
 #                  build-gpu/aotrt (AOTRT_BIN; TF32 off in aotrt's cuDNN, as in eager's references)
 #   attention      bench/attention_gpu.py: SDPA one-op packages over L = 128 ... 8192 and the
 #                  bf16 LLaMA decoder, eager against aotrt ($ATTENTION_ARGS replaces the defaults)
+#   generation     programs, sessions and generation on cuda: tests/python/test_generation.py
+#                  (scripts/python_gpu.sh --from-build build-gpu -k generation)
+#   kernels        issue 29's kernels: scripts/gpu_kernels_check.sh --skip-build ($KERNELS_ARGS,
+#                  default --no-sweep): unit tests, GB/s table, aotrt against ATen
+#   large          scripts/gpu_large.sh: the weights layouts of large packages on cpu and cuda
 # Steps joined with '+' run at the same time (their GPU work shares the card: never use it for
 # steps that time anything), e.g.  build:360 ops:60 python+weights:120 triton:150 triton-load:150
 # A step's default limit is 300 s; STEP:SECONDS sets it.
@@ -84,6 +89,11 @@ run_step() {  # name seconds: runs it, appends its line to the summary
                timeout "$limit" python3 bench/attention_gpu.py --aotrt build-gpu/aotrt \
                  ${ATTENTION_ARGS:---part all --lengths 128,512,1024,2048,4096,8192 --jobs 12 --iters 30 --rounds 2} \
                  --out "$LOGS/attention" >"$log" 2>&1 ;;
+    generation) OUT=$LOGS/generation timeout "$limit" scripts/python_gpu.sh --from-build build-gpu \
+                  -k generation >"$log" 2>&1 ;;
+    kernels) OUT=$LOGS/kernels timeout "$limit" scripts/gpu_kernels_check.sh --skip-build \
+               ${KERNELS_ARGS:---no-sweep} >"$log" 2>&1 ;;
+    large) OUT=$LOGS/large timeout "$limit" scripts/gpu_large.sh >"$log" 2>&1 ;;
     *) echo "gpu_session: unknown step '$name'" >"$log"; false ;;
   esac
   rc=$?

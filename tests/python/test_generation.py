@@ -10,6 +10,8 @@ buffers written with index_copy_), exported two ways:
                    each with its own copy of the weights.
 
 Tokens are compared with eager greedy decoding of the same module (fp32), token for token.
+With AOTRT_TEST_CUDA=1 (the GPU machine: scripts/python_gpu.sh) the packages are exported for
+cuda and the same tests run there, plus sessions generating from several threads at once.
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ from small_models import TinyKVDecoder, tiny_kv_greedy  # noqa: E402
 
 MAX_LEN = 48
 OPTIONS = {"aot_inductor.link_libtorch": False}
+DEVICE = "cuda" if os.environ.get("AOTRT_TEST_CUDA") == "1" else "cpu"
 
 
 def _export(module, T_dynamic: bool):
-    idx = torch.zeros(1, 4 if T_dynamic else 1, dtype=torch.int64)
-    pos = torch.arange(idx.shape[1])
+    module = module.to(DEVICE)
+    idx = torch.zeros(1, 4 if T_dynamic else 1, dtype=torch.int64, device=DEVICE)
+    pos = torch.arange(idx.shape[1], device=DEVICE)
     dyn = None
     if T_dynamic:
         T = torch.export.Dim("T", min=1, max=MAX_LEN)
@@ -200,6 +204,34 @@ def test_generate_two_graph_package_and_continue_a_sequence(packages):
     rest = lm.generate([], sequence=seq, max_new_tokens=10)  # continues after the last token
     assert first + rest == expect
     assert seq.length == len(prompt) + 20 - 1 or seq.length == len(prompt) + 20
+
+
+def test_sequences_generate_from_four_threads(packages):
+    import threading
+    lm = aotrt.load_generator(packages["torch_flow"])
+    prompts = [[3, 9, 4], [1, 2, 3, 4], [7], [12, 5, 6, 30]]
+    alone = [lm.generate(p, max_new_tokens=40) for p in prompts]
+    got: dict[int, list[int]] = {}
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            seq = lm.new_sequence()
+            for _ in range(3):  # graphs captured on the second step, replayed after
+                seq.reset()
+                got[i] = lm.generate(prompts[i], sequence=seq, max_new_tokens=40)
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert [got[i] for i in range(4)] == alone
+    expect = tiny_kv_greedy(TinyKVDecoder(max_len=MAX_LEN).eval(), prompts[0], 40)
+    assert alone[0] == expect
 
 
 def test_seeded_sampling_is_reproducible(packages):
