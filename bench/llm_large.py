@@ -16,6 +16,8 @@ appended to the .so] in src/runtime/model_mmap.h). Then, each a separate process
             fails only when the logits are not finite or the max abs diff exceeds --max-diff)
   aotrt bench  --iters decode steps at position 0 (the same inputs): Model::load's time, the
             process's peak host RSS (VmHWM) and the per-step latency
+  aotrt generate  --new-tokens greedy tokens after --token (its first must be aotrt run's
+            argmax), tokens/s and inter-token latency
 
 Every phase prints its time. Usage (the lead, on the GPU machine, after build-gpu/ is built):
 
@@ -101,6 +103,7 @@ def main() -> int:
     ap.add_argument("--cache-len", type=int, default=1024)
     ap.add_argument("--token", type=int, default=128000)
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--new-tokens", type=int, default=64, help="tokens aotrt generate makes")
     ap.add_argument("--max-diff", type=float, default=1.0, help="max abs logit difference allowed")
     ap.add_argument("--info", action="store_true", help="also run `aotrt info` (one more load)")
     ap.add_argument("--out", help="write the results as JSON here")
@@ -161,6 +164,22 @@ def main() -> int:
     else:
         ok = False
         print(b.stdout[-4000:], b.stderr[-4000:], flush=True)
+    # Generation: the package as a torch-flow decoder (one token a step; the cache length read
+    # from its state), greedy, from the same first token: its first new token is step 0's argmax.
+    g = run([args.aotrt, "generate", str(pkg), "--prompt-ids", str(args.token), "--max-new-tokens",
+             str(args.new_tokens), "--json"], 300)
+    t = phase("aotrt generate (load + tokens)", t)
+    if g.returncode == 0:
+        gen = json.loads(g.stdout.strip().splitlines()[-1])
+        results.update(generate_tokens=gen["tokens"], generate_tokens_per_s=gen["tokens_per_s"],
+                       generate_ttft_ms=gen["ttft_ms"], generate_itl_ms=gen["inter_token_ms"])
+        print(f"generate: {len(gen['tokens'])} tokens, {gen['tokens_per_s']:.1f} tokens/s, "
+              f"inter-token p50 {gen['inter_token_ms']['p50']:.3f} ms", flush=True)
+        if "argmax_aotrt" in results:
+            ok = ok and gen["tokens"][0] == results["argmax_aotrt"]
+    else:
+        ok = False
+        print(g.stdout[-4000:], g.stderr[-4000:], flush=True)
     results["ok"] = ok
     print(json.dumps(results, indent=1), flush=True)
     if args.out:
