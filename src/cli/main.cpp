@@ -59,6 +59,7 @@ int info_command(const std::string& path, const std::string& model_name,
       options.model_name = model_name;
       options.weights = aotrt::cli::weights_arg(weights_path, /*allow_unused=*/false);
       options.without_weights = true;  // names and layouts are all info needs
+      options.report_export_advice = false;  // listed below
       const aotrt::Model model = aotrt::Model::load(path, options);
       const aotrt::ModelInfo& info = model.info();
       std::cout << "inputs (" << info.input_names.size() << "):\n";
@@ -115,6 +116,8 @@ int info_command(const std::string& path, const std::string& model_name,
                 << "\n";
     }
   }
+  std::cout << "export advice (" << pkg.export_advice.size() << "):\n";
+  for (const std::string& a : pkg.export_advice) std::cout << "  " << a << "\n";
   std::cout << "problems (" << pkg.problems.size() << "):\n";
   for (const std::string& p : pkg.problems) std::cout << "  " << p << "\n";
   return status;

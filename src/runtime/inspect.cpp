@@ -36,6 +36,7 @@ PackageInfo inspect_package(const std::string& package_path, const std::string& 
   info.extern_ops = pkg.extern_ops;
   info.has_weights_blob = pkg.layout.weights_blob.has_value();
   info.problems = pkg.problems;
+  info.export_advice = pkg.export_advice;
   return info;
 }
 

@@ -454,6 +454,25 @@ void read_input_checks(Model::Impl& m, const package::WrapperSource& source) {
   if (!any && !recorded) m.info.input_specs.clear();
 }
 
+// Prints a package's export advice on stderr the first time this process
+// loads it (Note [CPU export advice]): always, not only under AOTRT_VERBOSE,
+// since the user it is for has not read about the options either; once, so
+// that a server's instances and a test's reloads say it one time.
+void report_export_advice(const ModelInfo& info) {
+  if (info.export_advice.empty()) return;
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!reported.insert(info.package_path + '\n' + info.model_name).second) return;
+  }
+  std::string text;
+  for (const std::string& advice : info.export_advice) {
+    text += "aotrt: note: " + info.package_path + ": " + advice + "\n";
+  }
+  std::fputs(text.c_str(), stderr);
+}
+
 // Constants the container reports; the names, dtypes and sizes are optional
 // entries, so a model without them lists none.
 void read_constants(Model::Impl& m, const package::WrapperSource& source) {
@@ -694,6 +713,8 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
                                                        m->info.output_names.size());
     }
   }
+  m->info.export_advice = std::move(pkg.export_advice);
+  if (options.report_export_advice) report_export_advice(m->info);
   return Model(std::move(m));
 }
 

@@ -33,6 +33,8 @@ struct OpenedPackage {
   std::vector<ExternOp> extern_ops;
   // Reasons the package cannot be loaded, each a full sentence.
   std::vector<std::string> problems;
+  // What the export left slow (PackageInfo::export_advice).
+  std::vector<std::string> export_advice;
 };
 
 // Opens the archive, finds the model, reads its metadata, extracts the .so
