@@ -231,9 +231,11 @@ struct ModelInfo {
   std::string in_spec, out_spec;  // serialised pytree specs ("" if absent)
   std::map<std::string, std::string> metadata;  // <h>.wrapper_metadata.json
   // Per input, the example it was exported with, when the exporter recorded
-  // it ("aotrt.inputs" in the metadata, written by aotrt_tools.export);
-  // empty when it did not. The compiled code indexes inputs with these
-  // strides (see Model::prepare_input).
+  // it ("aotrt.inputs" in the metadata, written by aotrt_tools.export), else
+  // as the model's input checks in its generated source state it (every
+  // stride fixed; a dynamic dim's least size stands for the example); empty
+  // when neither says. The compiled code indexes inputs with these strides
+  // (see Model::prepare_input).
   std::vector<std::optional<TensorSpec>> input_specs;
   // Per output, its dtype and sizes ("aotrt.outputs"), when recorded.
   std::vector<std::optional<TensorSpec>> output_specs;

@@ -35,6 +35,18 @@ std::string shape_text(std::span<const int64_t> sizes) {
   return s + "]";
 }
 
+// "[2..8, 3, 32, 32]": a dynamic dim as its range ("2.." when unbounded).
+std::string spec_sizes_text(const aotrt::TensorSpec& spec) {
+  std::string s = "[";
+  for (size_t d = 0; d < spec.sizes.size(); ++d) {
+    s += d ? ", " : "";
+    const aotrt::DynamicDim* dyn = spec.dynamic(d);
+    s += dyn == nullptr ? std::to_string(spec.sizes[d])
+                        : std::to_string(dyn->min) + ".." + (dyn->max < 0 ? "" : std::to_string(dyn->max));
+  }
+  return s + "]";
+}
+
 int info_command(const std::string& path, const std::string& model_name,
                  const std::string& weights_path) {
   const aotrt::PackageInfo pkg = aotrt::inspect_package(path, model_name);
@@ -67,7 +79,7 @@ int info_command(const std::string& path, const std::string& model_name,
         std::cout << "  " << i << ": " << info.input_names[i];
         if (i < info.input_specs.size() && info.input_specs[i]) {
           const aotrt::TensorSpec& spec = *info.input_specs[i];
-          std::cout << "  " << aotrt::dtype_name(spec.dtype) << " " << shape_text(spec.sizes)
+          std::cout << "  " << aotrt::dtype_name(spec.dtype) << " " << spec_sizes_text(spec)
                     << " strides " << shape_text(spec.strides);
         } else if (i < info.input_dtypes.size() && info.input_dtypes[i]) {
           std::cout << "  " << aotrt::dtype_name(*info.input_dtypes[i]) << " (sizes not fixed)";
