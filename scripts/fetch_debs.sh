@@ -4,6 +4,7 @@
 # machine); scripts/device_env.sh unpacks them there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/python_env.sh  # pip of the project's .venv, where there is one
 mkdir -p .debs
 cd .debs
 apt-get download libzip-dev libzip4 nlohmann-json3-dev libdnnl-dev libdnnl2 \

@@ -10,6 +10,7 @@
 #                                                 # backend, no libpython) to carry elsewhere;
 #                                                 # unpack it with tar xJf F.tar.xz -C HOME
 set -euo pipefail
+source "$(dirname "$0")/python_env.sh"  # the project's .venv, where there is one
 VERSION=0.7.0
 HOME_DIR="${AOTRT_TRITON_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/aotrt/pytriton-$VERSION}"
 BIN="$HOME_DIR/pytriton/tritonserver/bin/tritonserver"

@@ -15,10 +15,14 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libzip-dev nlohmann-json3-dev libdnnl-dev libopenblas-dev libkissfft-dev \
   ocl-icd-opencl-dev \
   libgtest-dev libgmock-dev libcli11-dev libsleef-dev \
+  python3-venv python3-dev \
   clang-14 libclang-rt-14-dev libomp-14-dev >/dev/null  # libFuzzer (scripts/fuzz.sh)
 # The project's Python tools go into a virtual environment of its own, .venv at the
 # root (scripts/python_env.sh puts it first on PATH for every script and for CI):
-# setting up aotrt leaves the system's Python and its site-packages as they were.
+# setting up aotrt leaves the system's Python and its site-packages as they were
+# (.ci/run checks it: scripts/check_system_python.sh). python3-venv (Debian's
+# python3 makes no venv without it) and python3-dev (the headers the Python
+# package's extension builds against) are the apt packages for it.
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 [ -x "$ROOT/.venv/bin/python3" ] || python3 -m venv "$ROOT/.venv"
 source "$ROOT/scripts/python_env.sh"

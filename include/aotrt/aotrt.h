@@ -184,6 +184,10 @@ struct LoadOptions {
   // A package that holds no weights loads without them (for its ModelInfo,
   // as `aotrt info` does); run() refuses until swap_weights gives them.
   bool without_weights = false;
+  // Print ModelInfo::export_advice on stderr, once per process and package
+  // ("aotrt: note: ..."): a user of torch's default export options learns
+  // why the package is slow. Off for a caller that shows it itself.
+  bool report_export_advice = true;
 };
 
 struct ConstantInfo {
@@ -238,9 +242,11 @@ struct ModelInfo {
   std::string in_spec, out_spec;  // serialised pytree specs ("" if absent)
   std::map<std::string, std::string> metadata;  // <h>.wrapper_metadata.json
   // Per input, the example it was exported with, when the exporter recorded
-  // it ("aotrt.inputs" in the metadata, written by aotrt_tools.export);
-  // empty when it did not. The compiled code indexes inputs with these
-  // strides (see Model::prepare_input).
+  // it ("aotrt.inputs" in the metadata, written by aotrt_tools.export), else
+  // as the model's input checks in its generated source state it (every
+  // stride fixed; a dynamic dim's least size stands for the example); empty
+  // when neither says. The compiled code indexes inputs with these strides
+  // (see Model::prepare_input).
   std::vector<std::optional<TensorSpec>> input_specs;
   // Per output, its dtype and sizes ("aotrt.outputs"), when recorded.
   std::vector<std::optional<TensorSpec>> output_specs;
@@ -255,6 +261,9 @@ struct ModelInfo {
   // Where the loaded weights came from: "package", a safetensors file, or
   // "tensors" (the last swap's, after Model::swap_weights).
   std::string weights_source;
+  // What the export left slow in a CPU package and the option that fixes it
+  // (PackageInfo::export_advice).
+  std::vector<std::string> export_advice;
 };
 
 // A memory format for an input whose layout the package does not record.
@@ -401,6 +410,12 @@ struct PackageInfo {
   // Why Model::load would refuse this package before loading it (empty: it
   // passes every check made without loading).
   std::vector<std::string> problems;
+  // For a CPU package, what its export left slow, each a sentence naming
+  // what the package shows and the inductor option that fixes it: scalar
+  // kernels (cpp.vec_isa_ok=True), batch norms beside plain convolutions
+  // (freezing=True). Empty when neither shows. See Note [CPU export advice]
+  // in src/runtime/preflight.cpp.
+  std::vector<std::string> export_advice;
 
   // Symbols not provided: those aotrt lacks, and those it declines on purpose
   // (ShimSymbol::refusal set). Either refuses the package.

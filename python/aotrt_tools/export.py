@@ -110,6 +110,22 @@ CPU_INFERENCE_OPTIONS: dict[str, Any] = {"freezing": True}
 # `cpu_kernels` is a report, not a promise); extra_options (CLI --option
 # cpp.vec_isa_ok=false) asks for scalar kernels.
 
+# Note [Which CPU kernels a package has]
+# What the export options decide is the vector ISA inductor generates the kernels for, and
+# torch records it: AOTI_CPU_ISA in <h>.wrapper_metadata.json is str(pick_vec_isa()) at compile
+# time, "AVX2", "AVX512", ... or "INVALID_VEC_ISA" when the probe failed (the scalar packages
+# of Note [CPU vectorization and Sleef]). `cpu_kernels` reads that key: "scalar" means "no
+# vector ISA" (cpp.vec_isa_ok=True fixes it), not "no at::vec in the source". The source is the
+# wrong witness: a kernel too small for the ISA's vectors is scalar under any option. The demo's
+# linear_chunk_cat_last_dim fills 5-element buffers; with AVX2 (8 floats) inductor vectorizes
+# them with a masked store, with AVX-512 (16 floats) it emits the loop and only its scalar tail
+# (`x0_tail`), so the old check (no "at::vec::Vectorized" in the source) warned on every AVX-512
+# machine about a package exported with cpp.vec_isa_ok=True (tests/e2e/test_export_advice.py
+# exports it for AVX-512 here). A package with no cpp_fused_ kernel is "none"; a torch
+# that does not record the key falls back to the source. aotrt's own check (`aotrt info`, load)
+# reads the same key: Note [CPU export advice] in src/runtime/preflight.cpp.
+CPU_ISA_NONE = "INVALID_VEC_ISA"
+
 # Symbols the dynamic loader resolves from the libraries the .so names in DT_NEEDED
 # (libc, libstdc++, libgcc_s, ld.so): nm prints them with a version suffix.
 _SYSTEM_VERSION_PREFIXES = ("GLIBC_", "GLIBCXX_", "CXXABI_", "GCC_")
@@ -473,8 +489,8 @@ def export_package(
         result["cpu_inference"] = cpu_inference(options)
         result["cpu_kernels"] = cpu_kernels(pkg)
         if result["cpu_kernels"] == "scalar":
-            print(f"warning: {pkg}: the CPU kernels are scalar (no at::vec): cpp.vec_isa_ok="
-                  f"{options.get('cpp.vec_isa_ok')!r}; Note [CPU vectorization and Sleef]",
+            print(f"warning: {pkg}: the CPU kernels are scalar (inductor found no vector ISA): "
+                  f"cpp.vec_isa_ok={options.get('cpp.vec_isa_ok')!r}; Note [CPU vectorization and Sleef]",
                   file=sys.stderr)
     return result
 
@@ -489,11 +505,15 @@ def cpu_inference(options: dict[str, Any]) -> str:
 
 
 def cpu_kernels(pkg: str | os.PathLike) -> str:
-    """'vectorized', 'scalar' or 'none': what the CPU kernels of a package's source are."""
+    """'vectorized', 'scalar' or 'none': whether inductor generated a package's CPU kernels for
+    a vector ISA (Note [Which CPU kernels a package has])."""
     text = read_member(pkg, ".kernel.cpp") or read_member(pkg, ".wrapper.cpp") or ""
-    if "at::vec::Vectorized" in text:
-        return "vectorized"
-    return "scalar" if "cpp_fused_" in text else "none"
+    if "cpp_fused_" not in text:
+        return "none"
+    isa = json.loads(read_member(pkg, ".wrapper_metadata.json") or "{}").get("AOTI_CPU_ISA")
+    if isa:
+        return "scalar" if isa == CPU_ISA_NONE else "vectorized"
+    return "vectorized" if "at::vec::Vectorized" in text else "scalar"  # a torch without the key
 
 
 # --------------------------------------------------------------------------------------

@@ -265,6 +265,7 @@ int bench_command(const BenchOptions& o) {
   options.cuda_graph =
       o.profile && o.cuda_graph == CudaGraphMode::kAuto ? CudaGraphMode::kOff : o.cuda_graph;
   options.weights = weights_arg(o.weights, o.weights_allow_unused);
+  options.report_export_advice = false;  // printed beside the figures
   Model model = Model::load(o.package, options);
   const auto t_loaded = Clock::now();
   const Device device = model.device();
@@ -382,6 +383,7 @@ int bench_command(const BenchOptions& o) {
     j["constants_bytes"] = constants_bytes;
     j["peak_host_bytes"] = host_peak;
     if (o.profile) j["shim_profile"] = shim_report_json(shims);
+    j["export_advice"] = model.info().export_advice;
     std::cout << j.dump() << std::endl;
     return 0;
   }
@@ -426,6 +428,11 @@ int bench_command(const BenchOptions& o) {
               is_cuda ? (", plus " + mib(constants_bytes) + " of constants").c_str() : "",
               mib(host_peak).c_str());
   if (o.profile) print_shim_report(shims);
+  // What the export left slow, beside the figures it explains (Note [CPU
+  // export advice] in runtime/preflight.cpp).
+  for (const std::string& advice : model.info().export_advice) {
+    std::printf("  export advice: %s\n", advice.c_str());
+  }
   return 0;
 }
 

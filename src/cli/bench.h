@@ -21,6 +21,8 @@
 //    and the process's peak resident set (VmHWM in /proc/self/status).
 //  - with --profile, the host time of each aoti_* shim in the timed loop
 //    (see Note [aotrt bench --profile]).
+//  - after the figures, what the package's export left slow and the option
+//    that fixes it (ModelInfo::export_advice; Note [CPU export advice]).
 // Inputs come from --input .npy files (laid out as the model expects, see
 // Model::prepare_input) or are random with the dtype, sizes and strides the
 // package recorded (ModelInfo::input_specs); without either the command

@@ -39,6 +39,18 @@ std::string shape_text(std::span<const int64_t> sizes) {
   return s + "]";
 }
 
+// "[2..8, 3, 32, 32]": a dynamic dim as its range ("2.." when unbounded).
+std::string spec_sizes_text(const aotrt::TensorSpec& spec) {
+  std::string s = "[";
+  for (size_t d = 0; d < spec.sizes.size(); ++d) {
+    s += d ? ", " : "";
+    const aotrt::DynamicDim* dyn = spec.dynamic(d);
+    s += dyn == nullptr ? std::to_string(spec.sizes[d])
+                        : std::to_string(dyn->min) + ".." + (dyn->max < 0 ? "" : std::to_string(dyn->max));
+  }
+  return s + "]";
+}
+
 int info_command(const std::string& path, const std::string& model_name,
                  const std::string& weights_path) {
   const aotrt::PackageInfo pkg = aotrt::inspect_package(path, model_name);
@@ -66,6 +78,7 @@ int info_command(const std::string& path, const std::string& model_name,
       options.model_name = model_name;
       options.weights = aotrt::cli::weights_arg(weights_path, /*allow_unused=*/false);
       options.without_weights = true;  // names and layouts are all info needs
+      options.report_export_advice = false;  // listed below
       const aotrt::Model model = aotrt::Model::load(path, options);
       const aotrt::ModelInfo& info = model.info();
       std::cout << "inputs (" << info.input_names.size() << "):\n";
@@ -73,7 +86,7 @@ int info_command(const std::string& path, const std::string& model_name,
         std::cout << "  " << i << ": " << info.input_names[i];
         if (i < info.input_specs.size() && info.input_specs[i]) {
           const aotrt::TensorSpec& spec = *info.input_specs[i];
-          std::cout << "  " << aotrt::dtype_name(spec.dtype) << " " << shape_text(spec.sizes)
+          std::cout << "  " << aotrt::dtype_name(spec.dtype) << " " << spec_sizes_text(spec)
                     << " strides " << shape_text(spec.strides);
         } else if (i < info.input_dtypes.size() && info.input_dtypes[i]) {
           std::cout << "  " << aotrt::dtype_name(*info.input_dtypes[i]) << " (sizes not fixed)";
@@ -122,6 +135,8 @@ int info_command(const std::string& path, const std::string& model_name,
                 << "\n";
     }
   }
+  std::cout << "export advice (" << pkg.export_advice.size() << "):\n";
+  for (const std::string& a : pkg.export_advice) std::cout << "  " << a << "\n";
   std::cout << "problems (" << pkg.problems.size() << "):\n";
   for (const std::string& p : pkg.problems) std::cout << "  " << p << "\n";
   return status;

@@ -115,7 +115,8 @@ void read_constant_line(std::string_view line, WrapperSource& out, std::vector<u
 }
 
 // Inside check_input_<i>: "if (N != x_size[d])", "if (N != x_stride[d])",
-// "if (x_size[d] < N)", "x_expected_dtype = aoti_torch_dtype_<name>()".
+// "if (x_size[d] < N)" (the least size is N), "if (x_size[d] > N)" (the
+// greatest is N), "x_expected_dtype = aoti_torch_dtype_<name>()".
 void read_input_line(std::string_view line, WrapperInput& in) {
   if (line.find("_expected_dtype = aoti_torch_dtype_") != std::string_view::npos) {
     in.dtype = identifier_after(line, "aoti_torch_dtype_");
@@ -132,10 +133,10 @@ void read_input_line(std::string_view line, WrapperInput& in) {
     if (ne != std::string_view::npos && ne < line.find(key)) {
       const size_t open = line.find("if (");
       slot = integer(line.substr(open + 4));
-    } else if (!stride) {
-      const size_t lt = line.find(" < ", end), gt = line.find(" > ", end);
-      if (lt != std::string_view::npos) at_index(in.min_sizes, *dim) = integer(line.substr(lt + 3));
-      if (gt != std::string_view::npos) at_index(in.max_sizes, *dim) = integer(line.substr(gt + 3));
+    } else if (!stride && line.compare(end, 4, "] < ") == 0) {
+      at_index(in.min_sizes, *dim) = integer(line.substr(end + 4));
+    } else if (!stride && line.compare(end, 4, "] > ") == 0) {
+      at_index(in.max_sizes, *dim) = integer(line.substr(end + 4));
     }
     return;
   }

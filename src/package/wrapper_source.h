@@ -11,9 +11,11 @@
 //   if (8 != arg0_1_size[1]) {                if (1 != arg0_1_stride[3]) {
 //   constants_info_[2].layout = static_cast<int32_t>(cached_torch_layout__mkldnn);
 //   constants_info_[2].opaque_metadata = {1L, 0L, ...};   .data_size = 896;
-// A dynamic dim has range checks instead ("arg0_1_size[0] < 2"), so its size
-// (and a stride that depends on it) stays unknown. Advisory: a line of any
-// other shape is skipped, and a package without the source yields nothing.
+// A dynamic dim has range checks instead ("if (arg0_1_size[0] < 2)",
+// "if (arg0_1_size[0] > 8)"): its size stays unknown and its range is read
+// (a stride that depends on it is not checked, so stays unknown). Advisory: a
+// line of any other shape is skipped, and a package without the source
+// yields nothing.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +56,8 @@ struct WrapperInput {
   std::string dtype;                            // "" when not found
   std::vector<std::optional<int64_t>> sizes;    // nullopt: a dynamic dim
   std::vector<std::optional<int64_t>> strides;  // nullopt: not checked
-  // A dynamic dim's range, from "if (x_size[d] < N)" and "if (x_size[d] > N)".
+  // A dynamic dim's range checks: the least and the greatest size it takes
+  // (nullopt where the source checks no bound).
   std::vector<std::optional<int64_t>> min_sizes, max_sizes;
 };
 

@@ -39,6 +39,7 @@ PackageInfo inspect_package(const std::string& package_path, const std::string& 
   info.weights_bytes = pkg.weights_bytes;
   info.weights_in_place = pkg.weights_in_place;
   info.problems = pkg.problems;
+  info.export_advice = pkg.export_advice;
   return info;
 }
 

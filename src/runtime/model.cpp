@@ -550,8 +550,9 @@ void read_tensor_specs(Model::Impl& m) {
 }
 
 // What the model's own input checks say (Note [Reading the wrapper source]):
-// the dtype of each input, and its whole layout where every size and stride
-// is fixed, for the inputs "aotrt.inputs" did not describe.
+// the dtype of each input, and its whole layout where every stride is fixed
+// and every size is fixed or a checked range (a dynamic dim, whose least size
+// stands for the example), for the inputs "aotrt.inputs" did not describe.
 void read_input_checks(Model::Impl& m, const package::WrapperSource& source) {
   const size_t n = m.info.input_names.size();
   const bool recorded = !m.info.input_specs.empty();  // "aotrt.inputs" was read
@@ -573,19 +574,44 @@ void read_input_checks(Model::Impl& m, const package::WrapperSource& source) {
     if (w.sizes.size() != w.strides.size()) continue;
     TensorSpec spec;
     spec.dtype = dtype;
-    bool fixed = true;
-    for (size_t d = 0; d < w.sizes.size(); ++d) {
-      fixed = fixed && w.sizes[d].has_value() && w.strides[d].has_value();
-      if (fixed) {
-        spec.sizes.push_back(*w.sizes[d]);
-        spec.strides.push_back(*w.strides[d]);
+    bool known = true;
+    for (size_t d = 0; known && d < w.sizes.size(); ++d) {
+      const bool dynamic = !w.sizes[d].has_value();
+      const bool has_least = d < w.min_sizes.size() && w.min_sizes[d].has_value();
+      const bool has_most = d < w.max_sizes.size() && w.max_sizes[d].has_value();
+      known = w.strides[d].has_value() && (!dynamic || has_least);
+      if (!known) break;
+      spec.sizes.push_back(dynamic ? *w.min_sizes[d] : *w.sizes[d]);
+      spec.strides.push_back(*w.strides[d]);
+      if (dynamic) {
+        spec.dynamic_dims.push_back(
+            {static_cast<int64_t>(d), *w.min_sizes[d], has_most ? *w.max_sizes[d] : int64_t{-1}});
       }
     }
-    if (fixed) m.info.input_specs[i] = std::move(spec);
+    if (known) m.info.input_specs[i] = std::move(spec);
   }
   const bool any = std::any_of(m.info.input_specs.begin(), m.info.input_specs.end(),
                                [](const auto& spec) { return spec.has_value(); });
   if (!any && !recorded) m.info.input_specs.clear();
+}
+
+// Prints a package's export advice on stderr the first time this process
+// loads it (Note [CPU export advice]): always, not only under AOTRT_VERBOSE,
+// since the user it is for has not read about the options either; once, so
+// that a server's instances and a test's reloads say it one time.
+void report_export_advice(const ModelInfo& info) {
+  if (info.export_advice.empty()) return;
+  static std::mutex mutex;
+  static std::set<std::string> reported;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!reported.insert(info.package_path + '\n' + info.model_name).second) return;
+  }
+  std::string text;
+  for (const std::string& advice : info.export_advice) {
+    text += "aotrt: note: " + info.package_path + ": " + advice + "\n";
+  }
+  std::fputs(text.c_str(), stderr);
 }
 
 // Constants the container reports; the names, dtypes and sizes are optional
@@ -912,6 +938,8 @@ Model Model::load(const std::string& package_path, const LoadOptions& options) {
                                                        m->info.output_names.size());
     }
   }
+  m->info.export_advice = std::move(pkg.export_advice);
+  if (options.report_export_advice) report_export_advice(m->info);
   return Model(std::move(m));
 }
 

@@ -186,6 +186,70 @@ void check_symbols(OpenedPackage& p) {
   }
 }
 
+// Note [CPU export advice]
+// Two inductor options decide much of a CPU package's speed and torch's
+// defaults leave both off: three models nobody here wrote, exported with the
+// defaults, ran 1.06-1.66x ONNX Runtime's time in aotrt, and 0.80-0.97x with
+// both (issue 32). What each leaves in the package, read before the .so is
+// loaded:
+//  - Scalar kernels: the .so defines inductor's kernels (cpp_fused_*) and the
+//    metadata's AOTI_CPU_ISA, the vector ISA inductor generated them for, is
+//    INVALID_VEC_ISA: the rule of aotrt_tools.export.cpu_kernels (Note [Which
+//    CPU kernels a package has] in python/aotrt_tools/export.py; it finds the
+//    kernels in their source, here in the .so's symbols, and a package
+//    without the key gets no claim here). Not "no at::vec in the source": a
+//    kernel too small for the ISA's vectors is scalar whatever the options.
+//    Fix: cpp.vec_isa_ok=True.
+//  - Unfolded batch norms: the .so computes a batch norm (inductor names a
+//    kernel after the ATen ops it fuses, cpp_fused__native_batch_norm_legit_
+//    no_training_..., or a batch-norm fallback is called) and calls the plain
+//    convolution (aoti_torch_cpu_convolution). freezing=True folds a batch
+//    norm into the convolution before it and turns convolutions into fused
+//    oneDNN ops, so a frozen package shows neither together. On real packages
+//    (tests/e2e/test_export_advice.py): a conv+BN CNN by the defaults has
+//    both, frozen neither; a BatchNorm1d after a Linear keeps its kernel even
+//    when frozen (nothing to fold it into), and with no plain convolution it
+//    is not reported, which freezing would not change.
+// Advice, never a problem: such a package loads and runs as exported. Model::load
+// prints it once per process and package (LoadOptions::report_export_advice).
+void check_cpu_export(OpenedPackage& p) {
+  if (p.metadata.device_key != "cpu") return;
+  const auto& defined = p.elf.defined;
+  const auto& undefined = p.elf.undefined;
+  std::string bn_kernel;
+  bool kernels = false;
+  for (auto it = std::lower_bound(defined.begin(), defined.end(), std::string("cpp_fused_"));
+       it != defined.end() && starts_with(*it, "cpp_fused_"); ++it) {
+    kernels = true;
+    if (bn_kernel.empty() && it->find("batch_norm") != std::string::npos) bn_kernel = *it;
+  }
+  for (const std::string& name : undefined) {
+    if (bn_kernel.empty() && starts_with(name, "aoti_torch_cpu_") &&
+        name.find("batch_norm") != std::string::npos) {
+      bn_kernel = name;
+    }
+  }
+  for (const ExternNode& node : p.extern_nodes) {
+    if (bn_kernel.empty() && node.target.find("batch_norm") != std::string::npos) {
+      bn_kernel = node.target;
+    }
+  }
+  const auto isa = p.metadata.values.find("AOTI_CPU_ISA");
+  if (kernels && isa != p.metadata.values.end() && isa->second == "INVALID_VEC_ISA") {
+    p.export_advice.push_back(
+        "its CPU kernels are scalar: inductor generated them for no vector ISA (AOTI_CPU_ISA is "
+        "INVALID_VEC_ISA, what torch's defaults give with aot_inductor.link_libtorch=False); "
+        "export with inductor_configs cpp.vec_isa_ok=True for vectorized kernels");
+  }
+  if (!bn_kernel.empty() && std::binary_search(undefined.begin(), undefined.end(),
+                                               std::string("aoti_torch_cpu_convolution"))) {
+    p.export_advice.push_back(
+        "its batch norms are computed at run time beside plain convolutions (" + bn_kernel +
+        " and aoti_torch_cpu_convolution: exported without freezing); export with inductor_configs "
+        "freezing=True to fold them into the convolutions, which then run as fused oneDNN ops");
+  }
+}
+
 void check_device_and_weights(OpenedPackage& p, bool external_weights) {
   const std::string& key = p.metadata.device_key;
   if (key == "cuda") {
@@ -330,7 +394,7 @@ OpenedPackage open_package(const std::string& path, const std::string& model_nam
     if (entry.size() >= 8) std::memcpy(&tail, entry.data() + entry.size() - 8, 8);
   }
   OpenedPackage p{std::move(archive), std::move(layout), std::move(metadata), std::move(dir),
-                  so_path, std::move(elf), {}, {}, {}, {}, std::nullopt, {}, 0, false};
+                  so_path, std::move(elf), {}, {}, {}, {}, std::nullopt, {}, 0, false, {}};
   if (data_offset && p.elf.appended_weights) {
     check_appended(p, p.layout.so.size, tail);
     if (p.appended) {
@@ -355,6 +419,7 @@ OpenedPackage open_package(const std::string& path, const std::string& model_nam
     check_libtorch(p);
     check_onednn_prepack(p);
     check_symbols(p);
+    check_cpu_export(p);
   }
   check_device_and_weights(p, external_weights);
   return p;

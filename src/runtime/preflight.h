@@ -47,6 +47,8 @@ struct OpenedPackage {
   std::string weights_layout;
   uint64_t weights_bytes = 0;
   bool weights_in_place = false;
+  // What the export left slow (PackageInfo::export_advice).
+  std::vector<std::string> export_advice;
 };
 
 // Writes the rest of an appended-weights .so (from weights_offset to the

@@ -489,10 +489,22 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
       throw Error(e.kind(), "model '" + state->name + "' version " + std::to_string(version) +
                                 ": cannot load " + state->package_path + ": " + e.what());
     }
-    const ModelInfo& info = state->spare->info();
+    ModelInfo info = state->spare->info();
 
     bool complete = false;
     CHECK_TRITON(TRITONBACKEND_ModelAutoCompleteConfig(model, &complete));
+    const auto listed = config.find("output");
+    const bool outputs_listed = listed != config.end() && listed->is_array() && !listed->empty();
+    const bool outputs_recorded =
+        info.output_specs.size() == info.output_names.size() &&
+        std::all_of(info.output_specs.begin(), info.output_specs.end(),
+                    [](const auto& spec) { return spec.has_value(); });
+    if (complete && !outputs_listed && !outputs_recorded) {
+      // Note [Outputs of a package that records none]
+      info.output_specs = output_specs_from_runs(*state->spare, "model '" + state->name + "'");
+      // Its one graph (kOn) would have the runs' shapes: instances load their own.
+      if (state->load_options.cuda_graph == CudaGraphMode::kOn) state->spare.reset();
+    }
     if (complete && autocomplete(config, info)) {
       const std::string text = config.dump();
       Message m;

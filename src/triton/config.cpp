@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <sstream>
 
 namespace aotrt::triton {
@@ -236,6 +237,67 @@ CudaGraphMode cuda_graph_parameter(const nlohmann::json& config) {
 std::string model_filename(const nlohmann::json& config) {
   const std::string name = config.value("default_model_filename", std::string());
   return name.empty() ? "model.pt2" : name;
+}
+
+std::vector<std::optional<TensorSpec>> output_specs_from_runs(Model& model,
+                                                              const std::string& where) {
+  const ModelInfo& info = model.info();
+  // Zeros for every input, each dynamic dim `grow` past its example size.
+  auto inputs_grown_by = [&](int64_t grow) {
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < info.input_names.size(); ++i) {
+      const bool known = i < info.input_specs.size() && info.input_specs[i].has_value();
+      AOTRT_CHECK(known, kInvalidArgument, where, ": the package records no layout for input '",
+                  info.input_names[i], "', so its outputs cannot be found by a run and "
+                  "config.pbtxt must list the outputs");
+      const TensorSpec& spec = *info.input_specs[i];
+      std::vector<int64_t> sizes = spec.sizes;
+      for (const DynamicDim& d : spec.dynamic_dims) sizes[d.dim] += grow;
+      Tensor zeros = Tensor::empty(sizes, spec.dtype);
+      std::memset(zeros.data_ptr(), 0, static_cast<size_t>(zeros.numel()) * element_size(spec.dtype));
+      inputs.push_back(model.prepare_input(i, zeros));
+    }
+    return inputs;
+  };
+  auto run = [&](int64_t grow) {
+    std::vector<Tensor> outputs;
+    try {
+      outputs = model.run(inputs_grown_by(grow));
+      synchronize(model.device());
+    } catch (const Error& e) {
+      AOTRT_FAIL(kInvalidArgument, where, ": the package records no outputs and a run on zeros "
+                 "to find them failed (", e.what(), "); list the outputs in config.pbtxt");
+    }
+    return outputs;
+  };
+  // A second run only where every dynamic dim can grow by one.
+  bool dynamic = false, can_grow = true;
+  for (const auto& spec : info.input_specs) {
+    for (const DynamicDim& d : spec ? spec->dynamic_dims : std::vector<DynamicDim>{}) {
+      dynamic = true;
+      can_grow = can_grow && (d.max < 0 || spec->sizes[d.dim] + 1 <= d.max);
+    }
+  }
+  const std::vector<Tensor> first = run(0);
+  const std::vector<Tensor> second = dynamic && can_grow ? run(1) : std::vector<Tensor>{};
+  std::vector<std::optional<TensorSpec>> specs;
+  for (size_t k = 0; k < first.size(); ++k) {
+    const std::string name = k < info.output_names.size() ? info.output_names[k] : std::to_string(k);
+    AOTRT_CHECK(first[k].defined(), kInvalidArgument, where, ": output '", name,
+                "' is None, which Triton cannot serve");
+    TensorSpec spec;
+    spec.dtype = first[k].dtype();
+    spec.sizes.assign(first[k].sizes().begin(), first[k].sizes().end());
+    if (k < second.size() && second[k].defined() && second[k].dim() == first[k].dim()) {
+      for (size_t d = 0; d < spec.sizes.size(); ++d) {
+        if (second[k].sizes()[d] != spec.sizes[d]) {
+          spec.dynamic_dims.push_back({static_cast<int64_t>(d), 0, -1});
+        }
+      }
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
 }
 
 bool autocomplete(nlohmann::json& config, const ModelInfo& info) {

@@ -73,6 +73,32 @@ bool parameter_flag(const nlohmann::json& config, const char* key);
 // The "cuda_graph" parameter as a mode (ModelConfig::cuda_graph).
 CudaGraphMode cuda_graph_parameter(const nlohmann::json& config);
 
+// Note [Outputs of a package that records none]
+// A package exported by aotrt_tools.export records its outputs' dtypes and
+// sizes ("aotrt.outputs"); one made by aoti_compile_and_package itself does
+// not, and config.pbtxt must then list them, unless something else says.
+// Two places could: the generated <h>.wrapper.cpp, or a run. The source
+// never states an output's dtype: an output is the handle of a buffer that
+// may be a view of another (reinterpret_tensor), a fallback op's result
+// (its dtype is that op's rule) or an input, so reading it means
+// re-implementing the ops. A run shows what the model returns. So the
+// backend runs the model on zeros laid out as its input specs say (recorded,
+// or read from the source's input checks): dtypes and ranks from the
+// outputs. For a package with a dynamic dim (a batch) one run cannot tell an
+// output's dynamic dims from its fixed ones, so a second run has every
+// dynamic input dim one larger (within its range): an output dim whose size
+// changed is dynamic, -1 in config.pbtxt, and an output dim 0 that follows
+// the batch lets Triton batch along it (Note [Batching along dim 0]). Only
+// when config.pbtxt lists no outputs and the package records none; at load,
+// never per request.
+
+// Per output of `model`, its dtype and sizes, and its dynamic dims, as runs
+// on zeros show them (Note [Outputs of a package that records none]).
+// Throws kInvalidArgument naming the model when an input has no recorded
+// spec, a run fails or returns None for an output.
+std::vector<std::optional<TensorSpec>> output_specs_from_runs(Model& model,
+                                                              const std::string& where);
+
 // Fills in what `config` leaves out from what the package records: with no
 // inputs configured, every input (names, dtypes, dims) and, for a package
 // whose inputs all have a dynamic dim 0, max_batch_size (the largest batch

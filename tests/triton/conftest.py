@@ -17,6 +17,13 @@ The repository:
   broken_package  model.pt2 is not a zip: fails to load
   static_batched  mm with max_batch_size 4: refused (the package has no dynamic batch)
   wrong_dtype     mm configured as TYPE_FP64: refused
+  torch_flow      linear_chunk_two_outputs exported by torch's own flow (aoti_compile_and_package
+                  with link_libtorch=False alone: no record of its outputs); config.pbtxt is
+                  only name, backend and max_batch_size 0: the backend finds the outputs by a
+                  run (Note [Outputs of a package that records none], src/triton/config.h)
+  torch_flow_batch  resnet_basic_block by torch's own flow with a dynamic batch of 2..8;
+                  config.pbtxt gives only the dynamic batcher: the inputs' layouts and batch
+                  range come from the generated source, the outputs' batch dim from two runs
   resnet_graph    (cuda only) resnet_block replayed as a CUDA graph
   busy            (cuda only) busy_small_io, two instances: runs of milliseconds on 2 KB
                   requests, where resnet_block's graph replays (tens of microseconds) end
@@ -25,6 +32,7 @@ The repository:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -45,8 +53,33 @@ EXPORTS = [("resnet_basic_block", "resnet_block", MAX_BATCH), ("mm", "mm", None)
            ("linear_chunk_two_outputs", "two_outputs", None)]
 if DEVICE == "cuda":  # a model whose runs last milliseconds: two instances overlap visibly
     EXPORTS.append(("busy_small_io", "busy", MAX_BATCH))
-GOOD_MODELS = ["resnet_block", "mm", "two_outputs", "mm_any_shape"] + (["resnet_graph", "busy"] if DEVICE == "cuda" else [])
+# zoo model, file stem, dynamic batch: exported by torch's own flow (torch_flow_export)
+TORCH_FLOW_EXPORTS = [("linear_chunk_two_outputs", "torch_flow", None),
+                      ("resnet_basic_block", "torch_flow_batch", MAX_BATCH)]
+GOOD_MODELS = ["resnet_block", "mm", "two_outputs", "mm_any_shape", "torch_flow", "torch_flow_batch"] + (
+    ["resnet_graph", "busy"] if DEVICE == "cuda" else [])
 FAILING_MODELS = ["broken_package", "static_batched", "wrong_dtype"]
+
+
+def torch_flow_export(name: str, path: Path, dynamic_batch: int | None) -> None:
+    """Zoo model `name` exported as a new user would: torch.export, then
+    aoti_compile_and_package with aot_inductor.link_libtorch=False and nothing else (no
+    aotrt.inputs/aotrt.outputs record); dim 0 of every input dynamic in 2..dynamic_batch."""
+    import torch
+
+    from aotrt_tools import zoo
+
+    module, inputs, _ = zoo.get(name)
+    module = module.to(DEVICE)
+    inputs = tuple(export._batch_of_two(t.to(DEVICE)) if dynamic_batch else t.to(DEVICE) for t in inputs)
+    dynamic = None
+    if dynamic_batch:
+        batch = torch.export.Dim("batch", min=2, max=dynamic_batch)
+        dynamic = tuple({0: batch} for _ in inputs)
+    with torch.no_grad():
+        ep = torch.export.export(module, inputs, dynamic_shapes=dynamic)
+        torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(path), inductor_configs={"aot_inductor.link_libtorch": False})
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +89,8 @@ def packages(tmp_path_factory) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     stamp = out / "fingerprint"
     # The export code's fingerprint and what is exported (a changed batch re-exports).
-    fingerprint = f"{export.source_fingerprint()} {EXPORTS!r}"
+    fingerprint = (f"{export.source_fingerprint()} {EXPORTS!r} {TORCH_FLOW_EXPORTS!r} "
+                   f"{hashlib.sha256(Path(__file__).read_bytes()).hexdigest()}")
     fresh = stamp.exists() and stamp.read_text() == fingerprint
     jobs = [dict(out_dir=str(out), name=name, stem=stem, device=DEVICE, dynamic_batch=batch)
             for name, stem, batch in EXPORTS if not (fresh and (out / f"{stem}.pt2").exists())]
@@ -64,8 +98,11 @@ def packages(tmp_path_factory) -> dict[str, Path]:
         if "package" not in info:
             pytest.fail(f"export of {info.get('name')} failed:\n{info.get('traceback', info.get('error'))}",
                         pytrace=False)
+    for name, stem, batch in TORCH_FLOW_EXPORTS:
+        if not (fresh and (out / f"{stem}.pt2").exists()):
+            torch_flow_export(name, out / f"{stem}.pt2", batch)
     stamp.write_text(fingerprint)
-    return {stem: out / f"{stem}.pt2" for _, stem, _ in EXPORTS}
+    return {stem: out / f"{stem}.pt2" for _, stem, _ in EXPORTS + TORCH_FLOW_EXPORTS}
 
 
 def _repository(root: Path, packages: dict[str, Path]) -> Path:
@@ -87,6 +124,12 @@ def _repository(root: Path, packages: dict[str, Path]) -> Path:
     triton.add_model(repo, "mm_any_shape", packages["mm"], {
         "max_batch_size": 0, **instances,
         "input": [{"name": n, "data_type": "TYPE_FP32", "dims": [-1, -1]} for n in mm_in],
+    })
+    # Nothing but name, backend and max_batch_size (the issue 32 case): no instance_group either.
+    triton.add_model(repo, "torch_flow", packages["torch_flow"], {"max_batch_size": 0})
+    triton.add_model(repo, "torch_flow_batch", packages["torch_flow_batch"], {
+        "dynamic_batching": {"max_queue_delay_microseconds": 20000},
+        "parameters": {"key": "report_instance", "value": {"string_value": "true"}},
     })
     triton.add_model(repo, "broken_package", b"this is not a zip archive", {"max_batch_size": 0, **instances})
     triton.add_model(repo, "static_batched", packages["mm"], {"max_batch_size": 4, **instances})

@@ -66,6 +66,10 @@ CASES = [
     ("two_outputs", "linear_chunk_two_outputs", [(12, 7)]),
     ("resnet_block", "resnet_basic_block", [(3, 32, 32, 32)]),
     ("resnet_block", "resnet_basic_block", [(1, 32, 32, 32)]),  # padded to the package's 2 rows
+    # packages made by torch's own flow, served from a minimal config.pbtxt
+    ("torch_flow", "linear_chunk_two_outputs", [(12, 7)]),
+    ("torch_flow_batch", "resnet_basic_block", [(3, 32, 32, 32)]),
+    ("torch_flow_batch", "resnet_basic_block", [(1, 32, 32, 32)]),
 ]
 if DEVICE == "cuda":
     CASES.append(("resnet_graph", "resnet_basic_block", [(5, 32, 32, 32)]))
@@ -95,6 +99,41 @@ def test_autocompleted_config(server):
     status, mm = server.get("/v2/models/mm/config")
     assert status == 200 and mm.get("max_batch_size", 0) == 0
     assert [[int(d) for d in i["dims"]] for i in mm["input"]] == [[3, 4], [4, 5]]
+
+
+def test_torch_flow_packages_get_their_config_from_the_package(server):
+    """A package made by aoti_compile_and_package alone records nothing of its outputs: the
+    backend found their names, dtypes and dims by running it (Note [Outputs of a package that
+    records none]); a dynamic batch read from the generated source gives max_batch_size."""
+    status, config = server.get("/v2/models/torch_flow/config")
+    assert status == 200, config
+    assert config.get("max_batch_size", 0) == 0
+    [inp] = config["input"]
+    assert (inp["data_type"], [int(d) for d in inp["dims"]]) == ("TYPE_FP32", [12, 7])
+    outs = [(o["name"], o["data_type"], [int(d) for d in o["dims"]]) for o in config["output"]]
+    assert outs == [("output0", "TYPE_FP32", [12, 8]), ("output1", "TYPE_FP32", [12, 8])], outs
+
+    status, config = server.get("/v2/models/torch_flow_batch/config")
+    assert status == 200, config
+    assert config["max_batch_size"] == MAX_BATCH, "the batch range comes from the source's input checks"
+    [inp], [out] = config["input"], config["output"]
+    assert (inp["data_type"], [int(d) for d in inp["dims"]]) == ("TYPE_FP32", [32, 32, 32])
+    assert (out["name"], out["data_type"], [int(d) for d in out["dims"]]) == \
+        ("output0", "TYPE_FP32", [64, 16, 16])
+
+
+def test_torch_flow_package_batches_requests(server, eager):
+    before = server.statistics("torch_flow_batch")
+    rows = [1, 3] * 4
+    results = _concurrent_rows(server, rows, model="torch_flow_batch")
+    tol = eager.tolerance("resnet_basic_block")
+    for k, (x, y, _) in enumerate(results):
+        _check("torch_flow_batch", y, eager("resnet_basic_block", x)[0], tol,
+               f"torch_flow_batch client {k} of {len(rows)} ({x.shape[0]} rows)")
+    after = server.statistics("torch_flow_batch")
+    assert int(after["inference_count"]) - int(before["inference_count"]) == sum(rows)
+    merged = [b for b in after["batch_stats"] if int(b["batch_size"]) > 3 and int(b["compute_infer"]["count"]) > 0]
+    assert merged, f"no batch larger than one request in the statistics: {after['batch_stats']}"
 
 
 def _concurrent_rows(server, rows_per_client: list[int], timeout_s: float = 120,

@@ -232,6 +232,45 @@ TEST(PackageLoad, InspectReportsWithoutLoading) {
   EXPECT_THROW(aotrt::inspect_package(dir.path() + "/none.pt2"), Error);
 }
 
+// Note [CPU export advice]: scalar kernels by the metadata's AOTI_CPU_ISA,
+// batch norms beside plain convolutions by the .so's symbols; advice, never a
+// problem, and only for CPU packages.
+TEST(PackageLoad, InspectAdvisesOnCpuExportOptions) {
+  TempDir dir;
+  auto advice = [&](const std::vector<std::string>& kernels, const std::string& op,
+                    const std::string& isa, const std::string& device = "cpu") {
+    ElfSpec spec = loadable_spec();
+    spec.defined.insert(spec.defined.end(), kernels.begin(), kernels.end());
+    spec.undefined.push_back(op);
+    const std::string metadata =
+        R"({"AOTI_DEVICE_KEY": ")" + device + R"(", "AOTI_CPU_ISA": ")" + isa + R"("})";
+    const aotrt::PackageInfo info = aotrt::inspect_package(synthetic_package(dir, spec, metadata));
+    if (device == "cpu") EXPECT_TRUE(info.problems.empty()) << info.problems.front();
+    return info.export_advice;
+  };
+  const std::string bn = "cpp_fused__native_batch_norm_legit_no_training_convolution_relu_1";
+  const std::string conv = "aoti_torch_cpu_convolution";
+  // torch's defaults on a conv + batch norm CNN: both, each naming its option.
+  const auto both = advice({"cpp_fused_convolution_0", bn}, conv, "INVALID_VEC_ISA");
+  ASSERT_EQ(both.size(), 2u);
+  expect_contains(both[0], "CPU kernels are scalar");
+  expect_contains(both[0], "cpp.vec_isa_ok=True");
+  expect_contains(both[1], bn + " and aoti_torch_cpu_convolution");
+  expect_contains(both[1], "freezing=True");
+  // Vectorized (small kernels may still be scalar inside: not the options' doing).
+  EXPECT_EQ(advice({"cpp_fused_convolution_0", bn}, conv, "AVX512").size(), 1u);
+  // Frozen: convolutions fused, batch norms folded.
+  EXPECT_TRUE(advice({"cpp_fused_relu_0"}, "aoti_torch_cpu_mkldnn__convolution_pointwise", "AVX2").empty());
+  // A batch norm with no plain convolution to fold into (a BatchNorm1d after a
+  // Linear), which freezing keeps too.
+  EXPECT_TRUE(advice({"cpp_fused__native_batch_norm_legit_no_training_relu_0"},
+                     "aoti_torch_cpu_addmm_out", "AVX2").empty());
+  // No generated kernels (every op a fallback): nothing is scalar.
+  EXPECT_TRUE(advice({}, conv, "INVALID_VEC_ISA").empty());
+  // Not a CPU package.
+  EXPECT_TRUE(advice({"cpp_fused_convolution_0", bn}, conv, "INVALID_VEC_ISA", "cuda").empty());
+}
+
 TEST(PackageLoad, RefusesMissingOrShortWeightsBlob) {
   TempDir dir;
   const std::string so = read_file(AOTRT_TEST_MODEL_SO);

@@ -53,10 +53,12 @@ TEST(WrapperSource, ReadsInputChecks) {
   EXPECT_EQ(src.inputs[0].dtype, "float32");
   ASSERT_EQ(src.inputs[0].sizes.size(), 2u);
   EXPECT_FALSE(src.inputs[0].sizes[0].has_value());  // dynamic: range checks only
+  ASSERT_GE(src.inputs[0].min_sizes.size(), 1u);
+  ASSERT_GE(src.inputs[0].max_sizes.size(), 1u);
+  EXPECT_EQ(src.inputs[0].min_sizes[0], 2);  // "if (arg0_1_size[0] < 2)"
+  EXPECT_EQ(src.inputs[0].max_sizes[0], 64);  // "if (arg0_1_size[0] > 64)"
   EXPECT_EQ(src.inputs[0].sizes[1], 8);
-  ASSERT_EQ(src.inputs[0].min_sizes.size(), 1u);
-  EXPECT_EQ(src.inputs[0].min_sizes[0], 2);
-  EXPECT_EQ(src.inputs[0].max_sizes[0], 64);
+  EXPECT_TRUE(src.inputs[1].min_sizes.empty());  // static: no range
   ASSERT_EQ(src.inputs[0].strides.size(), 2u);
   EXPECT_EQ(src.inputs[0].strides[0], 8);
   EXPECT_EQ(src.inputs[1].dtype, "bfloat16");
