@@ -36,7 +36,9 @@
 //   target (inverse CDF, as torch.multinomial and Note [Random streams]'s
 //   multinomial draw: one Philox block per row rather than one per token as
 //   Gumbel-max would take, and exact integer sums). A row with nothing to
-//   draw (every s NaN or -inf) takes the greedy token.
+//   draw (every s NaN or -inf) takes the greedy token. b is the row in this
+//   call: a session that moves to another row draws other numbers (its seed
+//   is its own either way).
 // - step[b] (uint64) is read, then incremented by one, greedy rows too: it
 //   counts the row's tokens, so a CUDA graph replaying the call draws fresh
 //   numbers at every replay.
@@ -47,6 +49,10 @@
 // only, top_p NaN as no top-p, temperature NaN as greedy (sampling_math.h;
 // check_sampling_params on the host copy before uploading refuses them).
 // top_k >= V and top_p >= 1 are valid and filter nothing.
+// HF's warpers compute the top-p sums in float32 softmax; these exact sums
+// keep the same set except where a cumulative probability lies within float
+// rounding (~1e-7) of p. The CUDA kernel: Note [Sampling on CUDA] in
+// cuda/ops/sampling.cu.
 #pragma once
 
 #include <cstddef>
