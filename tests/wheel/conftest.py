@@ -96,8 +96,7 @@ class UserEnv:
 _ENVS: dict[str, UserEnv] = {}
 
 
-@pytest.fixture
-def user_env(python_version, tmp_path_factory) -> UserEnv:
+def make_user_env(python_version: str, tmp_path_factory) -> UserEnv:
     """A venv of `python_version` holding numpy and the wheel, made once per session."""
     if python_version in _ENVS:
         return _ENVS[python_version]
@@ -113,6 +112,17 @@ def user_env(python_version, tmp_path_factory) -> UserEnv:
     env = UserEnv(python_version, wheel, root, py, site)
     _ENVS[python_version] = env
     return env
+
+
+@pytest.fixture
+def user_env(python_version, tmp_path_factory) -> UserEnv:
+    return make_user_env(python_version, tmp_path_factory)
+
+
+@pytest.fixture
+def newest_user_env(tmp_path_factory) -> UserEnv:
+    """The venv of the newest CPython found (its wheel is cp312-abi3 where there is one)."""
+    return make_user_env(pythons()[-1][0], tmp_path_factory)
 
 
 def pytest_generate_tests(metafunc):

@@ -238,3 +238,34 @@ def test_cuda_wheel_loads_nvidia_libraries_from_site_packages(cuda_wheel, tmp_pa
              "--rtol", tol.rtol, "--atol", tol.atol, cwd=venv)
     print(r.stdout)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_triton_backend_from_the_wheel(newest_user_env, exported, tmp_path):
+    """tritonserver with --backend-directory=<site-packages>/aotrt/triton serves a package
+    through the wheel's libtriton_aotrt.so (README's Quick start), matching eager."""
+    import numpy as np
+
+    from aotrt_tools import triton, zoo
+
+    backends = newest_user_env.site / "aotrt" / "triton"
+    info = exported("linear_bias")
+    stem = Path(info["package"]).with_suffix("")
+    x = np.load(f"{stem}.input_0.npy")
+    want = np.load(f"{stem}.expected_0.npy")
+    repo = tmp_path / "models"
+    triton.add_model(repo, "linear_bias", Path(info["package"]),
+                     {"max_batch_size": 0, "instance_group": {"kind": "KIND_CPU", "count": 1}})
+    (in_name,), _ = triton.package_tensor_names(Path(info["package"]))
+    try:
+        binary = triton.tritonserver()
+    except FileNotFoundError as e:
+        pytest.fail(str(e), pytrace=False)
+    with triton.Server(binary, repo, backends, tmp_path / "tritonserver.log") as server:
+        server.wait_ready(["linear_bias"], timeout_s=120)
+        status, body = server.post("/v2/models/linear_bias/infer", {"inputs": [{
+            "name": in_name, "shape": list(x.shape), "datatype": "FP32", "data": x.ravel().tolist()}]})
+        log = server.log_text()
+    assert status == 200, (status, body, log[-2000:])
+    got = np.asarray(body["outputs"][0]["data"], np.float32).reshape(body["outputs"][0]["shape"])
+    tol = zoo.entry("linear_bias")
+    np.testing.assert_allclose(got, want, rtol=tol.rtol, atol=tol.atol)
