@@ -117,8 +117,10 @@ def test_zoo_package_against_eager(user_env, name, exported):
     assert r.returncode == 0, f"{name} in the CPython {user_env.version} venv:\n{r.stdout}{r.stderr}"
 
 
-def test_cli_from_venv_bin(user_env, exported):
-    package = exported("linear_bias")["package"]
+# `name`: the zoo export fixtures export the models the collected tests name.
+@pytest.mark.parametrize("name", ["linear_bias"])
+def test_cli_from_venv_bin(user_env, name, exported):
+    package = exported(name)["package"]
     r = _run(user_env.bin / "aotrt", "info", package, cwd=user_env.root)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "device: cpu" in r.stdout and "inputs (1):" in r.stdout and "MISSING" not in r.stdout, r.stdout
@@ -208,7 +210,8 @@ def test_cuda_wheel_tag_contents_and_metadata(cuda_wheel, tmp_path):
     assert not [e for e in rpath if not e.startswith("$ORIGIN")], f"absolute RPATH entries: {rpath}"
 
 
-def test_cuda_wheel_loads_nvidia_libraries_from_site_packages(cuda_wheel, tmp_path, exported, cuda_python):
+@pytest.mark.parametrize("name", ["linear_bias"])
+def test_cuda_wheel_loads_nvidia_libraries_from_site_packages(cuda_wheel, name, tmp_path, exported, cuda_python):
     """A venv holding numpy and the CUDA wheel, with stand-ins for its nvidia-* dependencies in
     site-packages/nvidia/<name>/lib, where pip installs them (links to AOTRT_CUDA_WHEELS's
     libraries and the toolkit's cudart, as nvidia-cuda-runtime has none here): the wheel loads
@@ -232,15 +235,16 @@ def test_cuda_wheel_loads_nvidia_libraries_from_site_packages(cuda_wheel, tmp_pa
     assert cudart, "no CUDA toolkit cudart in /usr/local/cuda/lib64"
     (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").symlink_to(cudart[-1].resolve())
 
-    info = exported("linear_bias")
-    tol = zoo.entry("linear_bias")
+    info = exported(name)
+    tol = zoo.entry(name)
     r = _run(py, USER_CHECKS, "--nvidia", "--site", site, "--package", info["package"],
              "--rtol", tol.rtol, "--atol", tol.atol, cwd=venv)
     print(r.stdout)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_triton_backend_from_the_wheel(newest_user_env, exported, tmp_path):
+@pytest.mark.parametrize("name", ["linear_bias"])
+def test_triton_backend_from_the_wheel(newest_user_env, name, exported, tmp_path):
     """tritonserver with --backend-directory=<site-packages>/aotrt/triton serves a package
     through the wheel's libtriton_aotrt.so (README's Quick start), matching eager."""
     import numpy as np
@@ -248,7 +252,7 @@ def test_triton_backend_from_the_wheel(newest_user_env, exported, tmp_path):
     from aotrt_tools import triton, zoo
 
     backends = newest_user_env.site / "aotrt" / "triton"
-    info = exported("linear_bias")
+    info = exported(name)
     stem = Path(info["package"]).with_suffix("")
     x = np.load(f"{stem}.input_0.npy")
     want = np.load(f"{stem}.expected_0.npy")
