@@ -214,8 +214,9 @@ def test_cuda_wheel_tag_contents_and_metadata(cuda_wheel, tmp_path):
 def test_cuda_wheel_loads_nvidia_libraries_from_site_packages(cuda_wheel, name, tmp_path, exported, cuda_python):
     """A venv holding numpy and the CUDA wheel, with stand-ins for its nvidia-* dependencies in
     site-packages/nvidia/<name>/lib, where pip installs them (links to AOTRT_CUDA_WHEELS's
-    libraries and the toolkit's cudart, as nvidia-cuda-runtime has none here): the wheel loads
-    them from there and runs a CPU package (the GPU run is scripts/wheel_gpu.sh's)."""
+    libraries and the toolkit's cudart, as nvidia-cuda-runtime has none here): libaotrt resolves
+    them there (ldd), and the wheel imports and runs a CPU package (the GPU run is
+    scripts/wheel_gpu.sh's)."""
     _require(cuda_wheel)
     from aotrt_tools import zoo
 
@@ -235,9 +236,18 @@ def test_cuda_wheel_loads_nvidia_libraries_from_site_packages(cuda_wheel, name, 
     assert cudart, "no CUDA toolkit cudart in /usr/local/cuda/lib64"
     (site / "nvidia" / "cu13" / "lib" / "libcudart.so.13").symlink_to(cudart[-1].resolve())
 
+    # ldd names the path the loader found (the stand-ins are links, which /proc/self/maps
+    # would show resolved).
+    resolved = _ldd(site / "aotrt" / "libaotrt.so.0")
+    cuda = {n: p for n, p in resolved.items()
+            if re.match(r"lib(cudart|cublas|cublasLt|cudnn|cufft|curand|cusolver)\.", n)}
+    assert len(cuda) == 7, resolved
+    for soname, path in cuda.items():
+        assert Path(path).parent.parent.parent == site / "nvidia", (soname, path)
+
     info = exported(name)
     tol = zoo.entry(name)
-    r = _run(py, USER_CHECKS, "--nvidia", "--site", site, "--package", info["package"],
+    r = _run(py, USER_CHECKS, "--site", site, "--package", info["package"],
              "--rtol", tol.rtol, "--atol", tol.atol, cwd=venv)
     print(r.stdout)
     assert r.returncode == 0, r.stdout + r.stderr
