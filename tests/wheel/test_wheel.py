@@ -180,8 +180,10 @@ def test_cuda_wheel_tag_contents_and_metadata(cuda_wheel, tmp_path):
     _require(cuda_wheel)
     platform = re.search(r"-(manylinux_\d+_\d+_x86_64)\.whl$", cuda_wheel.name)
     assert platform, f"{cuda_wheel.name} has no manylinux tag"
-    show = _run(sys.executable, "-m", "auditwheel", "show", cuda_wheel, check=True).stdout
-    assert f'"{platform.group(1)}"' in " ".join(show.split()), show
+    # `auditwheel show` knows nothing of repair's --exclude: the nvidia-* libraries make it say
+    # linux_x86_64; the symbol versions of everything else must allow the wheel's tag.
+    show = " ".join(_run(sys.executable, "-m", "auditwheel", "show", cuda_wheel, check=True).stdout.split())
+    assert f'This constrains the platform tag to "{platform.group(1)}"' in show, show
     table = _cuda_table()
     with zipfile.ZipFile(cuda_wheel) as z:
         names = z.namelist()
@@ -239,11 +241,12 @@ def test_cuda_wheel_loads_nvidia_libraries_from_site_packages(cuda_wheel, name, 
     # ldd names the path the loader found (the stand-ins are links, which /proc/self/maps
     # would show resolved).
     resolved = _ldd(site / "aotrt" / "libaotrt.so.0")
-    cuda = {n: p for n, p in resolved.items()
-            if re.match(r"lib(cudart|cublas|cublasLt|cudnn|cufft|curand|cusolver)\.", n)}
-    assert len(cuda) == 7, resolved
+    needed, _ = _dynamic(site / "aotrt" / "libaotrt.so.0")
+    stand_ins = {lib.name for lib in (site / "nvidia").glob("*/lib/*")}
+    cuda = {n: resolved.get(n, "not found") for n in needed if n in stand_ins}
+    assert {"libcudart.so.13", "libcublas.so.13", "libcudnn.so.9"} <= set(cuda), needed
     for soname, path in cuda.items():
-        assert Path(path).parent.parent.parent == site / "nvidia", (soname, path)
+        assert Path(os.path.normpath(path)).parent.parent.parent == site / "nvidia", (soname, path)
 
     info = exported(name)
     tol = zoo.entry(name)

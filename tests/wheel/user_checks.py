@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 CPU_LIBRARIES = ["libaotrt.so", "libaotrt_abi.so", "libdnnl", "libopenblas", "libzip", "libsleef", "libgomp"]
+# What libaotrt links (NEEDED); cuRAND is not among them (aotrt draws from its own Philox).
 CUDA_LIBRARIES = ["libcudart.so", "libcublas.so", "libcublasLt.so", "libcudnn.so", "libcufft.so",
-                  "libcurand.so", "libcusolver.so"]
+                  "libcusolver.so"]
 
 
 def _numbered(stem: Path, kind: str) -> list[Path]:
