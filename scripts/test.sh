@@ -10,7 +10,7 @@
 # PyTorch's op_db, checked against the committed docs/opinfo/ table), a slice of
 # real Hugging Face architectures (tests/hf: transformers' models, torch's own
 # export flow, against eager), the Python package (pip install ., then tests/python; `import aotrt` in a venv
-# without torch), and the Triton Inference Server backend in a real
+# without torch), the manylinux wheels (scripts/build_wheel.sh, then tests/wheel in fresh venvs), and the Triton Inference Server backend in a real
 # tritonserver (tests/triton). The robustness cases are recorded as they run
 # and rendered into build/robustness.md and compared with docs/robustness.md
 # (scripts/robustness_table.py).
@@ -97,6 +97,20 @@ EOF
 # Not with python/ on PYTHONPATH: the source tree's python/aotrt/ would shadow the install.
 python3 -m pytest tests/python -v -rA
 step python "$t"
+
+echo "== wheels (scripts/build_wheel.sh: manylinux, installed into fresh venvs holding numpy alone)"
+t=$(date +%s)
+# The same build as above for each CPython found (ccache serves the objects), repaired by
+# auditwheel; tests/wheel installs each into a fresh venv of every CPython it serves and runs
+# it there (zoo packages from the e2e cache, `aotrt info` from the venv's bin/, ldd), and
+# prints each wheel's size. The CUDA wheel is built (compiled and linked, cp312-abi3 only)
+# and its layout checked; scripts/wheel_gpu.sh runs it on a GPU machine.
+rm -rf build/wheel-dist
+scripts/build_wheel.sh --out build/wheel-dist
+scripts/build_wheel.sh --cuda --out build/wheel-dist \
+  --python "$(scripts/build_wheel.sh --list-pythons | awk '$1 == "3.12" { print $2 }')"
+AOTRT_WHEEL_DIR="$PWD/build/wheel-dist" python3 -m pytest tests/wheel -v -rA
+step wheel "$t"
 
 echo "== Triton Inference Server with the aotrt backend (tritonserver 2.51 on 127.0.0.1)"
 t=$(date +%s)
