@@ -30,6 +30,8 @@
 #   kernels        issue 29's kernels: scripts/gpu_kernels_check.sh --skip-build ($KERNELS_ARGS,
 #                  default --no-sweep): unit tests, GB/s table, aotrt against ATen
 #   large          scripts/gpu_large.sh: the weights layouts of large packages on cpu and cuda
+#   unit           build-gpu/aotrt_unit_tests --gtest_filter=$UNIT_FILTER (default: sampling,
+#                  CUDA graphs, sessions' streams): a slice of the unit tests, no skips allowed
 # Steps joined with '+' run at the same time (their GPU work shares the card: never use it for
 # steps that time anything), e.g.  build:360 ops:60 python+weights:120 triton:150 triton-load:150
 # A step's default limit is 300 s; STEP:SECONDS sets it.
@@ -94,6 +96,9 @@ run_step() {  # name seconds: runs it, appends its line to the summary
     kernels) OUT=$LOGS/kernels timeout "$limit" scripts/gpu_kernels_check.sh --skip-build \
                ${KERNELS_ARGS:---no-sweep} >"$log" 2>&1 ;;
     large) OUT=$LOGS/large timeout "$limit" scripts/gpu_large.sh >"$log" 2>&1 ;;
+    unit) timeout "$limit" build-gpu/aotrt_unit_tests \
+            --gtest_filter="${UNIT_FILTER:-*Sampling*:*CudaGraph*:*CallGraph*}" >"$log" 2>&1 &&
+            ! grep -q '^\[  SKIPPED \]' "$log" ;;
     *) echo "gpu_session: unknown step '$name'" >"$log"; false ;;
   esac
   rc=$?
