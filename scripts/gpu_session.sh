@@ -27,7 +27,7 @@
 #                  bf16 LLaMA decoder, eager against aotrt ($ATTENTION_ARGS replaces the defaults)
 #   generation     programs, sessions and generation on cuda: tests/python/test_generation.py
 #                  (scripts/python_gpu.sh --from-build build-gpu -k generation)
-#   kernels        issue 29's kernels: scripts/gpu_kernels_check.sh --skip-build ($KERNELS_ARGS,
+#   kernels        issue 29's kernels: scripts/gpu_kernels_check.sh ($KERNELS_ARGS,
 #                  default --no-sweep): unit tests, GB/s table, aotrt against ATen
 #   large          scripts/gpu_large.sh: the weights layouts of large packages on cpu and cuda
 #   unit           build-gpu/aotrt_unit_tests --gtest_filter=$UNIT_FILTER (default: sampling,
@@ -93,7 +93,7 @@ run_step() {  # name seconds: runs it, appends its line to the summary
                  --out "$LOGS/attention" >"$log" 2>&1 ;;
     generation) OUT=$LOGS/generation timeout "$limit" scripts/python_gpu.sh --from-build build-gpu \
                   -k generation >"$log" 2>&1 ;;
-    kernels) OUT=$LOGS/kernels timeout "$limit" scripts/gpu_kernels_check.sh --skip-build \
+    kernels) OUT=$LOGS/kernels timeout "$limit" scripts/gpu_kernels_check.sh \
                ${KERNELS_ARGS:---no-sweep} >"$log" 2>&1 ;;
     large) OUT=$LOGS/large timeout "$limit" scripts/gpu_large.sh >"$log" 2>&1 ;;
     unit) timeout "$limit" build-gpu/aotrt_unit_tests \

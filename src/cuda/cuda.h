@@ -71,22 +71,13 @@ void profiler_range(bool start);
 size_t loaded_module_count();
 void unload_model_modules(void* so_handle) noexcept;
 
-// A stream of a device that this object creates and destroys (non-blocking:
-// it does not wait for the legacy default stream). Destroying it while work
-// is queued is allowed: the work finishes first.
-class OwnedStream {
- public:
-  explicit OwnedStream(int device_index);
-  ~OwnedStream();
-  OwnedStream(const OwnedStream&) = delete;
-  OwnedStream& operator=(const OwnedStream&) = delete;
-  void* get() const { return stream_; }
-  int device() const { return device_; }
-
- private:
-  int device_;
-  void* stream_ = nullptr;
-};
+// Note [Pooled streams]
+// One of a fixed set of non-blocking streams of a device, handed out in
+// turn, made at first use and never destroyed (as c10's stream pool): the
+// caching allocator keeps blocks per stream and records frees on it, so a
+// stream must outlive every block allocated while it was current, which a
+// stream owned by an object (a generation sequence) would not.
+void* pooled_stream(int device_index);
 
 // Host memory that device-to-host copies fill without the host waiting
 // (cudaHostAlloc), freed with this object.

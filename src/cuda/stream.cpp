@@ -8,6 +8,7 @@
 // to the current stream of the device it works on, so one run is ordered by
 // that one stream and needs no host synchronisation.
 #include <array>
+#include <mutex>
 
 #include "cuda/runtime.h"
 
@@ -90,15 +91,25 @@ DeviceGuard::~DeviceGuard() {
 
 namespace aotrt::cuda {
 
-OwnedStream::OwnedStream(int device_index) : device_(device_index) {
-  DeviceGuard guard(device_index);
-  cudaStream_t stream = nullptr;
-  AOTRT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  stream_ = stream;
-}
-
-OwnedStream::~OwnedStream() {
-  if (stream_ != nullptr) (void)cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+void* pooled_stream(int device_index) {
+  // Note [Pooled streams].
+  constexpr int kStreams = 16;
+  struct Pool {
+    std::mutex mu;
+    std::array<cudaStream_t, kStreams> streams{};
+    int next = 0;
+  };
+  static std::array<Pool, kMaxDevices> pools;
+  check_device_index(device_index, "pooled_stream");
+  Pool& p = pools[device_index];
+  std::lock_guard<std::mutex> lock(p.mu);
+  cudaStream_t& s = p.streams[p.next];
+  p.next = (p.next + 1) % kStreams;
+  if (s == nullptr) {
+    DeviceGuard guard(device_index);
+    AOTRT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  }
+  return s;
 }
 
 PinnedHostBuffer::PinnedHostBuffer(size_t nbytes) : nbytes_(nbytes) {

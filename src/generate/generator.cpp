@@ -3,7 +3,8 @@
 // Note [The decode loop]
 // A Sequence is a Session of the program plus, on the model's device: the
 // next step's token ids ([1, 1] int64, written by the sampler), its own
-// stream (CUDA: sequences on different threads overlap on the device), the
+// stream (CUDA: one of the pooled streams, so sequences on different threads
+// overlap on the device), the
 // sampler's parameters and step counter, and two pinned host slots with an
 // event each. Positions are views into one arange of the cache length the
 // Generator keeps on the device, so no step copies anything from the host.
@@ -53,7 +54,7 @@ class Sequence::Impl {
   Tensor ids;                         // int64 [1, 1] on the device: the next step's token
   std::unique_ptr<generate::Sampler> sampler;
   // CUDA only.
-  std::unique_ptr<cuda::OwnedStream> stream;
+  void* stream = nullptr;  // a pooled stream (Note [Pooled streams] in cuda/cuda.h)
   std::unique_ptr<cuda::PinnedHostBuffer> host_tokens;  // 2 int64 slots
   std::unique_ptr<cuda::Event> token_ready[2];
 };
@@ -95,7 +96,7 @@ Tensor logits_row(const Tensor& logits, int64_t row, const char* fn) {
 class OnSequenceStream {
  public:
   explicit OnSequenceStream(const Sequence::Impl& s) {
-    if (s.stream != nullptr) scope_.emplace(s.stream->device(), s.stream->get());
+    if (s.stream != nullptr) scope_.emplace(s.gen->device.index, s.stream);
   }
 
  private:
@@ -185,9 +186,8 @@ GenerateResult run_generation(const Generator::Impl& gen, Sequence::Impl& s,
     if (cuda) {
       const int slot = static_cast<int>(k % 2);
       cuda::copy_to_host_async(static_cast<int64_t*>(s.host_tokens->data()) + slot,
-                               s.ids.data_ptr(), sizeof(int64_t), device.index,
-                               s.stream->get());
-      s.token_ready[slot]->record(s.stream->get());
+                               s.ids.data_ptr(), sizeof(int64_t), device.index, s.stream);
+      s.token_ready[slot]->record(s.stream);
     }
   };
   auto read_token = [&](int64_t k) -> int64_t {
@@ -293,7 +293,7 @@ Sequence Generator::new_sequence() const {
   s->gen = impl_;
   const Device device = impl_->device;
   if (device.is_cuda()) {
-    s->stream = std::make_unique<cuda::OwnedStream>(device.index);
+    s->stream = cuda::pooled_stream(device.index);
     s->host_tokens = std::make_unique<cuda::PinnedHostBuffer>(2 * sizeof(int64_t));
     s->token_ready[0] = std::make_unique<cuda::Event>(device.index);
     s->token_ready[1] = std::make_unique<cuda::Event>(device.index);
@@ -364,8 +364,8 @@ Sequence::~Sequence() {
   // before they go (the stream itself would let it finish, the buffers not).
   if (impl_->stream != nullptr) {
     try {
-      cuda::StreamScope on(impl_->stream->device(), impl_->stream->get());
-      cuda::synchronize(impl_->stream->device());
+      cuda::StreamScope on(impl_->gen->device.index, impl_->stream);
+      cuda::synchronize(impl_->gen->device.index);
     } catch (...) {
     }
   }
@@ -392,7 +392,7 @@ Sequence Sequence::fork() const {
     // The copy of the state is queued on this sequence's stream, after its work.
     OnSequenceStream on(*impl_);
     *copy.impl_->session = impl_->session->fork();
-    if (impl_->stream != nullptr) cuda::synchronize(impl_->stream->device());
+    if (impl_->stream != nullptr) cuda::synchronize(impl_->gen->device.index);
   }
   copy.impl_->length = impl_->length;
   copy.impl_->pending = impl_->pending;
