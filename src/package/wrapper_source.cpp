@@ -289,7 +289,20 @@ void read_constant_access(std::string_view text, WrapperSource& out) {
     }
     size_t end = i;
     while (end < text.size() && ident_char(text[end])) ++end;
-    const auto it = names.find(std::string(text.substr(i, end - i)));
+    // A raw string literal (in_spec_ = R"([1, {"type": ...}])"): skipped whole,
+    // its quotes and backslashes are not C++'s.
+    const std::string_view word = text.substr(i, end - i);
+    if (end < text.size() && text[end] == '"' && !word.empty() && word.back() == 'R' &&
+        (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR")) {
+      const size_t open = text.find('(', end + 1);
+      if (open == std::string_view::npos) break;
+      const std::string close = ")" + std::string(text.substr(end + 1, open - end - 1)) + "\"";
+      const size_t stop = text.find(close, open + 1);
+      if (stop == std::string_view::npos) break;
+      i = stop + close.size();
+      continue;
+    }
+    const auto it = names.find(std::string(word));
     if (it != names.end() && text.substr(end, kAt.size()) != kAt) {
       WrapperConstant& k = at_index(out.constants, it->second);
       k.access = stronger(k.access == ConstantAccess::kUnused ? ConstantAccess::kRead : k.access,

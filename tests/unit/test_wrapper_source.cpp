@@ -69,7 +69,7 @@ TEST(WrapperSource, ReadsInputChecks) {
 // Note [Constants a run writes], on the shapes torch 2.13 writes for the CPU
 // (kernel arguments cast to const or not) and for CUDA (call_triton_K's
 // parameters named after the Triton kernel's arguments).
-constexpr const char* kRun = R"(
+constexpr const char* kRun = R"SRC(
     constants_info_[0].name = "w";
     constants_info_[0].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Parameter);
     constants_info_[1].name = "k_cache";
@@ -97,6 +97,7 @@ static __attribute__((noinline)) void call_triton_poi_fused_index_copy_0(
         tl.store(out_ptr0 + x0, tl.load(in_ptr0 + x0))  # "k_cache" in a comment is not a use
     */
 }
+    in_spec_ = R"([1, {"type": "builtins.dict", "context": "[\"k_cache\", \"pos\"]"}])";
 void AOTInductorModel::run_impl(...) {
     [[maybe_unused]] auto& w = constants_->at(0);
     [[maybe_unused]] auto& k_cache = constants_->at(1);
@@ -111,7 +112,7 @@ void AOTInductorModel::run_impl(...) {
     AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_mm_out(buf5, buf6, w));
     const char* s = "k_cache";
 }
-)";
+)SRC";
 
 TEST(WrapperSource, ReadsWhichConstantsTheRunWrites) {
   using aotrt::package::ConstantAccess;
