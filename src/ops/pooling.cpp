@@ -9,6 +9,7 @@
 #include "core/view.h"
 #include "ops/dims.h"
 #include "ops/dispatch.h"
+#include "ops/factory.h"
 
 namespace aotrt::ops {
 namespace {
@@ -395,6 +396,50 @@ std::unique_ptr<TensorImpl> grid_sampler_3d(const TensorImpl& input, const Tenso
       volume_of(*out, 3), volume_of(input, 3), g, static_cast<GridMode>(interpolation_mode),
       static_cast<GridPadding>(padding_mode), align_corners, fn);
   return out;
+}
+
+// Note [cuDNN grid sampler]
+// torch exports F.grid_sample on CUDA with cuDNN enabled (bilinear, zeros,
+// align_corners, 4-d) as aten::cudnn_grid_sampler, which has no C shim (the
+// proxy executor calls it: torchvision's RAFT). aotrt serves it on both
+// devices as grid_sampler_3d over a depth of one: the input viewed as [N, C,
+// 1, H, W], the grid given z = 0. With align_corners a depth of one puts z = 0
+// on plane 0 with weight exactly 1 and the (out-of-range, zero-padded) plane
+// 1 with weight 0, so each output is the 2-d bilinear sum plus exact zeros.
+std::unique_ptr<TensorImpl> cudnn_grid_sampler(const TensorImpl& self, const TensorImpl& grid,
+                                               const char* fn) {
+  AOTRT_CHECK(self.dim() == 4 && grid.dim() == 4, kInvalidArgument, fn,
+              ": expected 4D 'self' and 'grid', got ", self.dim(), "D and ", grid.dim(), "D");
+  AOTRT_CHECK(grid.sizes()[3] == 2, kInvalidArgument, fn,
+              ": argument 'grid' must have size 2 in its last dim, got sizes ",
+              sizes_text(grid.sizes()));
+  const int64_t n = self.sizes()[0], c = self.sizes()[1], h = self.sizes()[2], w = self.sizes()[3];
+  const int64_t ho = grid.sizes()[1], wo = grid.sizes()[2];
+  const int64_t in_sizes[] = {n, c, 1, h, w};
+  const int64_t in_strides[] = {self.strides()[0], self.strides()[1], h * self.strides()[2],
+                                self.strides()[2], self.strides()[3]};
+  const auto input = make_tensor(self.storage(), in_sizes, in_strides, self.storage_offset(),
+                                 self.dtype(), fn);
+  const Sizes grid_sizes{n, 1, ho, wo, 3};
+  const auto grid3 =
+      empty_strided(grid_sizes, contiguous_strides(grid_sizes), grid.dtype(), grid.device(), fn);
+  const int64_t xy_sizes[] = {n, 1, ho, wo, 2};
+  const int64_t xy_strides[] = {ho * wo * 3, ho * wo * 3, wo * 3, 3, 1};
+  const int64_t src_strides[] = {grid.strides()[0], grid.strides()[0], grid.strides()[1],
+                                 grid.strides()[2], grid.strides()[3]};
+  copy_tensor(*make_tensor(grid3->storage(), xy_sizes, xy_strides, 0, grid.dtype(), fn),
+              *make_tensor(grid.storage(), xy_sizes, src_strides, grid.storage_offset(),
+                           grid.dtype(), fn),
+              fn);
+  const int64_t z_sizes[] = {n, 1, ho, wo};
+  const int64_t z_strides[] = {ho * wo * 3, ho * wo * 3, wo * 3, 3};
+  copy_tensor(*make_tensor(grid3->storage(), z_sizes, z_strides, 2, grid.dtype(), fn),
+              *efficient_zero_tensor(z_sizes, grid.dtype(), grid.device(), fn), fn);
+  auto out = grid_sampler_3d(*input, *grid3, /*bilinear*/ 0, /*zeros*/ 0, /*align_corners*/ true,
+                             fn);
+  const int64_t out_sizes[] = {n, c, ho, wo};
+  const int64_t out_strides[] = {c * ho * wo, ho * wo, wo, 1};
+  return make_tensor(out->storage(), out_sizes, out_strides, 0, out->dtype(), fn);
 }
 
 std::unique_ptr<TensorImpl> upsample_bilinear2d_aa(const TensorImpl& self,

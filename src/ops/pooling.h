@@ -152,6 +152,12 @@ std::unique_ptr<TensorImpl> max_unpool(const TensorImpl& self, const TensorImpl&
                                        int spatial_dims, std::span<const int64_t> output_size,
                                        std::span<const int64_t> stride,
                                        std::span<const int64_t> padding, const char* fn);
+// aten::cudnn_grid_sampler(self [N, C, H, W], grid [N, H', W', 2]): cuDNN's
+// spatial transformer sampler, which is grid_sample with bilinear
+// interpolation, zero padding and align_corners=True (what ATen hands cuDNN;
+// Note [cuDNN grid sampler] in ops/pooling.cpp).
+std::unique_ptr<TensorImpl> cudnn_grid_sampler(const TensorImpl& self, const TensorImpl& grid,
+                                               const char* fn);
 std::unique_ptr<TensorImpl> grid_sampler_3d(const TensorImpl& input, const TensorImpl& grid,
                                             int64_t interpolation_mode, int64_t padding_mode,
                                             bool align_corners, const char* fn);

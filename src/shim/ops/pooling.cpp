@@ -133,6 +133,13 @@ AOTRT_PROXY_OP("aten::grid_sampler_3d",
                                      c.bool_arg("align_corners"), c.what()));
                });
 
+// cudnn_grid_sampler(Tensor self, Tensor grid) -> Tensor output: Note [cuDNN grid sampler].
+AOTRT_PROXY_OP("aten::cudnn_grid_sampler", {"self", "grid"}, kProxyCpu | kProxyCuda,
+               [](ProxyCall& c) {
+                 c.set_output(0, ops::cudnn_grid_sampler(c.tensor("self"), c.tensor("grid"),
+                                                         c.what()));
+               });
+
 // _upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners,
 // float? scales_h=None, float? scales_w=None) -> Tensor: what interpolate(...,
 // mode="bilinear", antialias=True) lowers to.

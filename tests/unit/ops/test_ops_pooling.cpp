@@ -262,6 +262,65 @@ TEST(OpsPoolingProxy, GridSampler3dThroughTheProxyExecutorIsTheShims) {
   }
 }
 
+// Note [cuDNN grid sampler]: aten::cudnn_grid_sampler through the proxy executor is 2-d
+// grid_sample (bilinear, zeros, align_corners) computed here in double: points inside,
+// on the corners and outside the input (zero padding), a non-contiguous input.
+void cudnn_grid_sampler_through_the_proxy_executor(const Backend& b) {
+  const char* json = R"({"nodes": [{"name": "buf0", "node": {"target": "aten::cudnn_grid_sampler",
+    "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}, "kind": 1},
+               {"name": "grid", "arg": {"as_tensor": {"name": "arg1_1"}}, "kind": 1}],
+    "outputs": [{"as_tensor": {"name": "buf1"}}]}}]})";
+  runtime::ProxyExecutor ex(runtime::parse_extern_nodes(json, "t"), proxy_device(b), "test");
+  const int64_t N = 2, C = 3, H = 4, W = 5, Ho = 3, Wo = 4;
+  // The input's values in [N, C, H, W] order, stored channels-last.
+  std::vector<double> in(N * C * H * W);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = std::sin(0.37 * static_cast<double>(i)) * 3.0;
+  std::vector<double> g(N * Ho * Wo * 2);
+  for (size_t i = 0; i < g.size(); ++i) g[i] = -1.3 + 2.6 * std::fmod(0.61803 * i, 1.0);
+  g[0] = -1.0, g[1] = -1.0, g[2] = 1.0, g[3] = 1.0;  // the corners: exactly pixels
+  Tensor x = make_tensor(b, Values{kF32, {N, C, H, W}, {H * W * C, 1, W * C, C}, 0, in});
+  Tensor grid = make_tensor(b, Values{kF32, {N, Ho, Wo, 2}, row_major({N, Ho, Wo, 2}), 0, g});
+  Tensor out;
+  ASSERT_EQ(aoti_torch_new_uninitialized_tensor(out.out()), AOTI_TORCH_SUCCESS);
+  AtenTensorHandle tensors[] = {x.get(), grid.get(), out.get()};
+  ASSERT_EQ(aoti_torch_proxy_executor_call_function(ex.handle(), 0, 0, nullptr, 3, tensors),
+            AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  auto at = [&](int64_t n, int64_t c, int64_t y, int64_t xx) -> double {
+    if (y < 0 || y >= H || xx < 0 || xx >= W) return 0.0;
+    return static_cast<float>(in[((n * C + c) * H + y) * W + xx]);
+  };
+  std::vector<double> want;
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t c = 0; c < C; ++c) {
+      for (int64_t i = 0; i < Ho; ++i) {
+        for (int64_t j = 0; j < Wo; ++j) {
+          const double gx = static_cast<float>(g[((n * Ho + i) * Wo + j) * 2]);
+          const double gy = static_cast<float>(g[((n * Ho + i) * Wo + j) * 2 + 1]);
+          const double ix = (gx + 1) / 2 * (W - 1), iy = (gy + 1) / 2 * (H - 1);
+          const auto x0 = static_cast<int64_t>(std::floor(ix)), y0 = static_cast<int64_t>(std::floor(iy));
+          const double fx = ix - x0, fy = iy - y0;
+          want.push_back(at(n, c, y0, x0) * (1 - fx) * (1 - fy) + at(n, c, y0, x0 + 1) * fx * (1 - fy) +
+                         at(n, c, y0 + 1, x0) * (1 - fx) * fy + at(n, c, y0 + 1, x0 + 1) * fx * fy);
+        }
+      }
+    }
+  }
+  const std::vector<double> got = values_of(out.get());
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << "element " << i;
+  EXPECT_EQ(meta(out.get()).sizes, (Dims{N, C, Ho, Wo}));
+  EXPECT_DOUBLE_EQ(got[0], at(0, 0, 0, 0));            // grid (-1, -1): the first pixel
+  EXPECT_DOUBLE_EQ(got[1], at(0, 0, H - 1, W - 1));    // grid (1, 1): the last
+}
+
+TEST(OpsPoolingProxy, CudnnGridSamplerIsBilinearAlignCornersZeros) {
+  for (const Backend& b : built_backends()) {
+    SCOPED_TRACE(b.name);
+    cudnn_grid_sampler_through_the_proxy_executor(b);
+  }
+}
+
 ::testing::AssertionResult refused_with(AOTITorchError rc, const std::string& text) {
   if (rc == AOTI_TORCH_SUCCESS) return ::testing::AssertionFailure() << "not refused";
   const std::string msg = aotrt_last_error();
