@@ -1,0 +1,149 @@
+"""What the generation tests check, for any device (test_generate_cpu.py, test_generate_cuda.py).
+
+Greedy tokens: aotrt's reference loop over a package's decode graph (tests/generate/models.py)
+must give exactly the reference's NEW_TOKENS tokens (fp32). On a difference the message says
+where, the reference's top-1/top-2 margin there and the largest logit difference before it,
+which tell a flip on a thin margin from a bug.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from tests.generate import models
+from aotrt_tools import llm  # noqa: E402  (models puts python/ on sys.path)
+
+# fp32 logits of aotrt against eager: different kernels (inductor's fusions, oneDNN/cuBLAS
+# GEMMs, SDPA) sum in other orders; the tiny models' logits are of magnitude ~10, so a few
+# ulps of float32 there are ~1e-5, and 64 steps of a cache compound them a little.
+LOGIT_ATOL = 2e-3
+
+CACHE_BUFFERS = ("key_cache_", "value_cache_", "cumulative_length_", "k_cache", "v_cache")
+
+
+def _load(aotrt: Any, pkg: str, graph: str, device: str) -> Any:
+    return aotrt.load(pkg, device=device, model_name=graph)
+
+
+def _reference(name: str) -> models.Greedy:
+    model = models.build(name)
+    with torch.no_grad():
+        return models.reference_greedy(name, model)
+
+
+def greedy_tokens_match(aotrt: Any, name: str, pkg: str, device: str, report: dict[str, str], test_id: str,
+                        graph: str = "decode", encoder_pkg: str | None = None, encoder_graph: str = "encoder",
+                        prefix: list[int] | None = None) -> None:
+    """The decode graph (and Whisper's encoder) of `pkg` through the reference loop against
+    the reference generation: every token equal, NEW_TOKENS of them."""
+    case = models.CASES[name]
+    ref = _reference(name)
+    decode = _load(aotrt, pkg, graph, device)
+    if case.kind == "encoder_decoder":
+        encoder = _load(aotrt, encoder_pkg or pkg, encoder_graph, device)
+        features = models.whisper_features(models.build(name)).numpy()
+        got = models.aotrt_whisper_greedy(encoder, decode, features, prefix, models.NEW_TOKENS)
+    else:
+        got = models.aotrt_decoder_greedy(decode, models.PROMPT, models.NEW_TOKENS)
+    result = models.compare(ref, got)
+    line = models.describe(name, result)
+    report[test_id] = line
+    assert len(ref.tokens) == models.NEW_TOKENS, f"the reference made {len(ref.tokens)} tokens"
+    assert got.tokens == ref.tokens, f"{line}\n reference {ref.tokens}\n aotrt     {got.tokens}"
+    assert result["max_logit_diff"] < LOGIT_ATOL, line
+
+
+def generation_records_are_complete(pkg: str, name: str, info: dict[str, Any]) -> dict[str, dict]:
+    """Every graph carries the "aotrt.generation" record the contract lists, with values that
+    agree with the model and each other; the sidecar .generation.json says the same."""
+    case = models.CASES[name]
+    records = llm.read_generation_records(pkg)
+    graphs = ["encoder", "decode"] if case.kind == "encoder_decoder" else ["prefill", "decode"]
+    assert sorted(records) == sorted(graphs), f"graphs with records: {sorted(records)}"
+    model = models.build(name)
+    if case.family == "gptfast":
+        vocab, eos = model.config.vocab_size, [model.config.eos_token_id]
+    else:
+        vocab, eos = model.get_output_embeddings().weight.shape[0], [model.config.eos_token_id]
+    for graph, r in records.items():
+        assert r["version"] == 1 and r["kind"] == case.kind and r["graph"] == graph, r
+        assert r["max_cache_len"] == models.MAX_CACHE_LEN and r["batch_size"] == 1, r
+        assert r["vocab_size"] == vocab and r["eos_token_ids"] == eos and r["dtype"] == "float32", r
+        assert r["source"] == name and "bos_token_id" in r and "pad_token_id" in r, r
+        if graph == "prefill":
+            assert r["max_prefill_len"] == models.MAX_PREFILL_LEN, r
+        else:
+            assert "max_prefill_len" not in r, r
+    expected_inputs = {"prefill": ["input_ids", "cache_position"], "decode": ["input_ids", "cache_position"],
+                       "encoder": ["input_features"]}
+    if case.kind == "encoder_decoder":
+        expected_inputs["decode"] = ["input_ids", "encoder_hidden_states", "cache_position"]
+        assert records["decode"]["decoder_start_token_ids"] == [model.config.decoder_start_token_id], records
+    for graph, r in records.items():
+        assert r["inputs"] == expected_inputs[graph], (graph, r["inputs"])
+    sidecar = json.loads(Path(info["generation_json"]).read_text())
+    assert {g: v["inputs"] for g, v in sidecar["graphs"].items()} == {g: r["inputs"] for g, r in records.items()}
+    assert sidecar["eos_token_ids"] == eos and sidecar["max_cache_len"] == models.MAX_CACHE_LEN
+    return records
+
+
+def caches_are_shared(aotrt: Any, pkg: str, device: str) -> list[str]:
+    """prefill and decode hold the same mutable buffers: same FQNs, dtypes and sizes."""
+    def buffers(graph: str) -> dict[str, tuple]:
+        info = _load(aotrt, pkg, graph, device).info
+        return {c.original_fqn: (c.dtype, tuple(c.sizes or ())) for c in info.constants
+                if any(b in c.original_fqn for b in CACHE_BUFFERS)}
+
+    prefill, decode = buffers("prefill"), buffers("decode")
+    assert decode, "the decode graph has no cache buffer"
+    assert prefill == decode, f"prefill {prefill}\n decode {decode}"
+    return sorted(decode)
+
+
+def prefill_gives_first_token(aotrt: Any, name: str, pkg: str, device: str, report: dict[str, str],
+                              test_id: str) -> None:
+    """prefill over the whole prompt returns the last position's logits only ([1, 1, V]),
+    equal to the reference's first step; and over one token, and over max_prefill_len tokens,
+    equal to eager's last row; a longer prompt is refused."""
+    ref = _reference(name)
+    prompt = np.array([models.PROMPT], np.int64)
+    prefill = _load(aotrt, pkg, "prefill", device)
+    (y,) = prefill(prompt, np.arange(prompt.shape[1], dtype=np.int64))
+    got = np.asarray(y.numpy() if device == "cpu" else torch.from_dlpack(y).cpu().numpy(), np.float32)
+    assert got.shape == (1, 1, ref.logits[0].shape[0]), got.shape
+    diff = float(np.abs(got[0, 0] - ref.logits[0]).max())
+    report[test_id] = f"{name}: prefill of {prompt.shape[1]} tokens, max |logit diff| {diff:.3g}, " \
+                      f"argmax {int(got.argmax())} (reference {ref.tokens[0]})"
+    assert int(got.argmax()) == ref.tokens[0] and diff < LOGIT_ATOL, report[test_id]
+
+    for length in (1, models.MAX_PREFILL_LEN):
+        ids = (np.arange(length, dtype=np.int64) * 37 + 5) % 256
+        ids[0] = models.PROMPT[0]
+        expected = eager_last_logits(name, ids)
+        fresh = _load(aotrt, pkg, "prefill", device)  # its own zeroed caches
+        (y,) = fresh(ids[None, :], np.arange(length, dtype=np.int64))
+        row = np.asarray(y.numpy() if device == "cpu" else torch.from_dlpack(y).cpu().numpy(), np.float32)[0, 0]
+        d = float(np.abs(row - expected).max())
+        assert d < LOGIT_ATOL, f"{name}: prefill of {length} tokens: max |logit diff| {d:.3g}"
+
+    too_long = np.zeros((1, models.MAX_PREFILL_LEN + 1), np.int64)
+    fresh = _load(aotrt, pkg, "prefill", device)
+    with pytest.raises(aotrt.Error):  # refused by the graph's input checks, not run past the cache
+        fresh(too_long, np.arange(models.MAX_PREFILL_LEN + 1, dtype=np.int64))
+
+
+@torch.no_grad()
+def eager_last_logits(name: str, ids: np.ndarray) -> np.ndarray:
+    """The last position's logits of one eager forward over `ids` from an empty cache."""
+    model = models.build(name)
+    t = torch.from_numpy(ids)[None, :]
+    if models.CASES[name].family == "gptfast":
+        model.reset_caches()
+        return model(t, torch.arange(t.shape[1]))[0, -1].float().numpy()
+    return model(input_ids=t).logits[0, -1].float().numpy()
