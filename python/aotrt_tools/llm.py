@@ -23,8 +23,8 @@ each graph is a model folder `data/aotinductor/<graph>/` (torch's multi-model pa
 loads one with model_name=<graph>).
 - Decoder-only LMs (kind "decoder"): graph `decode` takes (input_ids int64 [B, 1],
   cache_position int64 [1]) and returns logits [B, 1, V]; graph `prefill` takes (input_ids
-  int64 [B, T], cache_position int64 [T]), T dynamic in [1, max_prefill_len], and returns the
-  logits of the last position only, [B, 1, V] (the module computes the lm_head for that row
+  int64 [B, T], cache_position int64 [T]), T dynamic in [2, max_prefill_len] (Note [Prefill
+  lengths]), and returns the logits of the last position only, [B, 1, V] (the module computes the lm_head for that row
   alone: transformers' `logits_to_keep=1`, gpt-fast's slice before its output projection).
   Both graphs write the same cache buffers (same FQNs, dtypes and shapes) in place at
   cache_position; cache_position must be consecutive positions starting where the previous
@@ -271,29 +271,46 @@ def _roles(program: Any) -> list[str]:
     return [_ROLES[n] for n in names]
 
 
-def _prefill_class(base: type) -> type:
+def _prefill_class(base: type, model: nn.Module) -> type:
     """transformers' static-cache module (`base`: TorchExportableModuleWithStaticCache or
     ...WithHybridCache) with a forward that returns the last position's logits only. A
     subclass, not a wrapper, so that its buffers have the FQNs of the decode graph's."""
+    import inspect
+
+    # transformers 5.24 names the model's cache argument `cache`, 5.17 (the GPU machine's)
+    # `past_key_values`.
+    params = inspect.signature(type(model).forward).parameters
+    cache_arg = "cache" if "cache" in params else "past_key_values"
 
     class LastPositionLogits(base):
         def forward(self, input_ids: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
             cache = getattr(self, "static_cache", None) or self.cache
             for layer in cache.layers:  # as transformers' forward: the write position
                 layer.cumulative_length.copy_(cache_position[0])
-            out = self.model(input_ids=input_ids, attention_mask=None, cache=cache, use_cache=True,
-                             logits_to_keep=1)
+            out = self.model(input_ids=input_ids, attention_mask=None, use_cache=True, logits_to_keep=1,
+                             **{cache_arg: cache})
             return out.logits
 
     LastPositionLogits.__name__ = f"LastPositionLogits[{base.__name__}]"
     return LastPositionLogits
 
 
-def _prefill_example(max_prefill_len: int) -> int:
-    # torch specialises a dim whose example is 1; 2..max keeps T symbolic (Note [Dynamic batch export]).
-    if max_prefill_len < 2:
-        raise ValueError("--max-prefill-len must be at least 2 (a one-token prompt goes through decode)")
-    return min(max_prefill_len, 8)
+# Note [Prefill lengths]
+# The prefill graph takes T from MIN_PREFILL_LEN = 2 to max_prefill_len, not from 1: inductor
+# assumes a backed size is at least 2 and the compiled model's own input checks refuse T = 1
+# ("dim value is too small at 1, expected it to be >= 2") whatever lower bound the Dim gives,
+# as Note [Dynamic batch export] in export.py found for the batch. Exporting under
+# backed_size_oblivious instead fails on guards `T != 1` that reshape/view add (measured on the
+# gpt-fast model, torch 2.13). A one-token prompt goes through `decode`, which is the same
+# computation at T = 1 (same caches, same [B, 1, V] logits). The record says "min_prefill_len".
+MIN_PREFILL_LEN = 2
+
+
+def _prefill_dim(max_prefill_len: int) -> tuple[Any, int]:
+    """The prefill length's Dim and the example length to export with."""
+    if max_prefill_len < MIN_PREFILL_LEN:
+        raise ValueError(f"--max-prefill-len must be at least {MIN_PREFILL_LEN} (Note [Prefill lengths])")
+    return torch.export.Dim("prefill_len", min=MIN_PREFILL_LEN, max=max_prefill_len), min(max_prefill_len, 8)
 
 
 def _check_lengths(max_cache_len: int, max_prefill_len: int) -> None:
@@ -315,9 +332,8 @@ def hf_decoder_graphs(model: nn.Module, max_cache_len: int, max_prefill_len: int
     graphs = []
     with torch.no_grad():
         if "prefill" in which:
-            t = _prefill_example(max_prefill_len)
-            prefill_module = _prefill_class(type(hf.model))(model, batch_size, max_cache_len, dev)
-            length = torch.export.Dim("prefill_len", min=1, max=max_prefill_len)
+            length, t = _prefill_dim(max_prefill_len)
+            prefill_module = _prefill_class(type(hf.model), model)(model, batch_size, max_cache_len, dev)
             prefill = torch.export.export(
                 prefill_module, (), kwargs=dict(input_ids=torch.zeros(batch_size, t, dtype=torch.long, device=dev),
                                                 cache_position=torch.arange(t, device=dev)),
@@ -336,11 +352,10 @@ def gptfast_graphs(model: llm_models.Transformer, max_cache_len: int, max_prefil
     module attributes, so the non-strict export names them (unlike transformers' caches)."""
     _check_lengths(max_cache_len, max_prefill_len)
     dev = torch.device(device)
-    t = _prefill_example(max_prefill_len)
+    length, t = _prefill_dim(max_prefill_len)
     with torch.no_grad():
         decode = torch.export.export(model, (torch.zeros(1, 1, dtype=torch.long, device=dev),
                                              torch.zeros(1, dtype=torch.long, device=dev)))
-        length = torch.export.Dim("prefill_len", min=1, max=max_prefill_len)
         prefill = torch.export.export(model, (torch.zeros(1, t, dtype=torch.long, device=dev),
                                               torch.arange(t, device=dev)),
                                       dynamic_shapes=({1: length}, {0: length}))
@@ -422,6 +437,7 @@ def generation_record(src: Source, graph: Graph, max_cache_len: int, vocab_size:
         "pad_token_id": src.pad_token_id, "dtype": str(dtype).removeprefix("torch."), "source": src.source,
     }
     if graph.max_prefill_len is not None:
+        record["min_prefill_len"] = MIN_PREFILL_LEN
         record["max_prefill_len"] = graph.max_prefill_len
     if src.kind == "encoder_decoder":
         record["decoder_start_token_ids"] = src.decoder_start_token_ids
@@ -503,8 +519,9 @@ def export_generation(src: Source, out: str | os.PathLike, max_cache_len: int, m
     package_aoti(str(pt2), files)
     t2 = time.perf_counter()
 
-    shared = {k: v for k, v in records["decode"].items() if k not in ("graph", "inputs", "max_prefill_len")}
-    shared["graphs"] = {name: {k: r[k] for k in ("inputs", "max_prefill_len") if k in r}
+    per_graph = ("inputs", "min_prefill_len", "max_prefill_len")
+    shared = {k: v for k, v in records["decode"].items() if k != "graph" and k not in per_graph}
+    shared["graphs"] = {name: {k: r[k] for k in per_graph if k in r}
                         for name, r in records.items()}
     sidecar = out.with_name(out.name + ".generation.json")
     sidecar.write_text(json.dumps(shared, indent=1) + "\n")
@@ -574,7 +591,7 @@ def summarize(report: dict[str, Any]) -> str:
         lines.append(f"   CPU export: {report['cpu_inference']} (Note [Generation inductor options])")
     for name, r in report["records"].items():
         size = report["graphs"].get(name, {})
-        extra = f", prefill up to {r['max_prefill_len']}" if "max_prefill_len" in r else ""
+        extra = f", {r['min_prefill_len']} to {r['max_prefill_len']} tokens" if "max_prefill_len" in r else ""
         lines.append(f"   graph {name}: inputs {r['inputs']}{extra}; .so {size.get('so', 0) / 2**20:.2f} MiB, "
                      f"weights {size.get('weights', 0) / 2**20:.2f} MiB")
     lines.append(f"   eos {rec['eos_token_ids']}, bos {rec['bos_token_id']}, pad {rec['pad_token_id']}"

@@ -77,9 +77,9 @@ def generation_records_are_complete(pkg: str, name: str, info: dict[str, Any]) -
         assert r["vocab_size"] == vocab and r["eos_token_ids"] == eos and r["dtype"] == "float32", r
         assert r["source"] == name and "bos_token_id" in r and "pad_token_id" in r, r
         if graph == "prefill":
-            assert r["max_prefill_len"] == models.MAX_PREFILL_LEN, r
+            assert r["min_prefill_len"] == 2 and r["max_prefill_len"] == models.MAX_PREFILL_LEN, r
         else:
-            assert "max_prefill_len" not in r, r
+            assert "max_prefill_len" not in r and "min_prefill_len" not in r, r
     expected_inputs = {"prefill": ["input_ids", "cache_position"], "decode": ["input_ids", "cache_position"],
                        "encoder": ["input_features"]}
     if case.kind == "encoder_decoder":
@@ -109,33 +109,34 @@ def caches_are_shared(aotrt: Any, pkg: str, device: str) -> list[str]:
 def prefill_gives_first_token(aotrt: Any, name: str, pkg: str, device: str, report: dict[str, str],
                               test_id: str) -> None:
     """prefill over the whole prompt returns the last position's logits only ([1, 1, V]),
-    equal to the reference's first step; and over one token, and over max_prefill_len tokens,
-    equal to eager's last row; a longer prompt is refused."""
+    equal to the reference's first step; over min_prefill_len (2) and max_prefill_len tokens,
+    equal to eager's last row; one token fewer or one more is refused (Note [Prefill lengths]
+    in aotrt_tools/llm.py: a one-token prompt goes through decode)."""
     ref = _reference(name)
     prompt = np.array([models.PROMPT], np.int64)
     prefill = _load(aotrt, pkg, "prefill", device)
     (y,) = prefill(prompt, np.arange(prompt.shape[1], dtype=np.int64))
-    got = np.asarray(y.numpy() if device == "cpu" else torch.from_dlpack(y).cpu().numpy(), np.float32)
+    got = models.host_array(y).astype(np.float32)
     assert got.shape == (1, 1, ref.logits[0].shape[0]), got.shape
     diff = float(np.abs(got[0, 0] - ref.logits[0]).max())
     report[test_id] = f"{name}: prefill of {prompt.shape[1]} tokens, max |logit diff| {diff:.3g}, " \
                       f"argmax {int(got.argmax())} (reference {ref.tokens[0]})"
     assert int(got.argmax()) == ref.tokens[0] and diff < LOGIT_ATOL, report[test_id]
 
-    for length in (1, models.MAX_PREFILL_LEN):
+    for length in (2, models.MAX_PREFILL_LEN):
         ids = (np.arange(length, dtype=np.int64) * 37 + 5) % 256
         ids[0] = models.PROMPT[0]
         expected = eager_last_logits(name, ids)
         fresh = _load(aotrt, pkg, "prefill", device)  # its own zeroed caches
         (y,) = fresh(ids[None, :], np.arange(length, dtype=np.int64))
-        row = np.asarray(y.numpy() if device == "cpu" else torch.from_dlpack(y).cpu().numpy(), np.float32)[0, 0]
+        row = models.host_array(y).astype(np.float32)[0, 0]
         d = float(np.abs(row - expected).max())
         assert d < LOGIT_ATOL, f"{name}: prefill of {length} tokens: max |logit diff| {d:.3g}"
 
-    too_long = np.zeros((1, models.MAX_PREFILL_LEN + 1), np.int64)
-    fresh = _load(aotrt, pkg, "prefill", device)
-    with pytest.raises(aotrt.Error):  # refused by the graph's input checks, not run past the cache
-        fresh(too_long, np.arange(models.MAX_PREFILL_LEN + 1, dtype=np.int64))
+    for length in (1, models.MAX_PREFILL_LEN + 1):
+        fresh = _load(aotrt, pkg, "prefill", device)
+        with pytest.raises(aotrt.Error):  # refused by the graph's own input checks
+            fresh(np.zeros((1, length), np.int64), np.arange(length, dtype=np.int64))
 
 
 @torch.no_grad()

@@ -54,15 +54,6 @@ def stem(name: str, kind: str, device: str) -> str:
     return f"{name}.{kind}.{device}"
 
 
-def cached(out_dir: Path, name: str, kind: str, device: str, fp: str) -> dict[str, Any] | None:
-    s = stem(name, kind, device)
-    meta = out_dir / f"{s}.json"
-    if not (meta.exists() and (out_dir / f"{s}.pt2").exists()):
-        return None
-    info = json.loads(meta.read_text())
-    return info if info.get("fingerprint") == fp else None
-
-
 def export_generation(name: str, out_dir: Path, device: str) -> dict[str, Any]:
     src = llm.load_source(name, max_cache_len=models.MAX_CACHE_LEN)
     report = llm.export_generation(src, out_dir / stem(name, "generation", device), models.MAX_CACHE_LEN,
@@ -130,7 +121,7 @@ def export_all(jobs: list[tuple[str, str]], out_dir: Path, device: str, processe
     results: dict[tuple[str, str], dict] = {}
     todo = []
     for name, kind in jobs:
-        hit = cached(out_dir, name, kind, device, fp)
+        hit = aotrt_export.cached_export(out_dir, stem(name, kind, device), fp)
         if hit is not None:
             results[(name, kind)] = hit
         else:

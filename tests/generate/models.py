@@ -142,8 +142,15 @@ class Loop:
     logits: list[np.ndarray]  # per generated token, [V] float32
 
 
+def host_array(y: Any) -> np.ndarray:
+    """An aotrt output as a numpy array on the host (CUDA outputs through DLPack and torch)."""
+    if str(getattr(y, "device", "cpu")).startswith("cuda"):
+        return torch.from_dlpack(y).cpu().numpy()
+    return np.asarray(y.numpy() if hasattr(y, "numpy") else y)
+
+
 def _last_row(y: Any) -> np.ndarray:
-    arr = np.asarray(y.numpy() if hasattr(y, "numpy") else y, dtype=np.float32)
+    arr = host_array(y).astype(np.float32)
     return arr.reshape(-1, arr.shape[-1])[-1].copy()
 
 
@@ -171,8 +178,7 @@ def aotrt_whisper_greedy(encoder: Any, decode: Any, features: np.ndarray, prefix
                          max_new_tokens: int = NEW_TOKENS) -> Loop:
     """Whisper (Note [Whisper graphs] in aotrt_tools/llm.py): the encoder once, then the forced
     prefix through decode at positions 0..k-1, each step given the same encoder output."""
-    (hidden,) = encoder(features)
-    hidden = np.ascontiguousarray(hidden.numpy())
+    (hidden,) = encoder(features)  # kept on the model's device, given to every decode step
     pos = 0
     y = None
     for tok in prefix:
