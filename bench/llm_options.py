@@ -5,8 +5,9 @@ Exports the decode graph of a small random LLaMA (transformers' TorchExportableM
 DecoderOnlyLM, static cache) once per candidate, each through aotrt_tools.llm (the generation
 command's own path, with aotrt_tools.export's options plus the candidate's), then times every
 package with `aotrt bench --model-name decode` in rounds that alternate the candidates (the
-machine is shared: a load change hits them all). Prints a Markdown table: the median over the
-rounds of each round's p50, and the compile time.
+machine is shared: a load change hits them all). Prints a Markdown table: the median and the
+minimum over the rounds of each round's p50, and the compile time. Packages already in --work
+are reused (their compile time is then not known).
 
 CPU candidates (`--device cpu`): aotrt's defaults (freezing=True), freezing=False, and each
 with max_autotune=True. CUDA candidates (`--device cuda`): aotrt_tools.llm.CUDA_CANDIDATE_OPTIONS.
@@ -14,13 +15,17 @@ Threads: --threads N (default 1; OMP_NUM_THREADS for the aotrt subprocesses), as
 bench/cpu_freezing.py explains for this project's shared 2-core machine.
 
 Usage: python3 bench/llm_options.py [--device cpu] [--rounds 5] [--iters 200] [--out FILE.md]
-       [--hidden 256 --layers 4 --vocab 4096 --cache 512]
+       [--hidden 256 --layers 4 --vocab 4096 --cache 512] [--dtype float32|bfloat16] [--only NAME ...]
+On a GPU (AOTRT_BIN: a CUDA build of the CLI), TinyLlama's shape in bf16:
+       AOTRT_BIN=build-cuda/aotrt python3 bench/llm_options.py --device cuda --dtype bfloat16 \
+           --hidden 2048 --layers 22 --kv-heads 4 --vocab 32000 --cache 1024 --rounds 5 --iters 200
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -29,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -48,25 +54,27 @@ CPU_CANDIDATES = {
 }
 
 
-def small_llama(hidden: int, layers: int, vocab: int) -> torch.nn.Module:
+def small_llama(hidden: int, layers: int, vocab: int, kv_heads: int | None = None) -> torch.nn.Module:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=hidden * 11 // 4,
                       num_hidden_layers=layers, num_attention_heads=max(4, hidden // 64),
-                      num_key_value_heads=max(2, hidden // 128), max_position_embeddings=4096)
+                      num_key_value_heads=kv_heads or max(2, hidden // 128), max_position_embeddings=4096)
     model = LlamaForCausalLM(cfg).eval()
     model.generation_config.cache_implementation = "static"
     return model
 
 
-def export_decode(model: torch.nn.Module, out: Path, options: dict, cache: int, device: str) -> float:
+def export_decode(model: torch.nn.Module, out: Path, options: dict, cache: int, device: str,
+                  dtype: torch.dtype) -> float:
     """The decode graph alone, compiled with aotrt's options plus `options`; returns seconds."""
     t0 = time.perf_counter()
+    model = model.to(device=device, dtype=dtype)
     src = llm.Source(model, "decoder", "hf", "bench small llama")
-    (graph,) = llm.hf_decoder_graphs(model.to(device), cache, 2, device=device, which=("decode",))
+    (graph,) = llm.hf_decoder_graphs(model, cache, 2, device=device, which=("decode",))
     opts, _ = llm.aotrt_export.resolve_options(options, device)
-    record = llm.generation_record(src, graph, cache, model.config.vocab_size, torch.float32)
+    record = llm.generation_record(src, graph, cache, model.config.vocab_size, dtype)
     files = llm.compile_graph(graph, opts, record)
     from torch._inductor.package import package_aoti
 
@@ -92,6 +100,8 @@ def main() -> int:
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--vocab", type=int, default=4096)
     p.add_argument("--cache", type=int, default=512)
+    p.add_argument("--kv-heads", type=int, help="default: max(2, hidden / 128)")
+    p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     p.add_argument("--only", action="append", help="candidate names to run (default: all)")
     p.add_argument("--work", type=Path, help="folder for the packages (default: a temp dir)")
     p.add_argument("--out", type=Path, help="write the Markdown table here too")
@@ -111,27 +121,39 @@ def main() -> int:
     for i, (name, options) in enumerate(candidates.items()):
         pkg = work / f"decode_{i}.pt2"
         if not pkg.exists():
-            compile_s[name] = export_decode(small_llama(args.hidden, args.layers, args.vocab), pkg, options,
-                                            args.cache, args.device)
+            compile_s[name] = export_decode(small_llama(args.hidden, args.layers, args.vocab, args.kv_heads), pkg, options,
+                                            args.cache, args.device, getattr(torch, args.dtype))
         pkgs[name] = pkg
         print(f"exported {name}: {pkg} ({compile_s.get(name, 0):.0f} s)", flush=True)
 
-    times: dict[str, list[float]] = {n: [] for n in pkgs}
+    # Candidates whose options change nothing give byte-identical graphs: timed once, one row.
+    same: dict[str, list[str]] = {}
+    for name, pkg in pkgs.items():
+        with zipfile.ZipFile(pkg) as zf:
+            digest = hashlib.sha256(b"".join(zf.read(n) for n in sorted(zf.namelist())
+                                             if n.endswith((".so", ".blob")))).hexdigest()
+        same.setdefault(digest, []).append(name)
+    rows = {names[0]: names for names in same.values()}
+
+    times: dict[str, list[float]] = {n: [] for n in rows}
     for r in range(args.rounds):
-        for name, pkg in pkgs.items():
-            times[name].append(bench(pkg, inputs, args.iters))
+        for name in rows:
+            times[name].append(bench(pkgs[name], inputs, args.iters))
         print(f"round {r + 1}: " + ", ".join(f"{n} {t[-1]:.3f} ms" for n, t in times.items()), flush=True)
 
     base = statistics.median(next(iter(times.values())))
     lines = [f"# Decode step of a small LLaMA, per inductor option set ({args.device})", "",
              f"{datetime.date.today()}, {platform.node()}, torch {torch.__version__}, {args.threads} thread(s); "
-             f"LLaMA hidden {args.hidden}, {args.layers} layers, vocab {args.vocab}, cache {args.cache}, fp32; "
-             f"`aotrt bench --model-name decode --iters {args.iters}`, {args.rounds} alternated rounds.", "",
-             "| options | p50 per round (ms) | median (ms) | vs first | compile (s) |", "|---|---|---|---|---|"]
+             f"LLaMA hidden {args.hidden}, {args.layers} layers, vocab {args.vocab}, cache {args.cache}, {args.dtype}; "
+             f"`aotrt bench --model-name decode --iters {args.iters}`, {args.rounds} alternated rounds. "
+             "Option sets that gave byte-identical packages share a row.", "",
+             "| options | p50 per round (ms) | median (ms) | min (ms) | median vs first | compile (s) |",
+             "|---|---|---|---|---|---|"]
     for name, t in times.items():
         med = statistics.median(t)
-        lines.append(f"| {name}: `{json.dumps(candidates[name])}` | {' '.join(f'{x:.3f}' for x in t)} | "
-                     f"{med:.3f} | {med / base:.2f}x | {compile_s.get(name, float('nan')):.0f} |")
+        label = "; ".join(f"{n}: `{json.dumps(candidates[n])}`" for n in rows[name])
+        lines.append(f"| {label} | {' '.join(f'{x:.3f}' for x in t)} | {med:.3f} | {min(t):.3f} | "
+                     f"{med / base:.2f}x | {compile_s.get(name, float('nan')):.0f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -96,16 +96,19 @@ GENERATION_VERSION = 1
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 # Note [Generation inductor options]
-# On the CPU a generation package uses aotrt's CPU options (Note [CPU inference default]:
-# freezing=True, vectorized kernels) unless the measurement below says otherwise; it is
-# recorded by `bench/llm_options.py` (bench/results/cpu-llm-options-*.md): decode step of
-# llama-tiny-shaped models, each candidate exported and run by `aotrt bench --model-name
-# decode`. CPU_GENERATION_OPTIONS is what that measurement chose.
+# A generation package is compiled with aotrt_tools.export's options (resolve_options: no
+# libtorch, weights in a blob, vectorized CPU kernels, freezing=True on the CPU) plus the
+# device's row below, plus --option. Measured on the CPU with bench/llm_options.py (decode step
+# of a small LLaMA, `aotrt bench --model-name decode`; bench/results/cpu-llm-options-2026-12-06.md):
+# freezing=True and False give byte-identical decoder packages (linears stay mm_out on plain
+# weights, nothing to fold); max_autotune=True won at hidden 256 (best round 1.43 vs 1.90 ms,
+# its C++ GEMM template beating mm's call overhead) and tied at hidden 512 (17.7 ms both), for
+# 2-2.5x the compile time, 26% more weight bytes (packed copies) and picks that depend on timings
+# taken while exporting. So the CPU row adds nothing. CUDA_CANDIDATE_OPTIONS are for the lead to
+# measure on a GPU (bench/llm_options.py --device cuda); until then CUDA adds nothing either.
 CPU_GENERATION_OPTIONS: dict[str, Any] = {}
 
-# Candidates for CUDA, to be measured on a GPU (bench/llm_options.py --device cuda): each row
-# is added to aotrt_tools.export's options (resolve_options). Until measured, the command
-# exports CUDA packages with the "aotrt" row.
+# Candidates for CUDA, each added to aotrt_tools.export's options; the command uses the "aotrt" row.
 CUDA_CANDIDATE_OPTIONS: dict[str, dict[str, Any]] = {
     "aotrt": {},
     "freezing": {"freezing": True},

@@ -24,7 +24,8 @@ from aotrt_tools import llm  # noqa: E402  (models puts python/ on sys.path)
 # ulps of float32 there are ~1e-5, and 64 steps of a cache compound them a little.
 LOGIT_ATOL = 2e-3
 
-CACHE_BUFFERS = ("key_cache_", "value_cache_", "cumulative_length_", "k_cache", "v_cache")
+KV_BUFFERS = ("key_cache_", "value_cache_", "k_cache", "v_cache")  # transformers', gpt-fast's
+CACHE_BUFFERS = KV_BUFFERS + ("cumulative_length_",)
 
 
 def _load(aotrt: Any, pkg: str, graph: str, device: str) -> Any:
@@ -148,3 +149,31 @@ def eager_last_logits(name: str, ids: np.ndarray) -> np.ndarray:
         model.reset_caches()
         return model(t, torch.arange(t.shape[1]))[0, -1].float().numpy()
     return model(input_ids=t).logits[0, -1].float().numpy()
+
+
+@torch.no_grad()
+def bfloat16_first_step_close(aotrt: Any, name: str, pkg: str, device: str, report: dict[str, str],
+                              test_id: str) -> None:
+    """A bfloat16 package's first greedy step against eager bfloat16 on the same device: the
+    logits within 2% of their largest magnitude (bf16 rounds inductor's fusions otherwise than
+    eager: shared/reference/generation.md), and the decode graph's caches in bfloat16."""
+    case = models.CASES[name]
+    model = models.build(name).to(device=device, dtype=torch.bfloat16)
+    decode = _load(aotrt, pkg, "decode", device)
+    caches = [c for c in decode.info.constants if any(b in c.original_fqn for b in KV_BUFFERS)]
+    assert caches and all(c.dtype == "bfloat16" for c in caches), [(c.original_fqn, c.dtype) for c in caches]
+    if case.kind == "encoder_decoder":
+        features = models.whisper_features(model).to(device=device, dtype=torch.bfloat16)
+        prefix = llm.read_generation_records(pkg)["decode"]["decoder_start_token_ids"]
+        expected = model(input_features=features, decoder_input_ids=torch.tensor([prefix], device=device)).logits[0, -1]
+        encoder = _load(aotrt, pkg, "encoder", device)
+        got = models.aotrt_whisper_greedy(encoder, decode, features.float().cpu().numpy(), prefix, 1).logits[0]
+    else:
+        expected = model(input_ids=models.prompt_ids().to(device)).logits[0, -1]
+        got = models.aotrt_decoder_greedy(decode, models.PROMPT, 1).logits[0]
+    expected = expected.float().cpu().numpy()
+    diff = float(np.abs(got - expected).max())
+    scale = float(np.abs(expected).max())
+    report[test_id] = f"{name} bfloat16: first step max |logit diff| {diff:.3g} (largest |logit| {scale:.3g}), " \
+                      f"argmax {int(got.argmax())} (eager {int(expected.argmax())})"
+    assert diff <= 0.02 * scale, report[test_id]

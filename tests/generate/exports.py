@@ -10,6 +10,9 @@
   (transformers' Seq2SeqLMEncoderExportableModule calls `encoder(input_ids=...)`, which Whisper
   does not take, so the encoder is aotrt_tools.llm.WhisperEncoderGraph) and STEM.pt2 (the
   decoder step, Seq2SeqLMDecoderExportableModuleWithStaticCache).
+- "generation_bf16": the same in bfloat16 (weights and caches).
+- "command": `python -m aotrt_tools.llm export` run as a user runs it, on the model saved as a
+  Hugging Face folder with a tokenizer.json (the CLI's own path: loading, tokenizer copy, output).
 
 Packages are cached as the e2e tests cache theirs (tests/e2e/conftest.py): under
 $AOTRT_E2E_CACHE (here in its generate/ folder), STEM.pt2 beside STEM.json, whose
@@ -36,7 +39,7 @@ from aotrt_tools import export as aotrt_export  # noqa: E402  (models puts pytho
 from aotrt_tools import llm  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-KINDS = ("generation", "torch")
+KINDS = ("generation", "generation_bf16", "torch", "command")
 
 
 def fingerprint() -> str:
@@ -54,12 +57,17 @@ def stem(name: str, kind: str, device: str) -> str:
     return f"{name}.{kind}.{device}"
 
 
-def export_generation(name: str, out_dir: Path, device: str) -> dict[str, Any]:
+def export_generation(name: str, out_dir: Path, device: str, dtype: torch.dtype = torch.float32,
+                      kind: str = "generation") -> dict[str, Any]:
     src = llm.load_source(name, max_cache_len=models.MAX_CACHE_LEN)
-    report = llm.export_generation(src, out_dir / stem(name, "generation", device), models.MAX_CACHE_LEN,
-                                   models.MAX_PREFILL_LEN, torch.float32, device)
+    report = llm.export_generation(src, out_dir / stem(name, kind, device), models.MAX_CACHE_LEN,
+                                   models.MAX_PREFILL_LEN, dtype, device)
     print(llm.summarize(report), flush=True)
     return report
+
+
+def export_generation_bf16(name: str, out_dir: Path, device: str) -> dict[str, Any]:
+    return export_generation(name, out_dir, device, torch.bfloat16, "generation_bf16")
 
 
 def _torch_flow(program: Any, path: Path) -> str:
@@ -97,14 +105,47 @@ def export_torch_flow(name: str, out_dir: Path, device: str) -> dict[str, Any]:
     return info
 
 
+def hf_folder(name: str, folder: Path) -> Path:
+    """The model saved as a Hugging Face folder (config.json, safetensors) with a word-level
+    tokenizer.json of its vocabulary (tokenizers, which transformers depends on)."""
+    from tokenizers import Tokenizer, models as tok_models, pre_tokenizers
+
+    model = models.build(name)
+    model.save_pretrained(str(folder))
+    vocab = model.config.vocab_size
+    tok = Tokenizer(tok_models.WordLevel({f"t{i}": i for i in range(vocab)}, unk_token="t0"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+def export_command(name: str, out_dir: Path, device: str) -> dict[str, Any]:
+    """`python -m aotrt_tools.llm export` itself, on the model saved as a Hugging Face folder."""
+    import subprocess
+    import sys
+
+    folder = hf_folder(name, out_dir / f"{stem(name, 'command', device)}.hf")
+    out = out_dir / stem(name, "command", device)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(models.REPO / "python")] + [p for p in [env.get("PYTHONPATH")] if p])
+    cmd = [sys.executable, "-m", "aotrt_tools.llm", "export", "--model", str(folder), "--out", str(out),
+           "--max-cache-len", str(models.MAX_CACHE_LEN), "--max-prefill-len", str(models.MAX_PREFILL_LEN),
+           "--dtype", "float32", "--device", device]
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if run.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {run.returncode}:\n{run.stdout}\n{run.stderr[-4000:]}")
+    return {"package": str(out) + ".pt2", "generation_json": str(out) + ".generation.json",
+            "tokenizer_json": str(out) + ".tokenizer.json", "hf_folder": str(folder), "stdout": run.stdout}
+
+
 def export_one(job: dict[str, Any]) -> dict[str, Any]:
     """Process-pool entry point: exports one (name, kind, device) into out_dir; never raises."""
     name, kind, device, out_dir = job["name"], job["kind"], job["device"], Path(job["out_dir"])
     s = stem(name, kind, device)
     try:
         t0 = time.perf_counter()
-        info = export_generation(name, out_dir, device) if kind == "generation" else \
-            export_torch_flow(name, out_dir, device)
+        info = {"generation": export_generation, "generation_bf16": export_generation_bf16,
+                "torch": export_torch_flow, "command": export_command}[kind](name, out_dir, device)
         info.update(name=name, kind=kind, device=device, fingerprint=job["fingerprint"],
                     total_s=round(time.perf_counter() - t0, 1))
         (out_dir / f"{s}.json").write_text(json.dumps(info, indent=1, default=str))

@@ -56,3 +56,20 @@ def test_prefill_returns_last_position(name, package, cpu_packages, aotrt_module
     info = cpu_packages(name, package)
     checks.prefill_gives_first_token(aotrt_module, name, info["package"], DEVICE, generate_report,
                                      request.node.name)
+
+
+@pytest.mark.parametrize("package", ["command"])
+@pytest.mark.parametrize("name", ["llama-tiny"])
+def test_export_command_on_hf_folder(name, package, cpu_packages, aotrt_module, generate_report, request):
+    """The CLI on a Hugging Face folder: the weights it loads (greedy tokens equal the
+    reference of the same seeded model), the tokenizer copied byte for byte, the sidecar,
+    and the inductor options it printed."""
+    info = cpu_packages(name, package)
+    stdout = info["stdout"]
+    assert "inductor options: " in stdout and '"aot_inductor.link_libtorch": false' in stdout, stdout
+    tokenizer = checks.Path(info["tokenizer_json"])
+    assert tokenizer.read_bytes() == (checks.Path(info["hf_folder"]) / "tokenizer.json").read_bytes()
+    records = checks.llm.read_generation_records(info["package"])
+    assert records["decode"]["source"] == str(checks.Path(info["hf_folder"]).resolve()), records["decode"]
+    assert sorted(records) == ["decode", "prefill"]
+    checks.greedy_tokens_match(aotrt_module, name, info["package"], DEVICE, generate_report, request.node.name)

@@ -44,3 +44,11 @@ def test_cuda_prefill_returns_last_position(name, package, cuda_packages, aotrt_
     checks.caches_are_shared(aotrt_module, info["package"], DEVICE)
     checks.prefill_gives_first_token(aotrt_module, name, info["package"], DEVICE, generate_report,
                                      request.node.name)
+
+
+@pytest.mark.parametrize("package", ["generation_bf16"])
+@pytest.mark.parametrize("name", ["llama-tiny", "whisper-tiny"])
+def test_cuda_bfloat16_first_step(name, package, cuda_packages, aotrt_module, generate_report, request):
+    info = cuda_packages(name, package)
+    checks.bfloat16_first_step_close(aotrt_module, name, info["package"], DEVICE, generate_report,
+                                     request.node.name)
