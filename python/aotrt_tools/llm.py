@@ -127,6 +127,10 @@ def generation_options(device: str, extra: dict[str, Any] | None = None) -> tupl
     return aotrt_export.resolve_options({**base, **(extra or {})}, device)
 
 
+class Unservable(ValueError):
+    """What was asked cannot be made into a generation package (the message says why)."""
+
+
 # --------------------------------------------------------------------------------------
 # Sources: what --model names
 # --------------------------------------------------------------------------------------
@@ -196,7 +200,7 @@ def _whisper_prefix(model: nn.Module, language: str | None) -> list[int]:
     if language is not None:
         gc.language = language
     elif hasattr(gc, "lang_to_id") and getattr(gc, "forced_decoder_ids", None) is None:
-        raise ValueError("a multilingual Whisper detects its language at run time; pass --language "
+        raise Unservable("a multilingual Whisper detects its language at run time; pass --language "
                          "(e.g. en) so that the package can record its forced prefix")
     if getattr(gc, "return_timestamps", None) is None:
         gc.return_timestamps = False  # generate's default (transcripts without timestamps)
@@ -218,7 +222,7 @@ def load_source(spec: str | None, factory: str | None = None, max_cache_len: int
     else:
         path = Path(spec)
         if not path.exists():
-            raise ValueError(f"--model {spec!r} is neither a Hugging Face folder, a config.json nor one of "
+            raise Unservable(f"--model {spec!r} is neither a Hugging Face folder, a config.json nor one of "
                              f"{sorted(llm_models.TINY)}")
         model, tok = _load_hf(path)
         source = str(path.resolve())
@@ -226,7 +230,7 @@ def load_source(spec: str | None, factory: str | None = None, max_cache_len: int
     if isinstance(model, llm_models.Transformer):
         cfg = model.config
         if cfg.max_seq_length != max_cache_len:
-            raise ValueError(f"{source}: the gpt-fast model's cache holds {cfg.max_seq_length} positions, "
+            raise Unservable(f"{source}: the gpt-fast model's cache holds {cfg.max_seq_length} positions, "
                              f"not --max-cache-len {max_cache_len}")
         return Source(model, "decoder", "gptfast", source, tok, _ids(cfg.eos_token_id), cfg.bos_token_id)
     config = model.config
@@ -241,7 +245,7 @@ def load_source(spec: str | None, factory: str | None = None, max_cache_len: int
         gc.use_cache = True
     if getattr(config, "is_encoder_decoder", False):
         if config.model_type != "whisper":
-            raise ValueError(f"{source}: encoder-decoder {config.model_type!r} is not served; Whisper is")
+            raise Unservable(f"{source}: encoder-decoder {config.model_type!r} is not served; Whisper is")
         return Source(model, "encoder_decoder", "hf", source, tok, eos, bos, pad, _whisper_prefix(model, language))
     return Source(model, "decoder", "hf", source, tok, eos, bos, pad)
 
@@ -270,7 +274,7 @@ def _roles(program: Any) -> list[str]:
     names = list(program.graph_signature.user_inputs)
     unknown = [n for n in names if n not in _ROLES]
     if unknown:
-        raise ValueError(f"graph inputs {unknown} have no generation role (known: {sorted(_ROLES)})")
+        raise Unservable(f"graph inputs {unknown} have no generation role (known: {sorted(_ROLES)})")
     return [_ROLES[n] for n in names]
 
 
@@ -312,13 +316,13 @@ MIN_PREFILL_LEN = 2
 def _prefill_dim(max_prefill_len: int) -> tuple[Any, int]:
     """The prefill length's Dim and the example length to export with."""
     if max_prefill_len < MIN_PREFILL_LEN:
-        raise ValueError(f"--max-prefill-len must be at least {MIN_PREFILL_LEN} (Note [Prefill lengths])")
+        raise Unservable(f"--max-prefill-len must be at least {MIN_PREFILL_LEN} (Note [Prefill lengths])")
     return torch.export.Dim("prefill_len", min=MIN_PREFILL_LEN, max=max_prefill_len), min(max_prefill_len, 8)
 
 
 def _check_lengths(max_cache_len: int, max_prefill_len: int) -> None:
     if max_prefill_len > max_cache_len:
-        raise ValueError(f"--max-prefill-len {max_prefill_len} exceeds --max-cache-len {max_cache_len}")
+        raise Unservable(f"--max-prefill-len {max_prefill_len} exceeds --max-cache-len {max_cache_len}")
 
 
 def hf_decoder_graphs(model: nn.Module, max_cache_len: int, max_prefill_len: int, batch_size: int = 1,
@@ -409,7 +413,7 @@ def whisper_decoder_module(model: nn.Module, max_cache_len: int, batch_size: int
 def whisper_graphs(model: nn.Module, max_cache_len: int, batch_size: int = 1, device: str = "cpu") -> list[Graph]:
     cfg = model.config
     if max_cache_len > cfg.max_target_positions:
-        raise ValueError(f"--max-cache-len {max_cache_len} exceeds Whisper's {cfg.max_target_positions} "
+        raise Unservable(f"--max-cache-len {max_cache_len} exceeds Whisper's {cfg.max_target_positions} "
                          "decoder positions")
     dev = torch.device(device)
     dtype = next(model.parameters()).dtype
@@ -454,7 +458,7 @@ def _flat_example_inputs(program: Any) -> list[Any]:
     names = list(program.graph_signature.user_inputs)[len(flat):]
     missing = [n for n in names if n not in kwargs]
     if missing:
-        raise ValueError(f"cannot match graph inputs {missing} to the example's {sorted(kwargs)}")
+        raise Unservable(f"cannot match graph inputs {missing} to the example's {sorted(kwargs)}")
     return flat + [kwargs[n] for n in names]
 
 
@@ -623,9 +627,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     prefill = args.max_prefill_len or min(args.max_cache_len, 128)
-    src_ = load_source(args.model, args.factory, args.max_cache_len, args.language)
-    report = export_generation(src_, args.out, args.max_cache_len, prefill, _DTYPES[args.dtype], args.device,
-                               dict(args.option) or None)
+    try:
+        src_ = load_source(args.model, args.factory, args.max_cache_len, args.language)
+        report = export_generation(src_, args.out, args.max_cache_len, prefill, _DTYPES[args.dtype], args.device,
+                                   dict(args.option) or None)
+    except Unservable as e:  # what the user asked for cannot be exported: say so, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(json.dumps(report, indent=1, default=str) if args.json else summarize(report))
     return 0
 
