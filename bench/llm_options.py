@@ -118,8 +118,9 @@ def main() -> int:
     inputs = [work / "ids.npy", work / "pos.npy"]
 
     compile_s, pkgs = {}, {}
-    for i, (name, options) in enumerate(candidates.items()):
-        pkg = work / f"decode_{i}.pt2"
+    for name, options in candidates.items():
+        slug = "".join(c if c.isalnum() else "_" for c in name)
+        pkg = work / f"decode_{args.device}_{args.dtype}_{args.hidden}x{args.layers}_{slug}.pt2"
         if not pkg.exists():
             compile_s[name] = export_decode(small_llama(args.hidden, args.layers, args.vocab, args.kv_heads), pkg, options,
                                             args.cache, args.device, getattr(torch, args.dtype))
