@@ -177,3 +177,91 @@ def bfloat16_first_step_close(aotrt: Any, name: str, pkg: str, device: str, repo
     report[test_id] = f"{name} bfloat16: first step max |logit diff| {diff:.3g} (largest |logit| {scale:.3g}), " \
                       f"argmax {int(got.argmax())} (eager {int(expected.argmax())})"
     assert diff <= 0.02 * scale, report[test_id]
+
+
+# --------------------------------------------------------------------------------------
+# The generate API (aotrt.load_generator): prefill and decode over one session's caches
+# --------------------------------------------------------------------------------------
+
+
+def long_prompt(length: int) -> list[int]:
+    """A prompt of `length` tokens (bos first) for the prefill chunking cases."""
+    return [models.PROMPT[0]] + [(7 * i + 3) % 256 for i in range(1, length)]
+
+
+def _api_tokens(aotrt: Any, name: str, pkg: str, device: str, max_new_tokens: int, prompt: list[int],
+                **kw: Any) -> tuple[Any, Any]:
+    """(the generator, its GenerateResult) for `prompt` (Whisper: from the test features)."""
+    case = models.CASES[name]
+    load_kw = {"max_cache_len": models.MAX_CACHE_LEN} if kw.pop("torch_flow", False) else {}
+    lm = aotrt.load_generator(pkg, device=device, **load_kw)
+    if case.kind == "encoder_decoder":
+        features = models.whisper_features(models.build(name)).numpy()
+        r = lm._gen.generate_from(lm.new_sequence(), features, max_new_tokens=max_new_tokens, **kw)
+    else:
+        r = lm.generate(prompt, max_new_tokens=max_new_tokens, return_result=True, **kw)
+    return lm, r
+
+
+def generate_api_matches_reference(aotrt: Any, name: str, pkg: str, device: str, report: dict[str, str],
+                                   test_id: str, prompt: list[int] | None = None, torch_flow: bool = False) -> None:
+    """aotrt's generate (greedy, eos off) gives the reference's NEW_TOKENS tokens: for a
+    generation package, the prompt through prefill (in chunks of at most max_prefill_len, a
+    lone last token through decode) and decode after it, over one session's caches."""
+    prompt = prompt or models.PROMPT
+    model = models.build(name)
+    with torch.no_grad():
+        if models.CASES[name].family == "gptfast":
+            logits: list[torch.Tensor] = []
+            tokens, _ = models.gptfast_greedy(model, torch.tensor([prompt]), models.NEW_TOKENS, record=logits)
+            ref = models._greedy_from_logits(logits, tokens)
+        elif models.CASES[name].kind == "encoder_decoder":
+            ref = models.reference_greedy(name, model)
+        else:
+            ref = models.hf_greedy(model, torch.tensor([prompt]), models.NEW_TOKENS)
+    lm, r = _api_tokens(aotrt, name, pkg, device, models.NEW_TOKENS, prompt, eos_token_ids=[],
+                        torch_flow=torch_flow)
+    got = list(r.tokens)
+    first = next((i for i, (a, b) in enumerate(zip(ref.tokens, got)) if a != b), None)
+    where = "all equal" if first is None and len(got) == len(ref.tokens) else f"first difference at step {first}"
+    given = "the package's forced prefix" if models.CASES[name].kind == "encoder_decoder" else \
+        f"prompt {len(prompt)} tokens"
+    report[test_id] = (f"{name}: generate API, {given}, {len(got)} tokens, {where}; "
+                       f"smallest reference margin {ref.min_margin:.3g}; graphs {lm.config.get('decode_graph')}"
+                       f"/{lm.config.get('prefill_graph') or '-'}; stop {r.stop_reason}")
+    assert got == ref.tokens, f"{report[test_id]}\n reference {ref.tokens}\n aotrt     {got}"
+
+
+def generate_api_stops_at_eos(aotrt: Any, name: str, pkg: str, device: str, report: dict[str, str],
+                              test_id: str) -> None:
+    """With the package's eos ids, aotrt's generate stops where transformers' does (the eos
+    token included), or runs to max_new_tokens when transformers' does."""
+    model = models.build(name)
+    with torch.no_grad():
+        if models.CASES[name].kind == "encoder_decoder":
+            ref = models.hf_greedy(model, max_new_tokens=models.NEW_TOKENS,
+                                   input_features=models.whisper_features(model), stop_at_eos=True)
+        else:
+            ref = models.hf_greedy(model, models.prompt_ids(), models.NEW_TOKENS, stop_at_eos=True)
+    _, r = _api_tokens(aotrt, name, pkg, device, models.NEW_TOKENS, models.PROMPT)
+    eos = models.build(name).config.eos_token_id
+    expected_stop = "eos" if ref.tokens and ref.tokens[-1] == eos else "max_new_tokens"
+    report[test_id] = f"{name}: eos {eos}: {len(r.tokens)} tokens, stop {r.stop_reason} " \
+                      f"(transformers: {len(ref.tokens)} tokens, {expected_stop})"
+    assert list(r.tokens) == ref.tokens and r.stop_reason == expected_stop, report[test_id]
+
+
+def seeded_sampling_is_reproducible(aotrt: Any, name: str, pkg: str, device: str, report: dict[str, str],
+                                    test_id: str) -> None:
+    """Sampling (temperature 2, top-k 50, top-p 0.95) with one seed gives the same tokens in
+    new sequences and in a reloaded generator; another seed gives other tokens."""
+    kw = dict(temperature=2.0, top_k=50, top_p=0.95, eos_token_ids=[])
+    _, a = _api_tokens(aotrt, name, pkg, device, models.NEW_TOKENS, models.PROMPT, seed=1234, **kw)
+    _, b = _api_tokens(aotrt, name, pkg, device, models.NEW_TOKENS, models.PROMPT, seed=1234, **kw)
+    _, c = _api_tokens(aotrt, name, pkg, device, models.NEW_TOKENS, models.PROMPT, seed=4321, **kw)
+    greedy = models.reference_greedy(name, models.build(name)).tokens
+    report[test_id] = (f"{name}: seed 1234 twice: {'same' if a.tokens == b.tokens else 'DIFFERENT'}; seed 4321: "
+                       f"{sum(x != y for x, y in zip(a.tokens, c.tokens))}/{len(a.tokens)} tokens differ; "
+                       f"{sum(x != y for x, y in zip(a.tokens, greedy))} differ from greedy")
+    assert len(a.tokens) == models.NEW_TOKENS and list(a.tokens) == list(b.tokens), report[test_id]
+    assert list(a.tokens) != list(c.tokens) and list(a.tokens) != greedy, report[test_id]

@@ -14,7 +14,8 @@ the per-step logits.
 Reference loops over aotrt (`aotrt_decoder_greedy`, `aotrt_whisper_greedy`): aotrt's per-graph
 API, one `aotrt.Model` per graph, each holding its own copy of the buffers, so the loop feeds
 the prompt through `decode` one token at a time (positions 0, 1, ...) and then its own argmax.
-They are the packages' test today, and the twin of the generate API's oracle later.
+They test the packages without the generate API (aotrt.load_generator, tested in
+test_generate_api.py), so a failure of both points at a package, of the API alone at the API.
 """
 
 from __future__ import annotations

@@ -52,3 +52,33 @@ def test_cuda_bfloat16_first_step(name, package, cuda_packages, aotrt_module, ge
     info = cuda_packages(name, package)
     checks.bfloat16_first_step_close(aotrt_module, name, info["package"], DEVICE, generate_report,
                                      request.node.name)
+
+
+# The generate API on CUDA (aotrt.load_generator: sessions, sampling on the device, CUDA graphs
+# by default): test_generate_api.py's cases.
+DECODERS = [n for n in NAMES if models.CASES[n].kind == "decoder"]
+
+
+@pytest.mark.parametrize("name,package", [(n, "generation") for n in NAMES] + [(n, "torch") for n in DECODERS])
+def test_cuda_generate_api_greedy(name, package, cuda_packages, aotrt_module, generate_report, request):
+    info = cuda_packages(name, package)
+    checks.generate_api_matches_reference(aotrt_module, name, info["package"], DEVICE, generate_report,
+                                          request.node.name, torch_flow=package == "torch")
+
+
+@pytest.mark.parametrize("length", [models.MAX_PREFILL_LEN + 1, models.MAX_PREFILL_LEN + 8])
+@pytest.mark.parametrize("package", ["generation"])
+@pytest.mark.parametrize("name", ["llama-tiny", "gptfast-tiny"])
+def test_cuda_generate_api_prefill_chunks(name, package, length, cuda_packages, aotrt_module, generate_report,
+                                          request):
+    info = cuda_packages(name, package)
+    checks.generate_api_matches_reference(aotrt_module, name, info["package"], DEVICE, generate_report,
+                                          request.node.name, prompt=checks.long_prompt(length))
+
+
+@pytest.mark.parametrize("package", ["generation"])
+@pytest.mark.parametrize("name", ["llama-tiny", "whisper-tiny"])
+def test_cuda_seeded_sampling_reproducible(name, package, cuda_packages, aotrt_module, generate_report, request):
+    info = cuda_packages(name, package)
+    checks.seeded_sampling_is_reproducible(aotrt_module, name, info["package"], DEVICE, generate_report,
+                                           request.node.name)
