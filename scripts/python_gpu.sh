@@ -17,7 +17,10 @@
 # scikit-build-core 1.1.0). Fill it where PyPI is reachable:
 #   pip download --no-deps -d .whl nanobind==3.1.0 scikit-build-core==1.1.2
 # and carry .whl/ along. The zoo's CPU exports run AOTRT_E2E_JOBS (default 8) processes.
-# Usage: scripts/python_gpu.sh [--from-build DIR] [pytest arguments, e.g. -k cuda]
+# --tests PATH (after --from-build, if any) runs another test folder with that package instead
+# of tests/python, e.g. tests/generate (its CUDA tests export for cuda and run aotrt's reference
+# loop against transformers' generate).
+# Usage: scripts/python_gpu.sh [--from-build DIR] [--tests PATH] [pytest arguments, e.g. -k cuda]
 # Logs go to $OUT when it is set (python_gpu.log), else build-python-gpu/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +28,8 @@ REPO_ROOT=$PWD
 BUILD_DIR=build-python-gpu
 FROM_BUILD=""
 if [ "${1:-}" = "--from-build" ]; then FROM_BUILD=${2:?--from-build needs a build dir}; shift 2; fi
+TESTS=tests/python
+if [ "${1:-}" = "--tests" ]; then TESTS=${2:?--tests needs a test folder}; shift 2; fi
 LOG_DIR=${OUT:-$BUILD_DIR}
 mkdir -p "$BUILD_DIR" "$LOG_DIR"
 # shellcheck source=gpu_env.sh
@@ -57,6 +62,6 @@ fi
 # run without TF32 too, as every GPU script runs them (Note [TF32] in src/cuda/handles.h). With
 # TF32 on (aotrt's default, as PyTorch's) pointwise_c2f differed by 1.8e-4 on the H200.
 export AOTRT_CUDNN_ALLOW_TF32=0
-echo "== pytest tests/python (AOTRT_TEST_CUDA=1, AOTRT_CUDNN_ALLOW_TF32=0)"
+echo "== pytest $TESTS (AOTRT_TEST_CUDA=1, AOTRT_CUDNN_ALLOW_TF32=0)"
 # Not with python/ on PYTHONPATH: the source tree's python/aotrt/ would shadow the install.
-AOTRT_TEST_CUDA=1 AOTRT_E2E_JOBS=${AOTRT_E2E_JOBS:-8} python3 -m pytest tests/python -v -rA "$@" 2>&1 | tee "$LOG_DIR/python_gpu.log"
+AOTRT_TEST_CUDA=1 AOTRT_E2E_JOBS=${AOTRT_E2E_JOBS:-8} python3 -m pytest "$TESTS" -v -rA "$@" 2>&1 | tee "$LOG_DIR/python_gpu.log"

@@ -577,6 +577,17 @@ def source_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
+def cached_export(out_dir: str | os.PathLike, stem: str, fingerprint: str) -> dict[str, Any] | None:
+    """STEM.json of a package in `out_dir` exported with `fingerprint` (STEM.pt2 beside it), or
+    None: the test suites' package cache (tests/e2e/conftest.py, tests/generate/exports.py)."""
+    out = Path(out_dir)
+    meta = out / f"{stem}.json"
+    if not (meta.exists() and (out / f"{stem}.pt2").exists()):
+        return None
+    info = json.loads(meta.read_text())
+    return info if info.get("fingerprint") == fingerprint else None
+
+
 def export_model(
     out_dir: str | os.PathLike,
     name: str | None = None,

@@ -15,7 +15,6 @@ Export dominates the run time: about 4-7 s of g++ per model, 2 processes on 2 co
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -71,14 +70,6 @@ def _requested_models(session) -> list[str]:
     return wanted
 
 
-def _cached(out_dir: Path, name: str, fingerprint: str) -> dict | None:
-    meta = out_dir / f"{name}.json"
-    if not (meta.exists() and (out_dir / f"{name}.pt2").exists()):
-        return None
-    info = json.loads(meta.read_text())
-    return info if info.get("fingerprint") == fingerprint else None
-
-
 @pytest.fixture(scope="session")
 def zoo_exports(request, tmp_path_factory) -> dict[str, dict]:
     """name -> export_model() result (or {'error', 'traceback'}) for every requested model.
@@ -97,7 +88,7 @@ def zoo_exports(request, tmp_path_factory) -> dict[str, dict]:
     results: dict[str, dict] = {}
     to_export = []
     for name in _requested_models(request.session):
-        hit = _cached(out_dir, name, fingerprint)
+        hit = export.cached_export(out_dir, name, fingerprint)
         if hit is not None:
             results[name] = hit
         else:

@@ -1,0 +1,54 @@
+"""aotrt's generate API (aotrt.load_generator: Program, sessions, sampling on the device) on the
+packages of tests/generate/exports.py, against transformers' generate (fp32, greedy):
+
+- every model, its generation package (prompt through prefill, then decode, over one session's
+  caches) and, for the decoders, torch's own flow (one decode graph, the cache length read
+  from its state): NEW_TOKENS tokens equal, eos off;
+- prompts longer than max_prefill_len (prefill in chunks; 33 tokens leaves one for decode);
+- eos: stops where transformers' generate stops, the eos token included;
+- seeded sampling: one seed, the same tokens every time; another seed, other tokens.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.generate import checks, models
+
+DEVICE = "cpu"
+NAMES = list(models.CASES)
+DECODERS = [n for n in NAMES if models.CASES[n].kind == "decoder"]
+HF = [n for n in NAMES if models.CASES[n].family == "hf"]
+
+
+# torch's flow gives Whisper two packages (encoder, decoder step); the generate API takes one.
+@pytest.mark.parametrize("name,package", [(n, "generation") for n in NAMES] + [(n, "torch") for n in DECODERS])
+def test_generate_api_greedy(name, package, cpu_packages, aotrt_module, generate_report, request):
+    info = cpu_packages(name, package)
+    checks.generate_api_matches_reference(aotrt_module, name, info["package"], DEVICE, generate_report,
+                                          request.node.name, torch_flow=package == "torch")
+
+
+@pytest.mark.parametrize("length", [models.MAX_PREFILL_LEN + 1, models.MAX_PREFILL_LEN + 8])
+@pytest.mark.parametrize("package", ["generation"])
+@pytest.mark.parametrize("name", ["llama-tiny", "gptfast-tiny"])
+def test_generate_api_prefill_chunks(name, package, length, cpu_packages, aotrt_module, generate_report, request):
+    info = cpu_packages(name, package)
+    checks.generate_api_matches_reference(aotrt_module, name, info["package"], DEVICE, generate_report,
+                                          request.node.name, prompt=checks.long_prompt(length))
+
+
+@pytest.mark.parametrize("package", ["generation"])
+@pytest.mark.parametrize("name", HF)
+def test_generate_api_stops_at_eos(name, package, cpu_packages, aotrt_module, generate_report, request):
+    info = cpu_packages(name, package)
+    checks.generate_api_stops_at_eos(aotrt_module, name, info["package"], DEVICE, generate_report,
+                                     request.node.name)
+
+
+@pytest.mark.parametrize("package", ["generation"])
+@pytest.mark.parametrize("name", ["llama-tiny", "whisper-tiny"])
+def test_seeded_sampling_reproducible(name, package, cpu_packages, aotrt_module, generate_report, request):
+    info = cpu_packages(name, package)
+    checks.seeded_sampling_is_reproducible(aotrt_module, name, info["package"], DEVICE, generate_report,
+                                           request.node.name)
