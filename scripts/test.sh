@@ -98,6 +98,15 @@ EOF
 python3 -m pytest tests/python -v -rA
 step python "$t"
 
+echo "== generation (tests/generate: Hugging Face decoders and Whisper through aotrt_tools.llm and torch's own flow)"
+t=$(date +%s)
+# The installed package above; exports cached in the e2e cache's generate/ folder. Greedy tokens
+# equal transformers' generate token for token (64 tokens), sampling reproducible for a seed.
+# Not with python/ on PYTHONPATH (the source tree's aotrt would shadow the install): the
+# tests append it themselves for aotrt_tools.
+python3 -m pytest tests/generate -v -rA
+step generation "$t"
+
 echo "== wheels (scripts/build_wheel.sh: manylinux, installed into fresh venvs holding numpy alone)"
 t=$(date +%s)
 # The same build as above for each CPython found (ccache serves the objects), repaired by

@@ -60,6 +60,16 @@ class LanguageModel:
         r = self._gen.generate([int(t) for t in prompt_ids], sequence=sequence, **_sampling(kw))
         return r if return_result else list(r.tokens)
 
+    def generate_from(self, encoder_input: Any, *, sequence: "_aotrt.Sequence | None" = None,
+                      return_result: bool = False, **kw: Any) -> "list[int] | _aotrt.GenerateResult":
+        """Encoder-decoder packages (Whisper): runs the encoder on ``encoder_input`` (log-mel
+        features [1, n_mels, frames] as numpy or torch), then generates after the package's
+        decoder start tokens; the new token ids (the start tokens excluded). ``sequence`` must be
+        empty (a new one is used when none is given). Keywords as generate()."""
+        seq = sequence if sequence is not None else self._gen.new_sequence()
+        r = self._gen.generate_from(seq, encoder_input, **_sampling(kw))
+        return r if return_result else list(r.tokens)
+
     def stream(self, prompt_ids: Seq[int], *, sequence: "_aotrt.Sequence | None" = None,
                **kw: Any) -> Iterator[int]:
         """Yields each new token id as soon as it is known. Leaving the loop early stops the

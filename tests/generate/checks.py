@@ -197,7 +197,7 @@ def _api_tokens(aotrt: Any, name: str, pkg: str, device: str, max_new_tokens: in
     lm = aotrt.load_generator(pkg, device=device, **load_kw)
     if case.kind == "encoder_decoder":
         features = models.whisper_features(models.build(name)).numpy()
-        r = lm._gen.generate_from(lm.new_sequence(), features, max_new_tokens=max_new_tokens, **kw)
+        r = lm.generate_from(features, max_new_tokens=max_new_tokens, return_result=True, **kw)
     else:
         r = lm.generate(prompt, max_new_tokens=max_new_tokens, return_result=True, **kw)
     return lm, r
