@@ -257,3 +257,42 @@ def test_generation_errors_leave_the_sequence_usable(packages):
     # Generation stops at the end of the cache.
     r = lm.generate([1], max_new_tokens=1000, return_result=True)
     assert r.stop_reason == "cache_full" and len(r.tokens) == MAX_LEN
+
+
+def test_a_session_refuses_a_position_past_the_cache_and_a_wrong_dtype(packages):
+    p = aotrt.load_program(packages["torch_flow"])
+    s = p.new_session()
+    good = run_steps(s, "model", [[4], [5]])
+    # Past the cache: the generated code's bounds check refuses the index (no write happens).
+    with pytest.raises(aotrt.Error, match="out of bounds|index"):
+        s.run("model", np.array([[6]], np.int64), np.array([MAX_LEN]))
+    with pytest.raises(aotrt.Error):
+        s.run("model", np.array([[6]], np.int32), np.array([2]))  # int32 ids: the model's input checks
+    with pytest.raises(aotrt.Error):
+        s.run("model", np.array([[6, 7]], np.int64), np.array([2, 3]))  # two tokens into a 1-token graph
+    # The session is as it was: continuing gives eager's logits for the third token.
+    (third,) = s.run("model", np.array([[6]], np.int64), np.array([2]))
+    np.testing.assert_allclose(third.numpy(), eager_logits([[4], [5], [6]])[2], rtol=1e-5, atol=1e-5)
+    assert good[0].shape == third.numpy().shape
+
+
+def test_sequences_destroyed_mid_stream_leak_nothing(packages):
+    lm = aotrt.load_generator(packages["torch_flow"])
+
+    def cycle():
+        seq = lm.new_sequence()
+        stream = lm.stream([1, 2, 3], sequence=seq, max_new_tokens=40)
+        taken = [next(stream) for _ in range(3)]
+        stream.close()  # the generation stops after the token being made
+        del seq
+        return taken
+
+    for _ in range(20):
+        first = cycle()
+    gc.collect()
+    before = _rss_mb()
+    for _ in range(300):
+        assert cycle() == first
+    gc.collect()
+    grew = _rss_mb() - before
+    assert grew < 8, f"resident memory grew {grew:.1f} MB over 300 sequences stopped mid-stream"
