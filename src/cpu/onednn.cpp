@@ -28,6 +28,27 @@ dnnl::stream& thread_stream() {
   return s;
 }
 
+// Note [oneDNN's ISA]
+// oneDNN picks its kernels for the host's vector ISA, and two differences
+// change what aotrt may hand it:
+// - int8: without VNNI (AVX-512 VNNI, AVX-VNNI) or AMX, oneDNN 2.6's int8
+//   kernels multiply u8 by s8 with vpmaddubsw, which saturates the sum of two
+//   products to int16 (255 * 127 * 2 > 32767) and says nothing: measured on an
+//   AMD EPYC with AVX2, up to 1 in 10 elements off by up to 30% against the
+//   float32 path. There the int8 primitives serve no call and the quantized
+//   ops run the float32 path (exact, slower).
+// - AVX-512: oneDNN 2.6 has bfloat16 matmuls only from AVX-512 (avx512_core)
+//   on, and on AVX2 serves a few convolutions (3 input channels NCHW, a 1x1
+//   inner product of 8 outputs) only with gemm on the plain weight; the
+//   callers then take their unfused path, which is the same gemm.
+// The effective ISA is oneDNN's own (it honours ONEDNN_MAX_CPU_ISA); its
+// values are nested bit masks (dnnl_types.h).
+bool isa_has(dnnl::cpu_isa want) {
+  const auto have = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto bits = static_cast<unsigned>(want);
+  return (have & bits) == bits;
+}
+
 bool is_reference(const dnnl::primitive_desc& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
 }
@@ -332,3 +353,18 @@ void BoundArgs::run(const dnnl::primitive& prim, const ArgDescs& d, void* src, c
 }
 
 }  // namespace aotrt::cpu::onednn
+
+namespace aotrt::cpu {
+
+bool onednn_int8_exact() {
+  static const bool exact = onednn::isa_has(dnnl::cpu_isa::avx512_core_vnni) ||
+                            onednn::isa_has(dnnl::cpu_isa::avx2_vnni);
+  return exact;
+}
+
+bool onednn_avx512() {
+  static const bool avx512 = onednn::isa_has(dnnl::cpu_isa::avx512_core);
+  return avx512;
+}
+
+}  // namespace aotrt::cpu

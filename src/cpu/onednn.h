@@ -48,6 +48,9 @@ auto call(const char* fn, const char* what, const char* file, int line, F&& f) -
 const dnnl::engine& engine();
 dnnl::stream& thread_stream();
 
+// Whether oneDNN's effective ISA holds all of `want` (Note [oneDNN's ISA]).
+bool isa_has(dnnl::cpu_isa want);
+
 // Note [oneDNN layouts] (cpu/conv.cpp): oneDNN's reference kernels
 // ("ref:any", 1000x slower) are never run.
 bool is_reference(const dnnl::primitive_desc& pd);

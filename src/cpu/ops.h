@@ -100,4 +100,11 @@ QuantizedCacheStats quantized_cache_stats();
 // off, every call takes the float32 path (for tests and measurements).
 void set_quantized_int8(bool enabled);
 
+// What oneDNN's kernels can do on this host (Note [oneDNN's ISA] in
+// cpu/onednn.cpp): exact int8 products (VNNI or AMX; without them the int8
+// primitives serve nothing), and AVX-512 kernels (bfloat16 matmuls, and the
+// direct convolutions some shapes get only there).
+bool onednn_int8_exact();
+bool onednn_avx512();
+
 }  // namespace aotrt::cpu

@@ -50,7 +50,8 @@
 // problems (the float32 path reports them as ATen does); a transposed or
 // non-1..3-d convolution; problems oneDNN serves only with its reference
 // kernel (measured: some grouped convolutions of 4 to 12 channels per
-// group); and any call while set_quantized_int8(false).
+// group); any call on a CPU without VNNI (Note [oneDNN's ISA] in
+// cpu/onednn.cpp); and any call while set_quantized_int8(false).
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -301,6 +302,9 @@ const char* int8_plan(const TensorImpl& qx, const TensorImpl& qw, const TensorIm
                       const ops::QuantArgs& q, const ops::QuantScalars& s, ScalarType out_dtype,
                       std::span<const int64_t> out_sizes, Problem& p) {
   if (!qx.device().is_cpu() || !qw.device().is_cpu()) return "x or the weight is not on the CPU";
+  if (!onednn_int8_exact()) {
+    return "this CPU has no VNNI: oneDNN's int8 kernels would saturate (Note [oneDNN's ISA])";
+  }
   for (int64_t z : s.w_zero_points) {
     if (z != 0) return "a nonzero weight zero point (oneDNN's int8 kernels take symmetric weights)";
   }

@@ -557,7 +557,9 @@ std::vector<ConstantCase> constant_cases() {
                             {1}), 1},
       {"1x1 on 1x1 weight at an offset", conv2d(cl({1, 16, 1, 1}), Layout{{8, 16, 1, 1},
                                                                           {16, 1, 16, 16}, 5},
-                                                std::nullopt, {2}, {0}, {1}), 1},
+                                                std::nullopt, {2}, {0}, {1}),
+       // On AVX2 oneDNN 2.6 runs this one as gemm on the plain weight (Note [oneDNN's ISA]).
+       cpu::onednn_avx512() ? 1 : 0},
   };
 }
 
@@ -706,7 +708,10 @@ void expect_every_activation_fused(const ConvCase& c, F32Problem& p, const Expec
     const int64_t before = fused_calls();
     Handle out;
     ASSERT_EQ(run_pointwise(c, p, p.hw.get(), u, out), AOTI_TORCH_SUCCESS) << aotrt_last_error();
-    EXPECT_EQ(fused_calls(), before + 1);
+    // On AVX2 oneDNN 2.6 has only gemm for 3 input channels NCHW, and the unfused path
+    // runs it (Note [oneDNN's ISA]).
+    const bool fused = cpu::onednn_avx512() || c.in.sizes[1] != 3;
+    EXPECT_EQ(fused_calls(), before + (fused ? 1 : 0));
     EXPECT_EQ(strides_of(out.get()), channels_last(e.sizes));
     expect_fused(out.get(), e, 1.2, [&](const std::vector<int64_t>&, int64_t n) {
       return activate(u, e.value[n]);
@@ -743,7 +748,10 @@ TEST(CpuConvFused, ShapesOfACnn) {
     const int64_t before = fused_calls();
     Handle out;
     ASSERT_EQ(run_pointwise(c, p, p.hw.get(), relu, out), AOTI_TORCH_SUCCESS) << aotrt_last_error();
-    EXPECT_EQ(fused_calls(), before + 1);
+    // On AVX2 oneDNN 2.6 has only gemm for 3 input channels NCHW, and the unfused path
+    // runs it (Note [oneDNN's ISA]).
+    const bool fused = cpu::onednn_avx512() || c.in.sizes[1] != 3;
+    EXPECT_EQ(fused_calls(), before + (fused ? 1 : 0));
     EXPECT_EQ(strides_of(out.get()), channels_last(e.sizes));
     expect_fused(out.get(), e, 1, [&](const std::vector<int64_t>&, int64_t n) {
       return activate(relu, e.value[n]);

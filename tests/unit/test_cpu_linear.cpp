@@ -375,7 +375,9 @@ TEST(CpuLinearFused, BFloat16) {
   const int64_t before = fused_calls();
   Handle out;
   ASSERT_EQ(l.binary(other.h.get(), "add", out), AOTI_TORCH_SUCCESS) << aotrt_last_error();
-  EXPECT_EQ(fused_calls(), before + 1) << "no bf16 matmul kernel on this CPU?";
+  // oneDNN 2.6 has bf16 matmuls from AVX-512 on; on AVX2 the unfused path serves it
+  // (Note [oneDNN's ISA]), with the same values.
+  EXPECT_EQ(fused_calls(), before + (cpu::onednn_avx512() ? 1 : 0));
   expect_linear(
       out.get(), e, 1.5,
       [&](const std::vector<int64_t>& idx, int64_t n) { return e.value[n] + other.at(idx); },
