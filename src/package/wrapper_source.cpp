@@ -276,6 +276,21 @@ void read_constant_access(std::string_view text, WrapperSource& out) {
       i += 2;
       continue;
     }
+    if (c == '"' && i > 0 && text[i - 1] == 'R') {
+      // A raw string literal, R"d(...)d": torch writes the model's input and
+      // output specs as ones, and a backslash in them escapes nothing (with
+      // keyword inputs the JSON holds \", which would end a plain literal).
+      const std::string_view id = identifier_before(text, i);
+      const size_t open = text.find('(', i + 1);
+      if ((id == "R" || id == "u8R" || id == "uR" || id == "UR" || id == "LR") &&
+          open != std::string_view::npos && open - i - 1 <= 16) {
+        const std::string close = ")" + std::string(text.substr(i + 1, open - i - 1)) + "\"";
+        const size_t end = text.find(close, open + 1);
+        if (end == std::string_view::npos) break;
+        i = end + close.size();
+        continue;
+      }
+    }
     if (c == '"' || c == '\'') {
       size_t j = i + 1;
       while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
