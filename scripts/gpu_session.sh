@@ -30,6 +30,9 @@
 #   kernels        issue 29's kernels: scripts/gpu_kernels_check.sh --skip-build ($KERNELS_ARGS,
 #                  default --no-sweep): unit tests, GB/s table, aotrt against ATen
 #   large          scripts/gpu_large.sh: the weights layouts of large packages on cpu and cuda
+#   decode         bench/decode.py on cuda ($DECODE_ARGS, default: --shapes 1b --dtypes bf16
+#                  --batches 1 --caches 1024, eager, torch.compile and aotrt), configs that would
+#                  end past the step's limit skipped; the table back as decode-cuda-<date>.md/.json
 # Steps joined with '+' run at the same time (their GPU work shares the card: never use it for
 # steps that time anything), e.g.  build:360 ops:60 python+weights:120 triton:150 triton-load:150
 # A step's default limit is 300 s; STEP:SECONDS sets it.
@@ -94,6 +97,10 @@ run_step() {  # name seconds: runs it, appends its line to the summary
     kernels) OUT=$LOGS/kernels timeout "$limit" scripts/gpu_kernels_check.sh --skip-build \
                ${KERNELS_ARGS:---no-sweep} >"$log" 2>&1 ;;
     large) OUT=$LOGS/large timeout "$limit" scripts/gpu_large.sh >"$log" 2>&1 ;;
+    decode) mkdir -p "$LOGS/decode"
+            timeout "$limit" python3 bench/decode.py --device cuda --aotrt build-gpu/aotrt \
+              --work /tmp/aotrt-decode --out "$LOGS/decode" --time-limit "$(( limit - 20 ))" \
+              ${DECODE_ARGS:---shapes 1b --dtypes bf16 --batches 1 --caches 1024} >"$log" 2>&1 ;;
     *) echo "gpu_session: unknown step '$name'" >"$log"; false ;;
   esac
   rc=$?
@@ -118,7 +125,7 @@ collect() {
     tail -c 2000000 "$f" >"$OUT_DIR/${f##*/}"
   done
   for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md \
-           "$LOGS"/attention/attention.md; do
+           "$LOGS"/attention/attention.md "$LOGS"/decode/decode-*.md "$LOGS"/decode/decode-*.json; do
     [ -f "$f" ] && cp "$f" "$OUT_DIR/"
   done
   [ -f "$LOGS"/hf/hf-cuda/table.md ] && cp "$LOGS"/hf/hf-cuda/table.md "$OUT_DIR/hf_table.md"
