@@ -7,6 +7,7 @@
 #
 # Usage: scripts/gpu_session.sh STEP[:SECONDS] ...
 #   build          cmake + ninja of build-gpu/ (skipped when nothing changed: ninja decides)
+#   build-cli      the same configure, only the aotrt CLI and library (what the decode step needs)
 #   ops            build-gpu/aotrt_unit_tests: every device-generic op row on cuda and cpu, and
 #                  tests/unit/cuda (scripts/gpu_ops_check.sh --skip-build)
 #   weights        scripts/gpu_weights.sh (package_constants_in_so=False on cpu and cuda)
@@ -67,6 +68,9 @@ run_step() {  # name seconds: runs it, appends its line to the summary
       aotrt_gpu_cmake_args build-gpu -DAOTRT_PYTHON=ON
       timeout "$limit" bash -c 'cmake "$@" && ninja -C build-gpu -j"$(nproc)"' _ "${CMAKE_ARGS[@]}" \
         >>"$log" 2>&1 ;;
+    build-cli) aotrt_gpu_cmake_args build-gpu
+               timeout "$limit" bash -c 'cmake "$@" && ninja -C build-gpu -j"$(nproc)" aotrt' _ \
+                 "${CMAKE_ARGS[@]}" >"$log" 2>&1 ;;
     ops) OUT=$LOGS/ops timeout "$limit" scripts/gpu_ops_check.sh --skip-build >"$log" 2>&1 ;;
     weights) OUT=$LOGS/weights timeout "$limit" scripts/gpu_weights.sh >"$log" 2>&1 ;;
     python) OUT=$LOGS/python timeout "$limit" scripts/python_gpu.sh --from-build build-gpu -k cuda \
@@ -121,7 +125,7 @@ collect() {
   local f
   for f in "$LOGS"/*.log; do
     [ -f "$f" ] || continue
-    [ "${f##*/}" = build.log ] && continue
+    [ "${f##*/}" = build.log ] || [ "${f##*/}" = build-cli.log ] && continue
     tail -c 2000000 "$f" >"$OUT_DIR/${f##*/}"
   done
   for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md \
@@ -146,9 +150,10 @@ for arg in "$@"; do
     pids+=($!)
   done
   wait "${pids[@]}"
-  if [ "$arg" = build ] || [[ "$arg" == build:* ]]; then
-    if ! grep -q '^build *rc=0 ' "$SUMMARY"; then
-      { echo "----- build.log (tail)"; tail -n 60 "$LOGS/build.log"; } >>"$SUMMARY"
+  if [ "$arg" = build ] || [[ "$arg" == build:* ]] || [ "$arg" = build-cli ] || [[ "$arg" == build-cli:* ]]; then
+    b=${arg%%:*}
+    if ! grep -q "^$b *rc=0 " "$SUMMARY"; then
+      { echo "----- $b.log (tail)"; tail -n 60 "$LOGS/$b.log"; } >>"$SUMMARY"
       cat "$SUMMARY"
       exit 1  # every later step needs the build
     fi
