@@ -544,7 +544,9 @@ def cached_export(args, model, wrapper, shape, dtype_name, batch, cache, opt_set
     return pkg, secs
 
 
-def run_config(args, model, shape, dtype_name, batch, cache, checksum) -> dict[str, Any]:
+def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish) -> dict[str, Any]:
+    """Times one config; publish(row) writes the tables (after the timing, again after a profile,
+    so that a call cut short by its limit keeps the timing)."""
     import numpy as np
     import torch
 
@@ -650,15 +652,16 @@ def run_config(args, model, shape, dtype_name, batch, cache, checksum) -> dict[s
     if device == "cpu" and "aotrt" in packages and (args.profile or (
             "step_p50_ms" in a and "step_p50_ms" in c and a["step_p50_ms"] > c["step_p50_ms"])):
         row["shim_profile"] = aotrt_shim_profile(args.aotrt, packages["aotrt"], [ids_file, pos_file], env)
-    if args.profile and device == "cuda":
-        row["profile"] = profile_config(args, shape, dtype_name, batch, cache, packages.get("aotrt"),
-                                        [ids_file, pos_file], row)
-
     if "compile" in torch_runs:
         torch._dynamo.reset()
     del torch_runs, wrapper, module
     if device == "cuda":
         torch.cuda.empty_cache()
+    publish(row)
+    if args.profile and device == "cuda":
+        row["profile"] = profile_config(args, shape, dtype_name, batch, cache, packages.get("aotrt"),
+                                        [ids_file, pos_file], row)
+        publish(row)
     if not args.keep_packages:
         for p in packages.values():
             p.unlink(missing_ok=True)
@@ -726,12 +729,12 @@ def profile_config(args, shape, dtype_name, batch, cache, pkg: Path | None, inpu
     out: dict[str, Any] = {}
     work = Path(args.work)
     sides: dict[str, list[str]] = {}
-    if pkg is not None:
+    if pkg is not None and "aotrt" in args.profile_sides:
         cmd = [args.aotrt, "bench", str(pkg), "--warmup", "5", "--iters", "1", "--profiler-range"]
         for f in inputs:
             cmd += ["-i", str(f)]
         sides["aotrt"] = cmd
-    if "compile" in args.contenders:
+    if "compile" in args.profile_sides:
         sides["torch.compile"] = [sys.executable, str(Path(__file__).resolve()), "--child-profile-compile",
                                   "--device", "cuda", "--shapes", shape, "--dtypes", dtype_name,
                                   "--batches", str(batch), "--caches", str(cache), "--prompt-len",
@@ -740,12 +743,16 @@ def profile_config(args, shape, dtype_name, batch, cache, pkg: Path | None, inpu
         log(f"  ncu: one {side} decode step ...")
         t = time.perf_counter()
         ncu_log = work / f"ncu_{side.replace('.', '_')}_{shape}_{dtype_name}_b{batch}_c{cache}.log"
+        left = CHILD_TIMEOUT_S if args.time_limit is None else args.time_limit - (time.perf_counter() - T0)
         try:
+            if left < 30:
+                raise RuntimeError(f"not run: {left:.0f} s left of --time-limit")
             try:
-                kernels = kernel_times.run_ncu_metrics(cmd, ncu_log, PROFILE_METRICS)
+                kernels = kernel_times.run_ncu_metrics(cmd, ncu_log, PROFILE_METRICS, timeout=left)
             except RuntimeError:
                 log("  ncu with DRAM bytes failed; timing only")
-                kernels = kernel_times.run_ncu_metrics(cmd, ncu_log, PROFILE_METRICS[:1])
+                left = CHILD_TIMEOUT_S if args.time_limit is None else args.time_limit - (time.perf_counter() - T0)
+                kernels = kernel_times.run_ncu_metrics(cmd, ncu_log, PROFILE_METRICS[:1], timeout=max(left, 1))
             out[side] = kernel_table(kernels, args.profile_top)
             out[side]["log"] = str(ncu_log)
         except Exception as e:
@@ -819,6 +826,9 @@ def render(report: dict[str, Any]) -> str:
                 f"{100 * gbps / bw['read']:.1f} | "
                 + (f"{100 * gbps / (ds * 1000):.1f}" if ds else "-")
                 + f" | {fmt(e.get('ttft_ms'), '.1f')} | {div} | {timing_s} |")
+        if row.get("error_after_timing"):
+            lines.append(f"| {row['shape']} | {row['dtype']} | {row['batch']} | {row['cache']} | "
+                         f"after the timing: {row['error_after_timing'][:200]} |||||||||")
         if row.get("export_options_winner"):
             lines.append(f"| {row['shape']} | {row['dtype']} | {row['batch']} | {row['cache']} | "
                          f"export options: **{row['export_options_winner']}** won |||||||||")
@@ -1000,6 +1010,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep-packages", action="store_true", help="keep each package after its config")
     p.add_argument("--out", default=".", help="folder for decode-<device>-<date>.md and .json")
     p.add_argument("--profile", action="store_true", help="ncu kernel tables (cuda)")
+    p.add_argument("--profile-sides", type=lambda t: parse_list(t, ["aotrt", "compile"]),
+                   default=["aotrt", "compile"], help="whose decode step --profile records")
     p.add_argument("--profile-top", type=int, default=15)
     p.add_argument("--time-limit", type=float, default=None,
                    help="seconds: a config (after the first) whose estimate would end past it is skipped")
@@ -1092,14 +1104,25 @@ def main(argv: list[str] | None = None) -> int:
                     write()
                     continue
                 log(f"config {shape} {dtype_name} batch {batch} cache {cache}")
+                published: list[dict[str, Any]] = []
+
+                def publish(row: dict[str, Any]) -> None:
+                    if not any(r is row for r in report["rows"]):
+                        report["rows"].append(row)
+                        published.append(row)
+                    write()
+
                 try:
-                    row = run_config(args, model, shape, dtype_name, batch, cache, checksum)
+                    run_config(args, model, shape, dtype_name, batch, cache, checksum, publish)
                 except Exception as e:
                     log(f"config FAILED: {type(e).__name__}: {e}")
-                    row = {"shape": shape, "dtype": dtype_name, "batch": batch, "cache": cache,
-                           "error": f"{type(e).__name__}: {str(e)[:300]}"}
-                report["rows"].append(row)
-                write()
+                    why = f"{type(e).__name__}: {str(e)[:300]}"
+                    if published:  # timed; what came after failed
+                        published[0]["error_after_timing"] = why
+                        write()
+                    else:
+                        publish({"shape": shape, "dtype": dtype_name, "batch": batch, "cache": cache,
+                                 "error": why})
             del model
             if not cpu:
                 torch.cuda.empty_cache()
