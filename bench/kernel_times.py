@@ -42,22 +42,45 @@ def ncu_binary() -> str:
     sys.exit("kernel_times: ncu (Nsight Compute) not found")
 
 
+def parse_ncu_metrics(text: str) -> list[tuple[str, dict[str, float]]]:
+    """(kernel name, {metric: value}) per launch in launch order, from ncu --csv output (one row
+    per launch and metric; values in base units with --print-units base)."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    launches: dict[str, tuple[str, dict[str, float]]] = {}
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        if "Metric Name" not in row or "Kernel Name" not in row:
+            continue
+        try:
+            value = float(row["Metric Value"].replace(",", ""))
+        except ValueError:  # "n/a" where ncu could not collect the metric
+            continue
+        launch = launches.setdefault(row.get("ID", str(len(launches))), (row["Kernel Name"], {}))
+        launch[1][row["Metric Name"]] = value
+    return list(launches.values())
+
+
 def parse_ncu(text: str) -> list[tuple[str, float]]:
     """(kernel name, duration ns) per launch, from ncu --csv output."""
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    kernels = []
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        if row.get("Metric Name") == "gpu__time_duration.sum":
-            kernels.append((row["Kernel Name"], float(row["Metric Value"].replace(",", ""))))
-    return kernels
+    return [(name, m["gpu__time_duration.sum"]) for name, m in parse_ncu_metrics(text)
+            if "gpu__time_duration.sum" in m]
 
 
-def run_ncu(cmd: list[str], log: Path) -> list[tuple[str, float]]:
-    res = subprocess.run([ncu_binary(), *NCU_ARGS, *cmd], capture_output=True, text=True, timeout=900)
+def run_ncu_metrics(cmd: list[str], log: Path, metrics: list[str],
+                    timeout: float = 900) -> list[tuple[str, dict[str, float]]]:
+    """cmd under ncu (capture between cudaProfilerStart and Stop), collecting `metrics`."""
+    args = list(NCU_ARGS)
+    args[args.index("--metrics") + 1] = ",".join(metrics)
+    res = subprocess.run([ncu_binary(), *args, *cmd], capture_output=True, text=True, timeout=timeout)
     log.write_text(res.stdout + "\n--- stderr ---\n" + res.stderr)
     if res.returncode != 0:
         raise RuntimeError(f"ncu failed ({res.returncode}); see {log}")
-    return parse_ncu(res.stdout)
+    return parse_ncu_metrics(res.stdout)
+
+
+def run_ncu(cmd: list[str], log: Path) -> list[tuple[str, float]]:
+    return [(name, m["gpu__time_duration.sum"])
+            for name, m in run_ncu_metrics(cmd, log, ["gpu__time_duration.sum"])
+            if "gpu__time_duration.sum" in m]
 
 
 def child_compile(name: str, export_dir: Path, warmup: int) -> None:

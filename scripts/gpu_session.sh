@@ -7,6 +7,7 @@
 #
 # Usage: scripts/gpu_session.sh STEP[:SECONDS] ...
 #   build          cmake + ninja of build-gpu/ (skipped when nothing changed: ninja decides)
+#   build-cli      the same configure, only the aotrt CLI and library (what the decode step needs)
 #   ops            build-gpu/aotrt_unit_tests: every device-generic op row on cuda and cpu, and
 #                  tests/unit/cuda (scripts/gpu_ops_check.sh --skip-build)
 #   weights        scripts/gpu_weights.sh (package_constants_in_so=False on cpu and cuda)
@@ -32,6 +33,9 @@
 #   large          scripts/gpu_large.sh: the weights layouts of large packages on cpu and cuda
 #   unit           build-gpu/aotrt_unit_tests --gtest_filter=$UNIT_FILTER (default: sampling,
 #                  CUDA graphs, sessions' streams): a slice of the unit tests, no skips allowed
+#   decode         bench/decode.py on cuda ($DECODE_ARGS, default: --shapes 1b --dtypes bf16
+#                  --batches 1 --caches 1024, eager, torch.compile and aotrt), configs that would
+#                  end past the step's limit skipped; the table back as decode-cuda-<date>.md/.json
 # Steps joined with '+' run at the same time (their GPU work shares the card: never use it for
 # steps that time anything), e.g.  build:360 ops:60 python+weights:120 triton:150 triton-load:150
 # A step's default limit is 300 s; STEP:SECONDS sets it.
@@ -66,6 +70,9 @@ run_step() {  # name seconds: runs it, appends its line to the summary
       aotrt_gpu_cmake_args build-gpu -DAOTRT_PYTHON=ON
       timeout "$limit" bash -c 'cmake "$@" && ninja -C build-gpu -j"$(nproc)"' _ "${CMAKE_ARGS[@]}" \
         >>"$log" 2>&1 ;;
+    build-cli) aotrt_gpu_cmake_args build-gpu
+               timeout "$limit" bash -c 'cmake "$@" && ninja -C build-gpu -j"$(nproc)" aotrt' _ \
+                 "${CMAKE_ARGS[@]}" >"$log" 2>&1 ;;
     ops) OUT=$LOGS/ops timeout "$limit" scripts/gpu_ops_check.sh --skip-build >"$log" 2>&1 ;;
     weights) OUT=$LOGS/weights timeout "$limit" scripts/gpu_weights.sh >"$log" 2>&1 ;;
     python) OUT=$LOGS/python timeout "$limit" scripts/python_gpu.sh --from-build build-gpu -k cuda \
@@ -99,6 +106,10 @@ run_step() {  # name seconds: runs it, appends its line to the summary
     unit) timeout "$limit" build-gpu/aotrt_unit_tests \
             --gtest_filter="${UNIT_FILTER:-*Sampling*:*CudaGraph*:*CallGraph*}" >"$log" 2>&1 &&
             ! grep -q '^\[  SKIPPED \]' "$log" ;;
+    decode) mkdir -p "$LOGS/decode"
+            timeout "$limit" python3 bench/decode.py --device cuda --aotrt build-gpu/aotrt \
+              --work /tmp/aotrt-decode --out "$LOGS/decode" --time-limit "$(( limit - 20 ))" \
+              ${DECODE_ARGS:---shapes 1b --dtypes bf16 --batches 1 --caches 1024} >"$log" 2>&1 ;;
     *) echo "gpu_session: unknown step '$name'" >"$log"; false ;;
   esac
   rc=$?
@@ -119,11 +130,11 @@ collect() {
   local f
   for f in "$LOGS"/*.log; do
     [ -f "$f" ] || continue
-    [ "${f##*/}" = build.log ] && continue
+    [ "${f##*/}" = build.log ] || [ "${f##*/}" = build-cli.log ] && continue
     tail -c 2000000 "$f" >"$OUT_DIR/${f##*/}"
   done
   for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md \
-           "$LOGS"/attention/attention.md; do
+           "$LOGS"/attention/attention.md "$LOGS"/decode/decode-*.md "$LOGS"/decode/decode-*.json; do
     [ -f "$f" ] && cp "$f" "$OUT_DIR/"
   done
   [ -f "$LOGS"/hf/hf-cuda/table.md ] && cp "$LOGS"/hf/hf-cuda/table.md "$OUT_DIR/hf_table.md"
@@ -144,9 +155,10 @@ for arg in "$@"; do
     pids+=($!)
   done
   wait "${pids[@]}"
-  if [ "$arg" = build ] || [[ "$arg" == build:* ]]; then
-    if ! grep -q '^build *rc=0 ' "$SUMMARY"; then
-      { echo "----- build.log (tail)"; tail -n 60 "$LOGS/build.log"; } >>"$SUMMARY"
+  if [ "$arg" = build ] || [[ "$arg" == build:* ]] || [ "$arg" = build-cli ] || [[ "$arg" == build-cli:* ]]; then
+    b=${arg%%:*}
+    if ! grep -q "^$b *rc=0 " "$SUMMARY"; then
+      { echo "----- $b.log (tail)"; tail -n 60 "$LOGS/$b.log"; } >>"$SUMMARY"
       cat "$SUMMARY"
       exit 1  # every later step needs the build
     fi

@@ -86,7 +86,7 @@ struct WrapperSource {
 //  - The first argument of a C shim whose name ends in '_' (in place:
 //    aoti_torch_copy_, aoti_torch_cpu_index_put_) or "_out" is written.
 // X is the name the run gives constant i in "auto& X = constants_->at(i);".
-// Comments and string literals are skipped.
+// Comments and string literals (raw ones too) are skipped.
 WrapperSource parse_wrapper_source(std::string_view text);
 
 }  // namespace aotrt::package

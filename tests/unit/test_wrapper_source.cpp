@@ -114,6 +114,24 @@ void AOTInductorModel::run_impl(...) {
 }
 )SRC";
 
+// The specs torch writes for keyword inputs (transformers' decoder step takes
+// input_ids= and cache_position=) are raw strings holding \": a scanner that
+// read them as plain literals lost its place and saw no write after them.
+constexpr const char* kRawSpecs = R"x(
+    constants_info_[0].name = "key_cache_0";
+    constants_info_[0].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[1].name = "inv_freq";
+    constants_info_[1].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    in_spec_ = R"([1, {"type": "builtins.dict", "context": "[\"input_ids\", \"cache_position\"]"}])";
+    out_spec_ = R"([1, {"type": null, "context": null, "children_spec": []}])";
+    const char* other = R"delim(a "quoted" ) part)delim";
+void AOTInductorModel::run_impl(...) {
+    [[maybe_unused]] auto& key_cache_0 = constants_->at(0);
+    [[maybe_unused]] auto& inv_freq = constants_->at(1);
+    cpp_fused_index_copy_0((const float*)(inv_freq.data_ptr()), (float*)(key_cache_0.data_ptr()));
+}
+)x";
+
 TEST(WrapperSource, ReadsWhichConstantsTheRunWrites) {
   using aotrt::package::ConstantAccess;
   const auto src = aotrt::package::parse_wrapper_source(kRun);
@@ -129,6 +147,15 @@ TEST(WrapperSource, ReadsWhichConstantsTheRunWrites) {
   EXPECT_EQ(src.constants[4].access, ConstantAccess::kWritten);  // an _out shim's first argument
   EXPECT_EQ(src.constants[5].access, ConstantAccess::kUnused);   // never declared in the run
   EXPECT_EQ(src.constants[6].access, ConstantAccess::kRead);     // a Triton in_ptr0
+}
+
+TEST(WrapperSource, SkipsRawStringLiterals) {
+  using aotrt::package::ConstantAccess;
+  const auto src = aotrt::package::parse_wrapper_source(kRawSpecs);
+  ASSERT_TRUE(src.access_known);
+  ASSERT_EQ(src.constants.size(), 2u);
+  EXPECT_EQ(src.constants[0].access, ConstantAccess::kWritten);
+  EXPECT_EQ(src.constants[1].access, ConstantAccess::kRead);
 }
 
 TEST(WrapperSource, WithoutTheRunSaysNothingAboutWrites) {
