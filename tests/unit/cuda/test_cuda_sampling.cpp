@@ -62,7 +62,15 @@ TEST(CudaSampling, GraphReplaysDrawFreshTokensAndFollowNewParameters) {
   cuda::Graph graph(0);
   if (!capture(graph, call, 1)) return;
   const uint64_t first = 12;  // 10, then two warm calls; the capture ran nothing
+  // The warm calls ran on the graph's private stream, which is non-blocking: the legacy
+  // stream that read_back copies on must wait for them, or it reads a kernel mid-flight.
+  graph.prepare(nullptr);
   EXPECT_EQ(read_back<uint64_t>(*call.step), std::vector<uint64_t>(rows, first));
+  const std::vector<int64_t> warm = read_back<int64_t>(*call.tokens);
+  for (int64_t r = 0; r < rows; ++r) {
+    const Expected e = expected_token(call.row(r), vocab, ps[r], first - 1, r);
+    if (!e.near) EXPECT_EQ(warm[r], e.token) << "second warm call, row " << r;
+  }
 
   const int64_t mallocs = cuda::driver_allocations(0);
   std::vector<std::set<int64_t>> seen(rows);
@@ -115,12 +123,16 @@ TEST(CudaSampling, BatchesLargerThanOneLaunch) {
     const std::vector<int64_t> got = call.sample();
     int64_t compared = 0;
     for (int64_t r = 0; r < rows; ++r) {
+      EXPECT_TRUE(got[r] >= 0 && got[r] < vocab) << "B " << rows << " V " << vocab << " row "
+                                                 << r << " has no token: " << got[r];
       const Expected e = expected_token(call.row(r), vocab, ps[r], 0, r);
       if (e.near) continue;
       ++compared;
       EXPECT_EQ(got[r], e.token) << "B " << rows << " V " << vocab << " row " << r;
     }
-    EXPECT_GT(compared, rows * 9 / 10);
+    // Greedy and top-k 50 rows (3/4 of them) are almost never near; top-p-only rows of a
+    // 128k vocabulary often are (tokens of probability ~1e-6 around the cut), so at most 1/4.
+    EXPECT_GE(compared, rows / 2) << "B " << rows << " V " << vocab << ": too few decisive rows";
     EXPECT_EQ(read_back<uint64_t>(*call.step), std::vector<uint64_t>(rows, 1));
   }
 }
