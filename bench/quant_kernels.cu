@@ -255,10 +255,10 @@ void bench_int4(bool sweep) {
     using aotrt::cuda::Int4Kernel;
     if (s.M <= 64) run("exact", {Int4Kernel::kExact});
     run("auto", {});
-    if (s.M <= 16) run("decode", {Int4Kernel::kDecode});
+    if (s.M <= 64) run("decode", {Int4Kernel::kDecode});
     run("gemm", {Int4Kernel::kGemm});
     if (!sweep) continue;
-    if (s.M <= 16) {
+    if (s.M <= 64) {
       for (int tiles : {1, 2, 4})
         for (int splits : {1, 2, 4, 8})
           run("decode tiles " + std::to_string(tiles) + " splits " + std::to_string(splits),

@@ -11,7 +11,13 @@
 // kv head times the Lq positions), so each key is read once for all of them.
 // Keys go in units of 8; the units of a (batch, kv head) are dealt out to
 // the splits round robin (unit u to split u % S), so whatever part of the
-// cache is filled, every split gets its share of it.
+// cache is filled, every split gets its share of it. On tensor cores each
+// warp streams its units through a ring of shared memory (cp.async, 16 KiB
+// a warp: 4 units at E 128), the copies of the next ones in flight while one
+// is multiplied; a lane reads back only the 16-byte pieces it copied, so the
+// ring needs no barrier. (Loading two units into registers and then
+// multiplying them, loads and math took turns: 1.2-1.4x cuDNN's time on a
+// full cache.)
 // Masked units are skipped: before reading keys, a block reads the mask
 // (the bias) of its units - Lq rows of Lk values when the bias is the same
 // for every head, as a boolean mask made additive is - and reads key and
@@ -166,35 +172,45 @@ struct MmaWarp {
   struct Loaded {
     uint4 k[kC], v[kC];
   };
-  // Key and value rows j0 + g (zeros past Lk).
-  __device__ __forceinline__ void load(const DecodeParams& p, const T* k_base, const T* v_base,
-                                       int64_t j0, Loaded& d) const {
+  // A stage of the warp's ring: [2 kC][32 lanes] of 16 bytes, each lane's own
+  // (so a lane reads back only what it copied: no barrier, no bank conflict).
+  static constexpr int kStageWords = 2 * kC * 32;
+  // Starts copying key and value rows j0 + g (zeros past Lk) into `stage`; one cp.async group.
+  __device__ __forceinline__ void issue(const DecodeParams& p, const T* k_base, const T* v_base,
+                                       int64_t j0, uint4* stage) const {
     const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
     const int64_t j = j0 + g;
-    if (j < p.Lk) {
-      const T* kr = k_base + j * p.ks[2] + 8 * c;
-      const T* vr = v_base + j * p.vs[2] + 8 * c;
+    const bool in = j < p.Lk;
+    const T* kr = in ? k_base + j * p.ks[2] + 8 * c : k_base;
+    const T* vr = in ? v_base + j * p.vs[2] + 8 * c : v_base;
 #pragma unroll
-      for (int t = 0; t < kC; ++t) {
-        d.k[t] = __ldg(reinterpret_cast<const uint4*>(kr + 32 * t));
-        d.v[t] = __ldg(reinterpret_cast<const uint4*>(vr + 32 * t));
-      }
-    } else {
+    for (int t = 0; t < kC; ++t) {
+      mma::cp_async16(stage + t * 32 + lane, in ? kr + 32 * t : kr, in ? 16 : 0);
+      mma::cp_async16(stage + (kC + t) * 32 + lane, in ? vr + 32 * t : vr, in ? 16 : 0);
+    }
+  }
+  __device__ __forceinline__ void read(const uint4* stage, Loaded& d) const {
+    const int lane = threadIdx.x % 32;
 #pragma unroll
-      for (int t = 0; t < kC; ++t) d.k[t] = d.v[t] = make_uint4(0, 0, 0, 0);
+    for (int t = 0; t < kC; ++t) {
+      d.k[t] = stage[t * 32 + lane];
+      d.v[t] = stage[(kC + t) * 32 + lane];
     }
   }
 
   __device__ __forceinline__ void step(const DecodeParams& p, const T* bias_row, const RowAt& row,
                                        int64_t j0, const Loaded& d) {
     const int lane = threadIdx.x % 32, c = lane % 4;
-    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    // Two chains of kC products each (the tensor cores' latency), then their sum.
+    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s2[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int t = 0; t < kC; ++t) {
       const uint32_t a0[4] = {qa[t][0], 0u, qa[t][1], 0u}, a1[4] = {qa[t][2], 0u, qa[t][3], 0u};
       mma::m16n8k16<T>(s, a0, d.k[t].x, d.k[t].y);
-      mma::m16n8k16<T>(s, a1, d.k[t].z, d.k[t].w);
+      mma::m16n8k16<T>(s2, a1, d.k[t].z, d.k[t].w);
     }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[e] += s2[e];
     // Row g's scores of keys j0 + 2c, j0 + 2c + 1.
     float x0 = -INFINITY, x1 = -INFINITY;
     if (row.valid) {
@@ -420,12 +436,20 @@ struct SimtWarp {
   }
 };
 
-// Shared memory of the decode kernel: the unit lists and fp32's q and
-// probabilities while the keys stream; the warps' states after.
+// Units each warp of the tensor-core path has in its ring (copies in flight:
+// all but the one being multiplied): 16 KiB a warp.
 template <int kE>
+inline constexpr int kRingStages = kE <= 64 ? 8 : kE <= 128 ? 4 : 2;
+
+// Shared memory of the decode kernel: the unit lists and, while the keys
+// stream, fp32's q and probabilities or the tensor-core path's rings of
+// keys and values; the warps' states after.
+template <typename T, int kE>
 constexpr size_t decode_smem_bytes() {
-  const size_t stream_phase =
-      kWindow + 4 * (kWindow + 32) + 4 * (kRows * kE + kWarps * kRows * kUnit);
+  constexpr bool kMma = !std::is_same_v<T, float>;
+  const size_t per_path = kMma ? size_t{kWarps} * kRingStages<kE> * 2 * (kE / 32) * 32 * 16
+                               : 4 * (kRows * kE + kWarps * kRows * kUnit);
+  const size_t stream_phase = kWindow + 4 * (kWindow + 32) + per_path;
   const size_t state_phase = 4 * (2 * kWarps * kRows + kWarps * kRows * kE) + 4 * 3 * kRows;
   return stream_phase > state_phase ? stream_phase : state_phase;
 }
@@ -522,25 +546,37 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(const DecodeParams 
       if (at < n && live[at]) list[before++] = at;
     }
     __syncthreads();
-    // The warps take the live units in turn, two at a time for the smaller heads.
-    constexpr int kBatch = kMma && kE <= 128 ? 2 : 1;
-    for (int base = warp; base < total; base += kWarps * kBatch) {
-      typename Warp::Loaded d[kBatch];
-      int64_t j0[kBatch];
-#pragma unroll
-      for (int x = 0; x < kBatch; ++x) {
-        const int at = base + x * kWarps;
-        j0[x] = at < total ? (split + (w0 + list[at]) * p.splits) * kUnit : p.Lk;
-        if (at < total) w.load(p, k_base, v_base, j0[x], d[x]);
-      }
-#pragma unroll
-      for (int x = 0; x < kBatch; ++x) {
-        if (base + x * kWarps >= total) break;  // uniform over the warp
-        if constexpr (kMma) {
-          w.step(p, my_bias, my_row, j0[x], d[x]);
-        } else {
-          w.step(p, bias_rows, rows, j0[x], d[x]);
+    // The warps take the live units in turn: unit warp + x kWarps of the list is the warp's x-th.
+    auto unit_j0 = [&](int at) { return (split + (w0 + list[at]) * p.splits) * kUnit; };
+    const int mine_n = total > warp ? (total - warp + kWarps - 1) / kWarps : 0;
+    if constexpr (kMma) {
+      // A ring of kStages units a warp (cp.async): the copies of the next kStages - 1
+      // units are in flight while one is multiplied.
+      constexpr int kStages = kRingStages<kE>;
+      uint4* ring = reinterpret_cast<uint4*>(scratch) + warp * kStages * Warp::kStageWords;
+      auto issue = [&](int x) {  // the warp's x-th unit into stage x % kStages; one group
+        if (x < mine_n) {
+          w.issue(p, k_base, v_base, unit_j0(warp + x * kWarps),
+                  ring + (x % kStages) * Warp::kStageWords);
         }
+        mma::cp_async_commit();
+      };
+#pragma unroll
+      for (int x = 0; x < kStages - 1; ++x) issue(x);
+      for (int x = 0; x < mine_n; ++x) {
+        issue(x + kStages - 1);  // its stage was read (by this lane) in step x - 1
+        mma::cp_async_wait<kStages - 1>();  // unit x's group has landed
+        typename Warp::Loaded d;
+        w.read(ring + (x % kStages) * Warp::kStageWords, d);
+        w.step(p, my_bias, my_row, unit_j0(warp + x * kWarps), d);
+      }
+      mma::cp_async_wait<0>();
+    } else {
+      for (int x = 0; x < mine_n; ++x) {
+        const int64_t j0 = unit_j0(warp + x * kWarps);
+        typename Warp::Loaded d;
+        w.load(p, k_base, v_base, j0, d);
+        w.step(p, bias_rows, rows, j0, d);
       }
     }
   }
@@ -665,12 +701,25 @@ bool decode_enabled() {
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
 
+// The kernel's shared memory past the default 48 KiB (the tensor-core path's
+// rings): set per device on every launch, as attention.cu does.
+template <typename T, int kE>
+void allow_smem() {
+  constexpr size_t smem = decode_smem_bytes<T, kE>();
+  static_assert(smem <= 100 * 1024, "decode attention: two blocks an SM");
+  if (smem > 48 * 1024) {
+    AOTRT_CUDA_CHECK(cudaFuncSetAttribute(decode_kernel<T, kE>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem)));
+  }
+}
+
 // Splits: the device's wave of blocks (as many as its SMs hold at once) over
 // the (batch, kv head, row group) blocks, each split at least 4 units.
 template <typename T, int kE>
 void plan_splits(DecodeParams& p, int64_t blocks_y, int64_t splits_wanted, int device) {
-  constexpr size_t smem = decode_smem_bytes<kE>();
-  static_assert(smem <= 48 * 1024, "decode attention's shared memory fits the default limit");
+  constexpr size_t smem = decode_smem_bytes<T, kE>();
+  allow_smem<T, kE>();
   if (splits_wanted > 0) {
     p.splits = std::min<int64_t>(splits_wanted, p.units);
   } else {
@@ -683,7 +732,7 @@ void plan_splits(DecodeParams& p, int64_t blocks_y, int64_t splits_wanted, int d
 template <typename T, int kE>
 void run_decode(const DecodeParams& p, int64_t blocks_y, cudaStream_t stream) {
   decode_kernel<T, kE><<<dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(blocks_y)),
-                         kWarps * 32, decode_smem_bytes<kE>(), stream>>>(p);
+                         kWarps * 32, decode_smem_bytes<T, kE>(), stream>>>(p);
   AOTRT_CUDA_CHECK(cudaGetLastError());
 }
 

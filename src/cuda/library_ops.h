@@ -99,10 +99,10 @@ void set_gemm_lt_refusal_for_testing(bool refuse);
 void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b,
                       int64_t group, const TensorImpl& scale_zeros, const char* fn);
 // For tests and benchmarks: one kernel of int4_tinygemm_mm, and its split
-// over K (blocks of a cluster, at most 8) and its tile (decode: n tiles a
-// block, 1, 2 or 4; gemm: rows a block, 64 or 128); 0 picks as int4_tinygemm_mm
-// does. False, with nothing queued, when that kernel does not serve the call
-// (an alignment, a device before sm_80).
+// over K (blocks of a cluster, at most 8) and its tile (decode, M <= 64: n
+// tiles a warp, 1, 2 or 4; gemm: rows a block, 64 or 128); 0 picks as
+// int4_tinygemm_mm does. False, with nothing queued, when that kernel does not
+// serve the call (an alignment, a device before sm_80, M past 64 for decode).
 enum class Int4Kernel { kAuto, kExact, kDecode, kGemm };
 struct Int4KernelChoice {
   Int4Kernel kernel = Int4Kernel::kAuto;

@@ -4,7 +4,7 @@
 //
 // Note [Int4 matmul kernels]
 // int4_tinygemm_mm picks, by M, one of three kernels:
-// - decode (M <= 16): a GEMV on tensor cores. tinygemm's layout is the B
+// - decode (M <= 64): a GEMV on tensor cores. tinygemm's layout is the B
 //   fragment of mma.m16n8k16 (Note [mma fragments]): lane (n % 8) * 4 +
 //   (k % 8) / 2 of an 8-column tile holds, in each int32, the fragments of
 //   two 16-deep k tiles, so a lane loads its own int32s (16 bytes at once for
@@ -12,14 +12,17 @@
 //   registers straight into fragments: the nibble pairs (i, i + 4) at bits
 //   4i and 16 + 4i become two bfloat16 128 + q by an OR with 0x4300 (exact),
 //   then w = fma(q - 8, scale, zero) in bfloat16x2 (one rounding, ATen's
-//   dequantization bit for bit). A's rows (at most 16, padded with zeros)
-//   are the A fragments, read through L1. A block's 4 warps split K between
-//   them (each warp keeps several loads of 512 bytes in flight) and sum
-//   their fragments in shared memory in a fixed order. A block takes 1, 2
-//   or 4 n tiles, so that the grid fits one wave of the device; when the n
-//   tiles alone give too few blocks, blocks split K further as a cluster
+//   dequantization bit for bit). Each warp of a block owns 1, 2 or 4 n tiles
+//   and walks the block's K range; A's rows (8, 16, 32 or 64 of them, rows
+//   past M read a zero row) stage through shared memory in chunks (cp.async,
+//   two buffers) that all 4 warps share, and reach the fragments by ldmatrix.
+//   A warp loads the weights and (scale, zero) pairs of its next batch of
+//   outer k tiles (about 2 KiB) while it multiplies the current one, so two
+//   batches are in flight and no load waits inside the multiply (the first
+//   version loaded the pairs there and ran at a quarter of the bandwidth).
+//   The grid is about one wave of the device: blocks split K as a cluster
 //   (sm_90) and sum through distributed shared memory, in rank order.
-// - gemm (M > 16): 64 or 128 rows x 128 columns a block, 8 warps of 32 x 32
+// - gemm (M > 64): 64 or 128 rows x 128 columns a block, 8 warps of 32 x 32
 //   (or 64 x 32); A's tile through shared memory (cp.async, two stages,
 //   ldmatrix), the weights loaded by each warp into registers one 128-deep
 //   k step ahead and dequantized once for all its m tiles; split over K
@@ -185,119 +188,240 @@ __device__ __forceinline__ void cluster_sum(float* local, int count, Emit&& emit
 #endif
 }
 
-// --- decode: M <= 16 ---------------------------------------------------------------------
+// --- decode: M <= 64 ---------------------------------------------------------------------
 
 constexpr int kDecodeWarps = 4;
+constexpr int kDecodeMaxRows = 64;  // M the decode kernel serves (auto: up to here)
 
-// kRows16: M > 8 (A fragments' rows 8-15 are read); kNT: 8-column tiles a block.
-// Block (x, y): n tiles x * kNT ..., outer k tiles [y * per_split, ...); its
-// cluster (when splits > 1) is its column of blocks along y.
-template <int kInner, bool kRows16, int kNT>
-__global__ void __launch_bounds__(kDecodeWarps * 32)
-    int4_decode_kernel(const uint32_t* __restrict__ a, const uint32_t* __restrict__ b,
+// The decode kernel's compile-time shape: kRows8 eighths of 8 rows (1: M <= 8;
+// 2, 4, 8: M <= 16, 32, 64), kNT n tiles a warp.
+template <int kInner, int kRows8, int kNT>
+struct DecodeShape {
+  static constexpr int kWords = kInner / 2;      // int32s a lane holds of one outer k tile
+  static constexpr int kOuterK = 16 * kInner;    // k of an outer tile
+  static constexpr int kRows = 8 * kRows8;       // rows of A the fragments cover
+  static constexpr int kMT = (kRows + 15) / 16;  // 16-row m tiles
+  static constexpr int kChunk = 1024 / kRows8;   // k of A one stage holds (about 17 KiB)
+  static constexpr int kPitch = kChunk + 8;      // a staged row in bfloat16: ldmatrix without conflicts
+  static constexpr int kStageRows = kRows + 1;   // row kRows stays zero: rows >= M read it
+  // Outer k tiles a warp loads at once: about 16 int32s a lane to 16 rows (two
+  // batches in flight: 4 KiB a warp), 8 past.
+  static constexpr int kWant = (kRows8 <= 2 ? 16 : 8) / (kNT * kWords);
+  static constexpr int kB = std::clamp(kWant, 1, kChunk / kOuterK);
+  static constexpr int kBatchesPerChunk = kChunk / (kB * kOuterK);
+  static constexpr int kSets = kMT * kNT >= 4 ? 1 : 2;  // accumulators a tile (short mma chains)
+  static constexpr size_t kStageBytes = size_t{kStageRows} * kPitch * sizeof(bf16);
+  static constexpr size_t kPartialBytes = size_t{kDecodeWarps} * kNT * kRows * 8 * sizeof(float);
+  static constexpr size_t kSmem = std::max(2 * kStageBytes, kPartialBytes);
+  static_assert(kChunk % (kB * kOuterK) == 0 && kSmem <= 48 * 1024);
+};
+
+// Block (x, y): n tiles from x * kDecodeWarps * kNT, kNT a warp; outer k tiles
+// [y * per_split, ...), which every warp walks in order; its cluster (when
+// splits > 1) is its column of blocks along y. A's rows stage through shared
+// memory in chunks of kChunk k (two buffers, cp.async); each warp loads the
+// weights and (scale, zero) pairs of its next batch of outer tiles while it
+// multiplies the current one.
+template <int kInner, int kRows8, int kNT>
+__global__ void __launch_bounds__(kDecodeWarps * 32, kRows8 <= 2 ? 3 : 2)
+    int4_decode_kernel(const bf16* __restrict__ a, const uint32_t* __restrict__ b,
                        const uint32_t* __restrict__ sz, bf16* __restrict__ out, int M, int N,
                        int K, int group_shift, int per_split, int splits) {
-  constexpr int kWords = kInner / 2;
-  // Outer k tiles loaded at once: 32 int32s a lane in flight.
-  constexpr int kBatch = 32 / (kNT * kWords) > 0 ? 32 / (kNT * kWords) : 1;
-  constexpr int kRows = kRows16 ? 16 : 8;
-  __shared__ float partial[kDecodeWarps][kNT][kRows][8];
-  __shared__ float sums[kNT * 16 * 8];
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  using S = DecodeShape<kInner, kRows8, kNT>;
+  constexpr int kWords = S::kWords, kB = S::kB, kMT = S::kMT, kSets = S::kSets;
+  constexpr int kRows = S::kRows, kChunk = S::kChunk, kPitch = S::kPitch;
+  __shared__ __align__(16) unsigned char smem[S::kSmem];
+  bf16* const stage = reinterpret_cast<bf16*>(smem);  // [2][kStageRows][kPitch]
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, c = lane % 4;
-  const int64_t n_tiles = N / 8, k_outer = K / (16 * kInner);
-  const int64_t tile0 = static_cast<int64_t>(blockIdx.x) * kNT;
+  const int64_t n_tiles = N / 8, k_outer = K / S::kOuterK;
+  const int64_t tile_w = (static_cast<int64_t>(blockIdx.x) * kDecodeWarps + warp) * kNT;
   const int64_t o_begin = static_cast<int64_t>(blockIdx.y) * per_split;
   const int64_t o_end = min(k_outer, o_begin + per_split);
-  const int64_t half_k = K / 2;  // A's row in bfloat16 pairs
-  const uint32_t* row0 = a + static_cast<int64_t>(g) * half_k;
-  const uint32_t* row1 = a + static_cast<int64_t>(g + 8) * half_k;
-  const bool has0 = g < M, has1 = kRows16 && g + 8 < M;
+  const int64_t batches = o_end > o_begin ? (o_end - o_begin + kB - 1) / kB : 0;
+  const int64_t chunks = (batches + S::kBatchesPerChunk - 1) / S::kBatchesPerChunk;
+  const int64_t k_begin = o_begin * S::kOuterK, k_end = o_end * S::kOuterK;
+  const int64_t group_pairs_mask = (int64_t{1} << (group_shift - 5)) - 1;  // groups >= 32
 
-  float acc[kNT][4];
-#pragma unroll
-  for (int t = 0; t < kNT; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.0f;
+  for (int i = tid; i < 2 * (kChunk / 8); i += kDecodeWarps * 32) {  // the zero rows
+    const int buf = i / (kChunk / 8), ch = i % (kChunk / 8);
+    *reinterpret_cast<uint4*>(stage + (buf * S::kStageRows + kRows) * kPitch + ch * 8) =
+        make_uint4(0, 0, 0, 0);
+  }
+  auto stage_a = [&](int64_t chunk, int buf) {
+    const int64_t k0 = k_begin + chunk * kChunk;
+    for (int i = tid; i < M * (kChunk / 8); i += kDecodeWarps * 32) {
+      const int r = i / (kChunk / 8), ch = i % (kChunk / 8);
+      const int64_t k = k0 + ch * 8;
+      const bool in = k < k_end;  // 8 bfloat16 are in or out whole
+      mma::cp_async16(stage + (buf * S::kStageRows + r) * kPitch + ch * 8,
+                      in ? a + static_cast<int64_t>(r) * K + k : a, in ? 16 : 0);
+    }
+    mma::cp_async_commit();
+  };
 
-  for (int64_t o0 = o_begin + warp; o0 < o_end; o0 += kDecodeWarps * kBatch) {
-    uint32_t w[kBatch][kNT][kWords];
+  // A batch: kB outer tiles x kNT n tiles of this lane's int32s and their
+  // (scale, zero) pairs, one a 32-deep k pair (loaded once a group).
+  struct Batch {
+    uint32_t w[kB][kNT][kWords];
+    uint32_t s[kB][kNT][kWords];
+  };
+  auto load = [&](int64_t bi, Batch& d) {
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int64_t o = o0 + static_cast<int64_t>(u) * kDecodeWarps;
+    for (int u = 0; u < kB; ++u) {
+      const int64_t o = o_begin + bi * kB + u;
 #pragma unroll
       for (int t = 0; t < kNT; ++t) {
-        if (o < o_end && tile0 + t < n_tiles) {
-          load_words<kWords>(w[u][t], word_at<kInner>(b, tile0 + t, k_outer, o * kWords, lane));
+        const int64_t tile = tile_w + t;
+        const bool ok = o < o_end && tile < n_tiles;
+        if (ok) {
+          load_words<kWords>(d.w[u][t], word_at<kInner>(b, tile, k_outer, o * kWords, lane));
         } else {
 #pragma unroll
-          for (int j = 0; j < kWords; ++j) w[u][t][j] = 0;
+          for (int j = 0; j < kWords; ++j) d.w[u][t][j] = 0;
+        }
+#pragma unroll
+        for (int j = 0; j < kWords; ++j) {
+          const int64_t pair = o * kWords + j;
+          if (j == 0 || (pair & group_pairs_mask) == 0) {
+            d.s[u][t][j] = ok ? __ldg(sz + ((pair * 32) >> group_shift) * N + tile * 8 + g) : 0u;
+          } else {
+            d.s[u][t][j] = d.s[u][t][j - 1];
+          }
         }
       }
-    }
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int64_t o = o0 + static_cast<int64_t>(u) * kDecodeWarps;
-      if (o >= o_end) break;  // uniform over the warp
-#pragma unroll
-      for (int j = 0; j < kWords; ++j) {
-        const int64_t pair = o * kWords + j, col = pair * 16 + c;  // A[., 32 pair + 2c] in pairs
-        uint32_t a0[4], a1[4];  // the k tiles 2 pair and 2 pair + 1
-        a0[0] = has0 ? __ldg(row0 + col) : 0u;
-        a0[2] = has0 ? __ldg(row0 + col + 4) : 0u;
-        a1[0] = has0 ? __ldg(row0 + col + 8) : 0u;
-        a1[2] = has0 ? __ldg(row0 + col + 12) : 0u;
-        a0[1] = has1 ? __ldg(row1 + col) : 0u;
-        a0[3] = has1 ? __ldg(row1 + col + 4) : 0u;
-        a1[1] = has1 ? __ldg(row1 + col + 8) : 0u;
-        a1[3] = has1 ? __ldg(row1 + col + 12) : 0u;
-        const int64_t group_row = ((pair * 32) >> group_shift) * N;
-#pragma unroll
-        for (int t = 0; t < kNT; ++t) {
-          const uint32_t s = tile0 + t < n_tiles ? __ldg(sz + group_row + (tile0 + t) * 8 + g) : 0u;
-          uint32_t b0, b1;
-          dequant_tile<0>(w[u][t][j], s, b0, b1);
-          mma::m16n8k16<bf16>(acc[t], a0, b0, b1);
-          dequant_tile<1>(w[u][t][j], s, b0, b1);
-          mma::m16n8k16<bf16>(acc[t], a1, b0, b1);
-        }
-      }
-    }
-  }
-
-  // The warps' sums, added in warp order.
-#pragma unroll
-  for (int t = 0; t < kNT; ++t) {
-    partial[warp][t][g][2 * c] = acc[t][0];
-    partial[warp][t][g][2 * c + 1] = acc[t][1];
-    if constexpr (kRows16) {
-      partial[warp][t][g + 8][2 * c] = acc[t][2];
-      partial[warp][t][g + 8][2 * c + 1] = acc[t][3];
-    }
-  }
-  __syncthreads();
-  const int count = kNT * M * 8;  // [t][row][col]
-  for (int i = static_cast<int>(threadIdx.x); i < count; i += blockDim.x) {
-    const int t = i / (M * 8), r = (i / 8) % M, col = i % 8;
-    float s = 0.0f;
-#pragma unroll
-    for (int v = 0; v < kDecodeWarps; ++v) s += partial[v][t][r][col];
-    sums[i] = s;
-  }
-  auto emit = [&](int i, float s) {
-    const int t = i / (M * 8), r = (i / 8) % M, col = i % 8;
-    if (tile0 + t < n_tiles) {
-      out[static_cast<int64_t>(r) * N + (tile0 + t) * 8 + col] = __float2bfloat16_rn(s);
     }
   };
-  if (splits == 1) {
-    __syncthreads();
-    for (int i = static_cast<int>(threadIdx.x); i < count; i += blockDim.x) emit(i, sums[i]);
-  } else {
-    __syncthreads();
-    cluster_sum(sums, count, emit);
+
+  float acc[kMT][kNT][kSets][4];
+#pragma unroll
+  for (int i = 0; i < kMT; ++i)
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int v = 0; v < kSets; ++v) acc[i][t][v][0] = acc[i][t][v][1] = acc[i][t][v][2] = acc[i][t][v][3] = 0.0f;
+
+  // ldmatrix rows of this lane (rows >= M read the zero row).
+  int a_row[kMT];
+#pragma unroll
+  for (int i = 0; i < kMT; ++i) {
+    const int r = kRows8 == 1 ? lane % 8 : 16 * i + lane % 16;
+    a_row[i] = (r < M ? r : kRows) * kPitch + (kRows8 == 1 ? (lane / 8) * 8 : (lane / 16) * 8);
   }
+  auto compute = [&](const Batch& d, int64_t bi, const bf16* sb) {
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      if (o_begin + bi * kB + u >= o_end) break;  // uniform over the block
+      const int col0 = static_cast<int>((bi % S::kBatchesPerChunk) * kB + u) * S::kOuterK;
+#pragma unroll
+      for (int j = 0; j < kWords; ++j) {
+        uint32_t af[kMT][2][4];  // the k tiles 2 pair and 2 pair + 1
+        if constexpr (kRows8 == 1) {  // rows 0-7 of both k tiles in one ldmatrix; rows 8-15 zero
+          uint32_t r[4];
+          mma::ldmatrix_x4(r, sb + a_row[0] + col0 + 32 * j);
+          af[0][0][0] = r[0], af[0][0][2] = r[1], af[0][1][0] = r[2], af[0][1][2] = r[3];
+          af[0][0][1] = af[0][0][3] = af[0][1][1] = af[0][1][3] = 0u;
+        } else {
+#pragma unroll
+          for (int i = 0; i < kMT; ++i) {
+            mma::ldmatrix_x4(af[i][0], sb + a_row[i] + col0 + 32 * j);
+            mma::ldmatrix_x4(af[i][1], sb + a_row[i] + col0 + 32 * j + 16);
+          }
+        }
+#pragma unroll
+        for (int t = 0; t < kNT; ++t) {
+          uint32_t b0, b1;
+          dequant_tile<0>(d.w[u][t][j], d.s[u][t][j], b0, b1);
+#pragma unroll
+          for (int i = 0; i < kMT; ++i) mma::m16n8k16<bf16>(acc[i][t][j % kSets], af[i][0], b0, b1);
+          dequant_tile<1>(d.w[u][t][j], d.s[u][t][j], b0, b1);
+#pragma unroll
+          for (int i = 0; i < kMT; ++i) mma::m16n8k16<bf16>(acc[i][t][j % kSets], af[i][1], b0, b1);
+        }
+      }
+    }
+  };
+
+  Batch cur{}, nxt{};
+  if (batches > 0) {
+    load(0, cur);
+    stage_a(0, 0);
+  }
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    if (ch + 1 < chunks) {
+      stage_a(ch + 1, static_cast<int>((ch + 1) & 1));
+    } else {
+      mma::cp_async_commit();  // an empty group: the wait below is for chunk ch alone
+    }
+    mma::cp_async_wait<1>();
+    __syncthreads();  // chunk ch (and the zero rows) in place for every warp
+    const bf16* sb = stage + (ch & 1) * S::kStageRows * kPitch;
+    for (int bb = 0; bb < S::kBatchesPerChunk; ++bb) {
+      const int64_t bi = ch * S::kBatchesPerChunk + bb;
+      if (bi >= batches) break;  // uniform over the block
+      if (bi + 1 < batches) load(bi + 1, nxt);
+      compute(cur, bi, sb);
+      cur = nxt;
+    }
+    __syncthreads();  // buffer ch & 1 is restaged for chunk ch + 2
+  }
+
+  // The sets' sums (in set order); rows 16 i + g (+ 8), columns 8 tile + 2c (+ 1).
+  float res[kMT][kNT][4];
+#pragma unroll
+  for (int i = 0; i < kMT; ++i)
+#pragma unroll
+    for (int t = 0; t < kNT; ++t)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float s = acc[i][t][0][e];
+#pragma unroll
+        for (int v = 1; v < kSets; ++v) s += acc[i][t][v][e];
+        res[i][t][e] = s;
+      }
+  if (splits == 1) {
+#pragma unroll
+    for (int i = 0; i < kMT; ++i) {
+#pragma unroll
+      for (int t = 0; t < kNT; ++t) {
+        const int64_t tile = tile_w + t;
+        if (tile >= n_tiles) continue;
+        const int64_t row = 16 * i + g, col = tile * 8 + 2 * c;
+        if (row < M) {
+          *reinterpret_cast<__nv_bfloat162*>(out + row * N + col) =
+              __floats2bfloat162_rn(res[i][t][0], res[i][t][1]);
+        }
+        if (kRows8 > 1 && row + 8 < M) {
+          *reinterpret_cast<__nv_bfloat162*>(out + (row + 8) * N + col) =
+              __floats2bfloat162_rn(res[i][t][2], res[i][t][3]);
+        }
+      }
+    }
+    return;
+  }
+  // Split over K: the block's [warp * kNT + t][row][8] sums, added over the cluster.
+  __syncthreads();  // the stages (and zero rows) are no longer read
+  float* part = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int i = 0; i < kMT; ++i) {
+#pragma unroll
+    for (int t = 0; t < kNT; ++t) {
+      const int r = 16 * i + g;
+      float* p = part + ((warp * kNT + t) * kRows + r) * 8 + 2 * c;
+      if (r < kRows) p[0] = res[i][t][0], p[1] = res[i][t][1];
+      if (r + 8 < kRows) p[64] = res[i][t][2], p[65] = res[i][t][3];
+    }
+  }
+  const int64_t tile_b = static_cast<int64_t>(blockIdx.x) * kDecodeWarps * kNT;
+  cluster_sum(part, kDecodeWarps * kNT * kRows * 8, [&](int i, float s) {
+    const int tl = i / (kRows * 8), r = (i / 8) % kRows, col = i % 8;
+    if (r < M && tile_b + tl < n_tiles) {
+      out[static_cast<int64_t>(r) * N + (tile_b + tl) * 8 + col] = __float2bfloat16_rn(s);
+    }
+  });
 }
 
-// --- gemm: M > 16 --------------------------------------------------------------------------
+// --- gemm: M > 64 --------------------------------------------------------------------------
 
 constexpr int kGemmWarps = 8;  // 2 along M x 4 along N
 constexpr int kGemmBN = 128;   // 16 n tiles; a warp 4 of them
@@ -501,40 +625,67 @@ int choose_splits(int64_t blocks, int64_t units, int64_t wave, const DeviceFacts
   return static_cast<int>(std::clamp<int64_t>(std::min(want, units), 1, kMaxClusterBlocks));
 }
 
-template <int kInner>
-void launch_decode(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
-                   cudaStream_t stream) {
+template <int kInner, int kRows8>
+void launch_decode_rows(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
+                        cudaStream_t stream) {
   const int64_t n_tiles = o.N / 8, k_outer = o.K / (16 * kInner);
-  // A wave: the blocks the device holds at once (~100 registers a thread: about 5 an SM).
+  // A wave: the blocks the device holds at once (registers: 4 an SM to 16 rows, 2 or 3 past).
   const int64_t wave =
-      int64_t{d.sms} * launch::resident_blocks<int4_decode_kernel<kInner, false, 1>>(
+      int64_t{d.sms} * launch::resident_blocks<int4_decode_kernel<kInner, kRows8, 1>>(
                            kDecodeWarps * 32, 0, o.device);
+  auto blocks_for = [&](int64_t nt) {
+    return (n_tiles + kDecodeWarps * nt - 1) / (kDecodeWarps * nt);
+  };
   int nt = choice.tiles;
-  if (nt <= 0) nt = n_tiles <= wave ? 1 : n_tiles <= 2 * wave ? 2 : 4;
+  if (nt <= 0) {
+    // To 16 rows, the fewest columns a warp that fill no more than a wave; past
+    // 16 rows, 4 n tiles a warp (each A fragment from shared memory serves 4 tiles).
+    nt = kRows8 >= 4 ? 4 : blocks_for(1) <= wave ? 1 : blocks_for(2) <= wave ? 2 : 4;
+  }
   nt = nt >= 4 ? 4 : nt >= 2 ? 2 : 1;
-  const int64_t blocks = (n_tiles + nt - 1) / nt;
-  // Each of a block's warps wants a few outer k tiles to itself.
-  const int64_t units = std::max<int64_t>(1, k_outer / (2 * kDecodeWarps));
+  const int64_t blocks = blocks_for(nt);
+  // The chosen kernel's own wave (more n tiles a warp hold more registers).
+  const int64_t nt_wave =
+      nt == 1 ? wave
+              : int64_t{d.sms} *
+                    (nt == 2 ? launch::resident_blocks<int4_decode_kernel<kInner, kRows8, 2>>(
+                                   kDecodeWarps * 32, 0, o.device)
+                             : launch::resident_blocks<int4_decode_kernel<kInner, kRows8, 4>>(
+                                   kDecodeWarps * 32, 0, o.device));
+  // Each split at least 4 outer k tiles.
+  const int64_t units = std::max<int64_t>(1, k_outer / 4);
   int splits = choice.splits > 0 ? std::min(choice.splits, kMaxClusterBlocks)
-                                 : choose_splits(blocks, units, wave, d);
+                                 : choose_splits(blocks, units, nt_wave, d);
   if (d.capability < 90) splits = 1;
   const int per_split = static_cast<int>((k_outer + splits - 1) / splits);
   AOTRT_CHECK(blocks <= 0x7fffffff, kUnsupported, "int4 decode kernel: ", o.N, " columns");
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(splits));
   const dim3 cluster(1, static_cast<unsigned>(splits), 1);
-  const auto* a = reinterpret_cast<const uint32_t*>(o.a);
   const int M = static_cast<int>(o.M), N = static_cast<int>(o.N), K = static_cast<int>(o.K);
   auto go = [&](auto kernel) {
-    launch_with_clusters(kernel, grid, kDecodeWarps * 32, 0, cluster, stream, a, o.b, o.sz, o.out,
-                         M, N, K, o.group_shift, per_split, splits);
+    launch_with_clusters(kernel, grid, kDecodeWarps * 32, 0, cluster, stream, o.a, o.b, o.sz,
+                         o.out, M, N, K, o.group_shift, per_split, splits);
   };
-  const bool rows16 = o.M > 8;
   if (nt == 4) {
-    rows16 ? go(int4_decode_kernel<kInner, true, 4>) : go(int4_decode_kernel<kInner, false, 4>);
+    go(int4_decode_kernel<kInner, kRows8, 4>);
   } else if (nt == 2) {
-    rows16 ? go(int4_decode_kernel<kInner, true, 2>) : go(int4_decode_kernel<kInner, false, 2>);
+    go(int4_decode_kernel<kInner, kRows8, 2>);
   } else {
-    rows16 ? go(int4_decode_kernel<kInner, true, 1>) : go(int4_decode_kernel<kInner, false, 1>);
+    go(int4_decode_kernel<kInner, kRows8, 1>);
+  }
+}
+
+template <int kInner>
+void launch_decode(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
+                   cudaStream_t stream) {
+  if (o.M <= 8) {
+    launch_decode_rows<kInner, 1>(o, choice, d, stream);
+  } else if (o.M <= 16) {
+    launch_decode_rows<kInner, 2>(o, choice, d, stream);
+  } else if (o.M <= 32) {
+    launch_decode_rows<kInner, 4>(o, choice, d, stream);
+  } else {
+    launch_decode_rows<kInner, 8>(o, choice, d, stream);
   }
 }
 
@@ -589,7 +740,7 @@ bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out
   const auto* sz_data = static_cast<const bf16*>(scale_zeros.data_ptr());
   auto* out_data = static_cast<bf16*>(out.data_ptr());
   Int4Kernel which = choice.kernel;
-  if (which == Int4Kernel::kAuto) which = M <= 16 ? Int4Kernel::kDecode : Int4Kernel::kGemm;
+  if (which == Int4Kernel::kAuto) which = M <= kDecodeMaxRows ? Int4Kernel::kDecode : Int4Kernel::kGemm;
   if (which == Int4Kernel::kExact) {
     launch_exact(a_data, b_data, sz_data, out_data, M, N, K, b.sizes()[1], inner, group,
                  on.stream, fn);
@@ -600,9 +751,8 @@ bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out
   const bool fits = d.capability >= 80 && M * K < (int64_t{1} << 31) &&
                     N * K / 8 < (int64_t{1} << 31) && M * N < (int64_t{1} << 31) &&
                     aligned(b_data, 2 * inner) && aligned(sz_data, 4) && aligned(out_data, 4);
-  if (which == Int4Kernel::kDecode) {
-    if (!fits || M > 16 || !aligned(a_data, 4)) return false;
-  } else if (!fits || !aligned(a_data, 16)) {
+  // Both stage A through cp.async (16 bytes; K is a multiple of 32).
+  if (!fits || !aligned(a_data, 16) || (which == Int4Kernel::kDecode && M > kDecodeMaxRows)) {
     return false;
   }
   const Operands o{on.device, a_data, b_data, reinterpret_cast<const uint32_t*>(sz_data), out_data,

@@ -193,7 +193,7 @@ using cuda::Int4KernelChoice;
 // Every kernel, split and tile that serves M.
 std::vector<std::pair<std::string, Int4KernelChoice>> int4_choices(int64_t M) {
   std::vector<std::pair<std::string, Int4KernelChoice>> out;
-  if (M <= 16) {
+  if (M <= 64) {
     for (int tiles : {0, 1, 2, 4}) {
       for (int splits : {0, 1, 2, 3, 8}) {
         out.push_back({"decode tiles " + std::to_string(tiles) + " splits " + std::to_string(splits),
@@ -279,15 +279,18 @@ TEST(CudaInt4Kernels, IdentityGivesEveryWeightBitForBit) {
     Int4Tensors t(be, p);
     EXPECT_TRUE(same_bits(t.run(be, p, {Int4Kernel::kExact}), want, s.N)) << "exact kernel";
     EXPECT_TRUE(same_bits(t.run(be, p, {Int4Kernel::kGemm}), want, s.N)) << "gemm kernel";
-    // The decode kernel, 16 rows of the identity at a time.
-    for (int64_t k0 = 0; k0 < s.K; k0 += 16) {
-      Int4Problem slice = p;
-      slice.s.M = 16;
-      slice.a.assign(p.a.begin() + k0 * s.K, p.a.begin() + (k0 + 16) * s.K);
-      Int4Tensors ts(be, slice);
-      const std::vector<double> part(want.begin() + k0 * s.N, want.begin() + (k0 + 16) * s.N);
-      EXPECT_TRUE(same_bits(ts.run(be, slice, {Int4Kernel::kDecode}), part, s.N))
-          << "decode kernel, rows " << k0 << " .. " << k0 + 15;
+    // The decode kernel, 8, 16, 32 and 64 rows of the identity at a time (each of
+    // its row counts; every weight reaches every fragment row).
+    for (const int64_t rows : {8, 16, 32, 64}) {
+      for (int64_t k0 = 0; k0 < s.K; k0 += rows) {
+        Int4Problem slice = p;
+        slice.s.M = rows;
+        slice.a.assign(p.a.begin() + k0 * s.K, p.a.begin() + (k0 + rows) * s.K);
+        Int4Tensors ts(be, slice);
+        const std::vector<double> part(want.begin() + k0 * s.N, want.begin() + (k0 + rows) * s.N);
+        EXPECT_TRUE(same_bits(ts.run(be, slice, {Int4Kernel::kDecode}), part, s.N))
+            << "decode kernel, rows " << k0 << " .. " << k0 + rows - 1;
+      }
     }
   }
 }
