@@ -33,6 +33,8 @@
 #   large          scripts/gpu_large.sh: the weights layouts of large packages on cpu and cuda
 #   unit           build-gpu/aotrt_unit_tests --gtest_filter=$UNIT_FILTER (default: sampling,
 #                  CUDA graphs, sessions' streams): a slice of the unit tests, no skips allowed
+#   gentests       tests/generate's CUDA tests (scripts/python_gpu.sh --tests tests/generate -k cuda)
+#   llm8b          bench/llm_large.py: the Llama-3-8B shape by torch's defaults, load, run, generate
 #   decode         bench/decode.py on cuda ($DECODE_ARGS, default: --shapes 1b --dtypes bf16
 #                  --batches 1 --caches 1024, eager, torch.compile and aotrt), configs that would
 #                  end past the step's limit skipped; the table back as decode-cuda-<date>.md/.json
@@ -103,6 +105,11 @@ run_step() {  # name seconds: runs it, appends its line to the summary
     kernels) OUT=$LOGS/kernels timeout "$limit" scripts/gpu_kernels_check.sh \
                ${KERNELS_ARGS:---no-sweep} >"$log" 2>&1 ;;
     large) OUT=$LOGS/large timeout "$limit" scripts/gpu_large.sh >"$log" 2>&1 ;;
+    gentests) OUT=$LOGS/gentests timeout "$limit" scripts/python_gpu.sh --from-build build-gpu \
+                --tests tests/generate -k cuda >"$log" 2>&1 ;;
+    llm8b) mkdir -p "$LOGS/llm8b"
+           timeout "$limit" python3 bench/llm_large.py --aotrt build-gpu/aotrt --work /tmp/llm \
+             --out "$LOGS/llm8b/llm_large.json" >"$log" 2>&1 ;;
     unit) timeout "$limit" build-gpu/aotrt_unit_tests \
             --gtest_filter="${UNIT_FILTER:-*Sampling*:*CudaGraph*:*CallGraph*}" >"$log" 2>&1 &&
             ! grep -q '^\[  SKIPPED \]' "$log" ;;
