@@ -141,7 +141,7 @@ collect() {
     tail -c 2000000 "$f" >"$OUT_DIR/${f##*/}"
   done
   for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md \
-           "$LOGS"/attention/attention.md "$LOGS"/decode/decode-*.md "$LOGS"/decode/decode-*.json; do
+           "$LOGS"/attention/attention.md "$LOGS"/decode/decode-*.md "$LOGS"/decode/decode-*.json "$LOGS"/llm8b/llm_large.json; do
     [ -f "$f" ] && cp "$f" "$OUT_DIR/"
   done
   [ -f "$LOGS"/hf/hf-cuda/table.md ] && cp "$LOGS"/hf/hf-cuda/table.md "$OUT_DIR/hf_table.md"
