@@ -24,6 +24,11 @@ references:
   same bound (measured 3.6e-7 max); under autocast (the bf16 cases) eager rounds to bfloat16
   where the compiled graph does not and back, so the mean bound is one bfloat16 rounding,
   2^-8 of the largest magnitude (measured 2e-3 and 1.4e-3 of ~1).
+On a CPU without VNNI (AVX2 alone, e.g. an AMD EPYC before Zen 4) oneDNN's int8 kernels
+saturate pairs of u8 * s8 products to int16 (Note [oneDNN's ISA] in src/cpu/onednn.cpp):
+libtorch's output is then wrong (measured: gelu_mlp 0.074 max abs diff of 0.25, where aotrt
+and eager agree within 6e-8), so it is no reference there and eager alone judges; aotrt runs
+every quantized op on its float32 path (QuantizedReal checks that).
 """
 
 from __future__ import annotations
@@ -162,6 +167,19 @@ def _close(name: str, what: str, got: np.ndarray, want: np.ndarray, mean_rel: fl
     assert diff.mean() <= mean_rel * scale, f"{name} vs {what}: mean abs diff {diff.mean()}"
 
 
+def _host_vnni() -> bool:
+    """Whether the CPU multiplies int8 exactly in oneDNN (AVX-512 VNNI, AVX-VNNI or AMX)."""
+    try:
+        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return False
+    return any(f in flags for f in ("avx512_vnni", "avx_vnni", "amx_int8"))
+
+
+_HOST_VNNI = _host_vnni()
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_int8_model_matches_torch(aotrt_bin, unit_tests, tmp_path, name):
     converted, x = _quantized(name)
@@ -181,7 +199,10 @@ def test_int8_model_matches_torch(aotrt_bin, unit_tests, tmp_path, name):
     assert r.returncode == 0, r.stderr
     got = np.load(tmp_path / "out" / "output_0.npy").astype(np.float32)
     assert got.shape == eager.shape
-    _close(name, "libtorch", got, _libtorch_output(pkg, tmp_path / "x.npy", tmp_path / "libtorch"))
+    if _HOST_VNNI:
+        _close(name, "libtorch", got, _libtorch_output(pkg, tmp_path / "x.npy", tmp_path / "libtorch"))
+    else:
+        print(f"{name}: no VNNI on this CPU, libtorch's int8 kernels saturate: eager alone judges")
     # Eager under autocast rounds to bfloat16 where the compiled graph does not and back:
     # one bfloat16 rounding (2^-8 relative) of the mean.
     _close(name, "eager", got, eager, 2.0**-8 if CASES[name][3] else 1e-4)
@@ -201,7 +222,8 @@ def _libtorch_output(pkg: Path, x_npy: Path, out: Path) -> np.ndarray:
 
 
 def _runs_in_int8(unit_tests, pkg: Path, x: torch.Tensor, d: Path) -> None:
-    """QuantizedReal.*: every quantized op ran on oneDNN's int8 primitives, the constant weights
+    """QuantizedReal.*: every quantized op ran on oneDNN's int8 primitives (on the float32 path
+    without VNNI), the constant weights
     reordered once; a second run makes no primitive and reorders nothing."""
     d.mkdir()
     shutil.copyfile(pkg, d / "model.pt2")
