@@ -17,8 +17,9 @@
 //  - the cache length: GeneratorOptions::max_cache_len, else the one
 //    length every rank-4 state constant (a [B, heads, length, head_dim] KV
 //    cache) has in dim 2; none or several refuse the package, asking for it;
-//  - the vocabulary: the last dim of the logits (read from the first step's
-//    output when the package records no output sizes);
+//  - the vocabulary: the last dim of the logits (when the package records no
+//    output sizes, Generator::load runs one decode step of a scratch session
+//    to read it);
 //  - end of sequence: GeneratorOptions::eos_token_ids (none by default).
 #include "generate/config.h"
 

@@ -280,6 +280,24 @@ Generator Generator::load(const std::string& package_path, const GeneratorOption
   Tensor host = Tensor::from_blob(values.data(), {n}, {1}, ScalarType::Int64);
   g->positions = host.to(g->device);
   if (g->device.is_cuda()) cuda::synchronize(g->device.index);  // `values` goes out of scope
+  GenerationConfig& c = g->config;
+  if (c.vocab_size <= 0 && c.kind == "decoder") {
+    // Note [Generation packages]: the logits' last dim, from one step of a
+    // scratch session (token 0 at position 0, both views of `positions`), so
+    // that a prompt token outside the vocabulary is refused before any graph
+    // indexes an embedding with it.
+    const char* fn = "aotrt::Generator::load";
+    Session scratch = g->program.new_session();
+    std::vector<Tensor> in(g->program.info(c.decode_graph).input_names.size());
+    in[c.decode_ids_input] = slice_1d(g->positions, 0, {1, 1}, fn);
+    in[c.decode_pos_input] = slice_1d(g->positions, 0, {1}, fn);
+    const std::vector<Tensor> out = scratch.run(c.decode_graph, in);
+    AOTRT_CHECK(!out.empty() && out[0].defined() && out[0].dim() >= 2, kPackage, fn, ": graph '",
+                c.decode_graph, "' of ", package_path, " returned no logits [batch, (tokens,) "
+                "vocabulary]");
+    c.vocab_size = out[0].sizes().back();
+    if (g->device.is_cuda()) cuda::synchronize(g->device.index);  // before the session goes
+  }
   return Generator(std::move(g));
 }
 

@@ -186,6 +186,9 @@ def test_generate_equals_eager_greedy(packages):
     cfg = lm.config
     assert cfg["source"] == "inferred" and cfg["max_cache_len"] == MAX_LEN
     assert cfg["decode_graph"] == "model" and cfg["prefill_graph"] == ""  # one token a step
+    assert cfg["vocab_size"] == 64  # read from a scratch step: the package records no output sizes
+    with pytest.raises(aotrt.InvalidArgumentError, match="outside the vocabulary"):
+        lm.generate([1, 64], max_new_tokens=1)
     prompt = [3, 9, 4, 11, 2]
     expect = tiny_kv_greedy(TinyKVDecoder(max_len=MAX_LEN).eval(), prompt, 30)
     got = lm.generate(prompt, max_new_tokens=30)
