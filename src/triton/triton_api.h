@@ -27,6 +27,10 @@ struct TRITONBACKEND_Request;
 struct TRITONBACKEND_Response;
 struct TRITONBACKEND_Input;
 struct TRITONBACKEND_Output;
+struct TRITONBACKEND_ResponseFactory;
+struct TRITONSERVER_Parameter;
+struct TRITONSERVER_Metric;
+struct TRITONSERVER_MetricFamily;
 
 typedef enum TRITONSERVER_datatype_enum {
   TRITONSERVER_TYPE_INVALID = 0,
@@ -81,6 +85,20 @@ typedef enum TRITONBACKEND_artifacttype_enum {
   TRITONBACKEND_ARTIFACT_FILESYSTEM = 0
 } TRITONBACKEND_ArtifactType;
 
+typedef enum TRITONSERVER_parametertype_enum {
+  TRITONSERVER_PARAMETER_STRING = 0,
+  TRITONSERVER_PARAMETER_INT = 1,
+  TRITONSERVER_PARAMETER_BOOL = 2,
+  TRITONSERVER_PARAMETER_DOUBLE = 3,
+  TRITONSERVER_PARAMETER_BYTES = 4
+} TRITONSERVER_ParameterType;
+
+typedef enum TRITONSERVER_metrickind_enum {
+  TRITONSERVER_METRIC_KIND_COUNTER = 0,
+  TRITONSERVER_METRIC_KIND_GAUGE = 1,
+  TRITONSERVER_METRIC_KIND_HISTOGRAM = 2
+} TRITONSERVER_MetricKind;
+
 inline constexpr uint32_t TRITONSERVER_REQUEST_RELEASE_ALL = 1;
 inline constexpr uint32_t TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1;
 
@@ -95,6 +113,25 @@ TRITONSERVER_Error* TRITONSERVER_MessageNewFromSerializedJson(TRITONSERVER_Messa
 TRITONSERVER_Error* TRITONSERVER_MessageDelete(TRITONSERVER_Message* message);
 TRITONSERVER_Error* TRITONSERVER_MessageSerializeToJson(TRITONSERVER_Message* message,
                                                         const char** base, size_t* byte_size);
+
+// A STRING parameter's value is the const char* itself; the parameter keeps a copy.
+TRITONSERVER_Parameter* TRITONSERVER_ParameterNew(const char* name,
+                                                  const TRITONSERVER_ParameterType type,
+                                                  const void* value);
+void TRITONSERVER_ParameterDelete(TRITONSERVER_Parameter* parameter);
+// Custom metrics on the server's /metrics endpoint. A family is deleted after
+// its metrics; labels may be deleted once the metric is made.
+TRITONSERVER_Error* TRITONSERVER_MetricFamilyNew(TRITONSERVER_MetricFamily** family,
+                                                 const TRITONSERVER_MetricKind kind,
+                                                 const char* name, const char* description);
+TRITONSERVER_Error* TRITONSERVER_MetricFamilyDelete(TRITONSERVER_MetricFamily* family);
+TRITONSERVER_Error* TRITONSERVER_MetricNew(TRITONSERVER_Metric** metric,
+                                           TRITONSERVER_MetricFamily* family,
+                                           const TRITONSERVER_Parameter** labels,
+                                           const uint64_t label_count);
+TRITONSERVER_Error* TRITONSERVER_MetricDelete(TRITONSERVER_Metric* metric);
+TRITONSERVER_Error* TRITONSERVER_MetricIncrement(TRITONSERVER_Metric* metric, double value);
+TRITONSERVER_Error* TRITONSERVER_MetricSet(TRITONSERVER_Metric* metric, double value);
 
 TRITONSERVER_Error* TRITONBACKEND_ApiVersion(uint32_t* major, uint32_t* minor);
 TRITONSERVER_Error* TRITONBACKEND_BackendName(TRITONBACKEND_Backend* backend, const char** name);
@@ -153,6 +190,22 @@ TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(TRITONBACKEND_Request* reque
 // On success the request is the server's again and must not be touched.
 TRITONSERVER_Error* TRITONBACKEND_RequestRelease(TRITONBACKEND_Request* request,
                                                  uint32_t release_flags);
+// Whether the client cancelled the request (or went away, for a gRPC stream).
+TRITONSERVER_Error* TRITONBACKEND_RequestIsCancelled(TRITONBACKEND_Request* request,
+                                                     bool* is_cancelled);
+
+// Decoupled models: a factory makes any number of responses for one request
+// (each made, filled and sent before the next is made), and sends the final
+// flag with no response of its own.
+TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryNew(TRITONBACKEND_ResponseFactory** factory,
+                                                     TRITONBACKEND_Request* request);
+TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryDelete(TRITONBACKEND_ResponseFactory* factory);
+TRITONSERVER_Error* TRITONBACKEND_ResponseFactorySendFlags(TRITONBACKEND_ResponseFactory* factory,
+                                                           const uint32_t send_flags);
+TRITONSERVER_Error* TRITONBACKEND_ResponseFactoryIsCancelled(
+    TRITONBACKEND_ResponseFactory* factory, bool* is_cancelled);
+TRITONSERVER_Error* TRITONBACKEND_ResponseNewFromFactory(TRITONBACKEND_Response** response,
+                                                         TRITONBACKEND_ResponseFactory* factory);
 
 TRITONSERVER_Error* TRITONBACKEND_InputProperties(TRITONBACKEND_Input* input, const char** name,
                                                   TRITONSERVER_DataType* datatype,
