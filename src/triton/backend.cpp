@@ -21,64 +21,12 @@
 #include "core/view.h"
 #include "triton/config.h"
 #include "triton/cuda_stream.h"
+#include "triton/generation.h"
+#include "triton/server.h"
 #include "triton/triton_api.h"
 
 namespace aotrt::triton {
 namespace {
-
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-TRITONSERVER_Error_Code server_code(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kInvalidArgument:
-    case ErrorKind::kOutOfBounds:
-      return TRITONSERVER_ERROR_INVALID_ARG;
-    case ErrorKind::kUnsupported:
-    case ErrorKind::kPackage:
-      return TRITONSERVER_ERROR_UNSUPPORTED;
-    case ErrorKind::kOutOfMemory:
-      return TRITONSERVER_ERROR_UNAVAILABLE;
-    default:
-      return TRITONSERVER_ERROR_INTERNAL;
-  }
-}
-
-// The message of a failed server call, as an aotrt::Error quoting the call.
-void check_server(TRITONSERVER_Error* err, const char* call) {
-  if (err == nullptr) return;
-  const std::string message = TRITONSERVER_ErrorMessage(err);
-  TRITONSERVER_ErrorDelete(err);
-  AOTRT_FAIL(kBackend, call, " failed: ", message);
-}
-#define CHECK_TRITON(call) check_server((call), #call)
-
-void log(TRITONSERVER_LogLevel level, const std::string& message,
-         std::source_location where = std::source_location::current()) {
-  TRITONSERVER_Error* err = TRITONSERVER_LogMessage(level, where.file_name(),
-                                                    static_cast<int>(where.line()), message.c_str());
-  if (err != nullptr) TRITONSERVER_ErrorDelete(err);
-}
-
-// Runs an entry point's body; what it throws comes back as the server's error.
-template <typename Body>
-TRITONSERVER_Error* entry_boundary(const char* fn, Body&& body) noexcept {
-  try {
-    body();
-    return nullptr;
-  } catch (const Error& e) {
-    return TRITONSERVER_ErrorNew(server_code(e.kind()), (std::string("aotrt: ") + e.what()).c_str());
-  } catch (const std::exception& e) {
-    return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INTERNAL,
-                                 (std::string("aotrt: ") + fn + ": " + e.what()).c_str());
-  } catch (...) {
-    return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INTERNAL,
-                                 (std::string("aotrt: ") + fn + ": unknown exception").c_str());
-  }
-}
 
 // The server's TRITONSERVER_Message, deleted with this object.
 struct Message {
@@ -97,12 +45,6 @@ nlohmann::json model_config_json(TRITONBACKEND_Model* model) {
   return nlohmann::json::parse(base, base + size);
 }
 
-std::string shape_text(std::span<const int64_t> shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 struct ModelState {
   std::string name;
   std::string package_path;
@@ -112,6 +54,27 @@ struct ModelState {
   // Loaded by ModelInitialize to read the package; the first instance on
   // its device takes it instead of loading its own.
   std::optional<Model> spare;
+
+  // A generation model (Note [Generation models]): its configuration, and
+  // the Generator ModelInitialize loaded, for the first instance on its device.
+  std::optional<GenerationModelConfig> generation;
+  GeneratorOptions generator_options;
+  std::optional<Generator> spare_generator;
+
+  Generator generator_for(Device device) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (spare_generator && spare_generator->program().device() == device) {
+        Generator g = std::move(*spare_generator);
+        spare_generator.reset();
+        return g;
+      }
+      spare_generator.reset();
+    }
+    GeneratorOptions options = generator_options;
+    options.load.device_index = device.is_cuda() ? device.index : -1;
+    return Generator::load(package_path, options);
+  }
 
   Model model_for(Device device) {
     {
@@ -136,6 +99,7 @@ struct InstanceState {
   Device device;
   std::unique_ptr<CudaStream> stream;  // KIND_GPU only; outlives the model
   std::optional<Model> model;
+  std::unique_ptr<GenerationServer> generation;  // a generation model's instead of `model`
 };
 
 // One request of an execution, until its response is sent and it is released.
@@ -191,38 +155,6 @@ void read_inputs(const ModelConfig& config, Pending& p) {
     p.inputs.push_back(input);
     p.shapes.push_back(sizes);
   }
-}
-
-// Copies the bytes of a request input (one or more server buffers, host or
-// device memory) to `dst` (host memory of exactly that size).
-void copy_input_bytes(TRITONBACKEND_Input* input, uint8_t* dst, uint64_t nbytes) {
-  uint32_t count = 0;
-  CHECK_TRITON(TRITONBACKEND_InputProperties(input, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                             &count));
-  uint64_t done = 0;
-  for (uint32_t b = 0; b < count; ++b) {
-    const void* buffer = nullptr;
-    uint64_t size = 0;
-    TRITONSERVER_MemoryType type = TRITONSERVER_MEMORY_CPU;
-    int64_t type_id = 0;
-    CHECK_TRITON(TRITONBACKEND_InputBuffer(input, b, &buffer, &size, &type, &type_id));
-    AOTRT_CHECK(done + size <= nbytes, kInvalidArgument, "request input holds more than its ",
-                nbytes, " bytes");
-    if (type == TRITONSERVER_MEMORY_GPU) {
-      const Device where{DeviceType::CUDA, static_cast<int32_t>(type_id)};
-      Tensor src = Tensor::from_blob(const_cast<void*>(buffer), {static_cast<int64_t>(size)}, {1},
-                                     ScalarType::UInt8, where);
-      Tensor host = Tensor::from_blob(dst + done, {static_cast<int64_t>(size)}, {1},
-                                      ScalarType::UInt8);
-      host.copy_(src);
-      synchronize(where);
-    } else if (size > 0) {
-      std::memcpy(dst + done, buffer, size);
-    }
-    done += size;
-  }
-  AOTRT_CHECK(done == nbytes, kInvalidArgument, "request input holds ", done, " bytes, not ",
-              nbytes);
 }
 
 // Row `row` onwards of `t` along dim 0, `rows` of them: a view of the same memory.
@@ -290,6 +222,52 @@ void write_outputs(const InstanceState& inst, const std::vector<Tensor>& outputs
     CHECK_TRITON(TRITONBACKEND_ResponseSetIntParameter(
         p.response, "aotrt_compute_end_ns", static_cast<int64_t>(p.compute_end_ns)));
   }
+}
+
+bool autocomplete_enabled(TRITONBACKEND_Model* model) {
+  bool complete = false;
+  CHECK_TRITON(TRITONBACKEND_ModelAutoCompleteConfig(model, &complete));
+  return complete;
+}
+
+// Gives the server the auto-completed `config`, and reads back what it kept.
+void set_config(TRITONBACKEND_Model* model, nlohmann::json& config) {
+  const std::string text = config.dump();
+  Message m;
+  CHECK_TRITON(TRITONSERVER_MessageNewFromSerializedJson(&m.message, text.data(), text.size()));
+  CHECK_TRITON(TRITONBACKEND_ModelSetConfig(model, 1, m.message));
+  config = model_config_json(model);
+}
+
+// ModelInitialize of a generation model (Note [Generation models]): the
+// package is loaded as a Generator, so that what cannot be served fails the
+// load, not the first request.
+void initialize_generation(TRITONBACKEND_Model* model, ModelState& state, nlohmann::json& config,
+                           uint64_t version) {
+  if (autocomplete_enabled(model) && autocomplete_generation(config)) set_config(model, config);
+  state.generation = read_generation_config(config);
+  const GenerationModelConfig& g = *state.generation;
+  state.generator_options.load.cuda_graph = g.cuda_graph;
+  state.generator_options.max_cache_len = g.max_cache_len;
+  state.generator_options.eos_token_ids = g.eos_token_ids;
+  try {
+    state.spare_generator.emplace(Generator::load(state.package_path, state.generator_options));
+  } catch (const Error& e) {
+    throw Error(e.kind(), "model '" + state.name + "' version " + std::to_string(version) +
+                              ": cannot load " + state.package_path + " as a generation package: " +
+                              e.what());
+  }
+  const GenerationConfig& c = state.spare_generator->config();
+  std::string eos;
+  for (int64_t t : c.eos_token_ids) eos += (eos.empty() ? "" : ",") + std::to_string(t);
+  const Device device = state.spare_generator->program().device();
+  log(TRITONSERVER_LOG_INFO,
+      "aotrt: model '" + state.name + "' version " + std::to_string(version) + ": generation (" +
+          (g.decoupled ? "decoupled, streaming" : "one response a request") + ") from " +
+          state.package_path + " on " + device.str() + ": decode graph '" + c.decode_graph +
+          "', prefill graph '" + c.prefill_graph + "', cache " + std::to_string(c.max_cache_len) +
+          " positions, vocabulary " + std::to_string(c.vocab_size) + ", end tokens [" + eos +
+          "], up to " + std::to_string(g.max_sessions) + " sessions");
 }
 
 // One run of the model for `group` (requests whose non-batch dims agree),
@@ -482,49 +460,46 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
     nlohmann::json config = model_config_json(model);
     state->package_path = std::string(location) + "/" + std::to_string(version) + "/" +
                           model_filename(config);
-    state->load_options.cuda_graph = cuda_graph_parameter(config);
-    try {
-      state->spare.emplace(Model::load(state->package_path, state->load_options));
-    } catch (const Error& e) {
-      throw Error(e.kind(), "model '" + state->name + "' version " + std::to_string(version) +
-                                ": cannot load " + state->package_path + ": " + e.what());
-    }
-    ModelInfo info = state->spare->info();
+    if (is_generation_model(config)) {
+      initialize_generation(model, *state, config, version);
+    } else {
+      state->load_options.cuda_graph = cuda_graph_parameter(config);
+      try {
+        state->spare.emplace(Model::load(state->package_path, state->load_options));
+      } catch (const Error& e) {
+        throw Error(e.kind(), "model '" + state->name + "' version " + std::to_string(version) +
+                                  ": cannot load " + state->package_path + ": " + e.what());
+      }
+      ModelInfo info = state->spare->info();
 
-    bool complete = false;
-    CHECK_TRITON(TRITONBACKEND_ModelAutoCompleteConfig(model, &complete));
-    const auto listed = config.find("output");
-    const bool outputs_listed = listed != config.end() && listed->is_array() && !listed->empty();
-    const bool outputs_recorded =
-        info.output_specs.size() == info.output_names.size() &&
-        std::all_of(info.output_specs.begin(), info.output_specs.end(),
-                    [](const auto& spec) { return spec.has_value(); });
-    if (complete && !outputs_listed && !outputs_recorded) {
-      // Note [Outputs of a package that records none]
-      info.output_specs = output_specs_from_runs(*state->spare, "model '" + state->name + "'");
-      // Its one graph (kOn) would have the runs' shapes: instances load their own.
-      if (state->load_options.cuda_graph == CudaGraphMode::kOn) state->spare.reset();
+      const bool complete = autocomplete_enabled(model);
+      const auto listed = config.find("output");
+      const bool outputs_listed = listed != config.end() && listed->is_array() && !listed->empty();
+      const bool outputs_recorded =
+          info.output_specs.size() == info.output_names.size() &&
+          std::all_of(info.output_specs.begin(), info.output_specs.end(),
+                      [](const auto& spec) { return spec.has_value(); });
+      if (complete && !outputs_listed && !outputs_recorded) {
+        // Note [Outputs of a package that records none]
+        info.output_specs = output_specs_from_runs(*state->spare, "model '" + state->name + "'");
+        // Its one graph (kOn) would have the runs' shapes: instances load their own.
+        if (state->load_options.cuda_graph == CudaGraphMode::kOn) state->spare.reset();
+      }
+      if (complete && autocomplete(config, info)) set_config(model, config);
+      state->config = read_config(config, info);
+      std::string inputs, outputs;
+      for (const TensorConfig& t : state->config.inputs) inputs += " " + t.name;
+      for (const TensorConfig& t : state->config.outputs) outputs += " " + t.name;
+      log(TRITONSERVER_LOG_INFO, "aotrt: model '" + state->name + "' version " +
+                                     std::to_string(version) + ": " + state->package_path + " on " +
+                                     info.device.str() + ", max_batch_size " +
+                                     std::to_string(state->config.max_batch_size) + ", inputs" +
+                                     inputs + ", outputs" + outputs +
+                                     (info.device.is_cuda()
+                                          ? std::string(", CUDA graphs ") +
+                                                cuda_graph_mode_name(state->config.cuda_graph)
+                                          : std::string()));
     }
-    if (complete && autocomplete(config, info)) {
-      const std::string text = config.dump();
-      Message m;
-      CHECK_TRITON(TRITONSERVER_MessageNewFromSerializedJson(&m.message, text.data(), text.size()));
-      CHECK_TRITON(TRITONBACKEND_ModelSetConfig(model, 1, m.message));
-      config = model_config_json(model);
-    }
-    state->config = read_config(config, info);
-    std::string inputs, outputs;
-    for (const TensorConfig& t : state->config.inputs) inputs += " " + t.name;
-    for (const TensorConfig& t : state->config.outputs) outputs += " " + t.name;
-    log(TRITONSERVER_LOG_INFO, "aotrt: model '" + state->name + "' version " +
-                                   std::to_string(version) + ": " + state->package_path + " on " +
-                                   info.device.str() + ", max_batch_size " +
-                                   std::to_string(state->config.max_batch_size) + ", inputs" +
-                                   inputs + ", outputs" + outputs +
-                                   (info.device.is_cuda()
-                                        ? std::string(", CUDA graphs ") +
-                                              cuda_graph_mode_name(state->config.cuda_graph)
-                                        : std::string()));
     CHECK_TRITON(TRITONBACKEND_ModelSetState(model, state.get()));
     state.release();
   });
@@ -561,16 +536,26 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelIns
                 "KIND_GPU instance groups only");
     const bool gpu = kind == TRITONSERVER_INSTANCEGROUPKIND_GPU;
     state->device = gpu ? Device{DeviceType::CUDA, device_id} : cpu_device();
-    if (gpu) state->stream = std::make_unique<CudaStream>(device_id);
-    {
+    Device loaded_on;
+    if (ModelState& ms = *state->model_state; ms.generation) {
+      // Each sequence has its own stream (Note [Serving generation]).
+      Generator generator = ms.generator_for(state->device);
+      loaded_on = generator.program().device();
+      if (loaded_on == state->device) {
+        state->generation = std::make_unique<GenerationServer>(*ms.generation, std::move(generator),
+                                                               instance, state->name);
+      }
+    } else {
+      if (gpu) state->stream = std::make_unique<CudaStream>(device_id);
       std::optional<CurrentStream> current;
       if (state->stream) current.emplace(*state->stream);
-      state->model.emplace(state->model_state->model_for(state->device));
+      state->model.emplace(ms.model_for(state->device));
+      loaded_on = state->model->device();
     }
-    AOTRT_CHECK(state->model->device() == state->device, kInvalidArgument, "instance '", name,
-                "' is ", gpu ? "KIND_GPU" : "KIND_CPU", " on ", state->device.str(),
-                " but the package ", state->model_state->package_path, " runs on ",
-                state->model->device().str(), "; set instance_group's kind to match the package");
+    AOTRT_CHECK(loaded_on == state->device, kInvalidArgument, "instance '", name, "' is ",
+                gpu ? "KIND_GPU" : "KIND_CPU", " on ", state->device.str(), " but the package ",
+                state->model_state->package_path, " runs on ", loaded_on.str(),
+                "; set instance_group's kind to match the package");
     log(TRITONSERVER_LOG_INFO, "aotrt: instance '" + state->name + "' on " + state->device.str());
     CHECK_TRITON(TRITONBACKEND_ModelInstanceSetState(instance, state.get()));
     state.release();
@@ -599,6 +584,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     AOTRT_CHECK(inst != nullptr, kInternal, "TRITONBACKEND_ModelInstanceExecute: the instance has no state");
   });
   if (err != nullptr) return err;  // the requests stay the server's
+  if (inst->generation) {  // Note [Serving generation]: queued, answered by a slot
+    for (uint32_t r = 0; r < request_count; ++r) inst->generation->submit(requests[r]);
+    return nullptr;
+  }
 
   const uint64_t exec_start = now_ns();
   std::vector<Pending> pending(request_count);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <initializer_list>
 #include <sstream>
 
 namespace aotrt::triton {
@@ -186,6 +187,129 @@ TensorConfig read_tensor(const nlohmann::json& entry, const std::string& where,
   return t;
 }
 
+
+// Note [Generation models]: the tensors a generation model may configure.
+struct GenerationTensor {
+  const char* name;
+  std::initializer_list<ScalarType> dtypes;  // the first is auto-complete's
+  int dims;        // 1: [-1] or [n] (input_ids), [1] (scalars); 2: [-1, -1]
+  bool required;
+  bool scalar;     // dims [1]
+};
+
+constexpr ScalarType kI32 = ScalarType::Int32, kI64 = ScalarType::Int64;
+const GenerationTensor kGenerationInputs[] = {
+    {"input_ids", {kI32, kI64}, 1, true, false},
+    {"input_lengths", {kI32, kI64}, 1, false, true},
+    {"request_output_len", {kI32, kI64}, 1, true, true},
+    {"end_id", {kI32, kI64}, 1, false, true},
+    {"streaming", {ScalarType::Bool}, 1, false, true},
+    {"temperature", {ScalarType::Float32, ScalarType::Float64}, 1, false, true},
+    {"runtime_top_k", {kI32, kI64}, 1, false, true},
+    {"runtime_top_p", {ScalarType::Float32, ScalarType::Float64}, 1, false, true},
+    {"random_seed", {ScalarType::UInt64, kI64, kI32}, 1, false, true},
+    {"beam_width", {kI32, kI64}, 1, false, true},
+    {"exclude_input_in_output", {ScalarType::Bool}, 1, false, true},
+};
+const GenerationTensor kGenerationOutputs[] = {
+    {"output_ids", {kI32, kI64}, 2, true, false},
+    {"sequence_length", {kI32, kI64}, 1, false, false},
+};
+
+template <size_t N>
+const GenerationTensor* find_tensor(const GenerationTensor (&table)[N], const std::string& name) {
+  for (const GenerationTensor& t : table) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
+template <size_t N>
+std::string tensor_names(const GenerationTensor (&table)[N]) {
+  std::string out;
+  for (const GenerationTensor& t : table) out += (out.empty() ? "" : ", ") + std::string(t.name);
+  return out;
+}
+
+// A parameter's string_value; nullopt when absent.
+std::optional<std::string> parameter_string(const nlohmann::json& config, const char* key) {
+  auto params = config.find("parameters");
+  if (params == config.end() || !params->is_object() || !params->contains(key)) return std::nullopt;
+  const nlohmann::json& p = (*params)[key];
+  return p.is_object() ? p.value("string_value", std::string()) : std::string();
+}
+
+// The generation tensors configured under `key` ("input" / "output"), checked.
+template <size_t N>
+std::map<std::string, ScalarType> read_generation_tensors(const nlohmann::json& config,
+                                                          const char* key,
+                                                          const GenerationTensor (&table)[N],
+                                                          const std::string& where) {
+  std::map<std::string, ScalarType> out;
+  for (const auto& entry : list_of(config, key)) {
+    AOTRT_CHECK(entry.is_object() && entry.contains("name") && entry["name"].is_string(),
+                kInvalidArgument, where, ": an ", key, " without a name");
+    const std::string name = entry["name"].get<std::string>();
+    const std::string what = where + ": " + key + " '" + name + "'";
+    const GenerationTensor* t = find_tensor(table, name);
+    AOTRT_CHECK(t != nullptr, kInvalidArgument, what, " is not one a generation model serves (its ",
+                key, "s: ", tensor_names(table), "; Note [Generation models])");
+    AOTRT_CHECK(!out.contains(name), kInvalidArgument, what, " is listed twice");
+    const std::string type = entry.value("data_type", std::string("TYPE_INVALID"));
+    const std::optional<ScalarType> dtype = dtype_from_config(type);
+    std::string allowed;
+    for (ScalarType d : t->dtypes) allowed += (allowed.empty() ? "" : " or ") + std::string(config_dtype_name(d));
+    AOTRT_CHECK(dtype && std::find(t->dtypes.begin(), t->dtypes.end(), *dtype) != t->dtypes.end(),
+                kInvalidArgument, what, " is ", type, "; a generation model takes ", allowed);
+    std::vector<int64_t> dims;
+    for (const auto& d : list_of(entry, "dims")) dims.push_back(json_int(d, what + " dims"));
+    const bool fits = static_cast<int>(dims.size()) == t->dims &&
+                      std::all_of(dims.begin(), dims.end(), [&](int64_t d) {
+                        return t->scalar ? d == 1 : (d == -1 || d >= 1);
+                      });
+    AOTRT_CHECK(fits, kInvalidArgument, what, ": dims ", dims_text(dims), "; expected ",
+                t->scalar ? "[1]" : t->dims == 2 ? "[-1, -1]" : "[-1]",
+                config.contains("max_batch_size") && json_int(config["max_batch_size"], what) > 0
+                    ? " after the batch dim"
+                    : "");
+    AOTRT_CHECK(!entry.contains("reshape"), kInvalidArgument, what,
+                ": reshape is not supported by the aotrt backend");
+    out[name] = *dtype;
+  }
+  for (const GenerationTensor& t : table) {
+    AOTRT_CHECK(!t.required || out.contains(t.name), kInvalidArgument, where, ": a generation "
+                "model needs the ", key, " '", t.name, "' in config.pbtxt (or none listed, for "
+                "auto-complete to list them all)");
+  }
+  return out;
+}
+
+template <size_t N>
+nlohmann::json generation_entries(const GenerationTensor (&table)[N], bool inputs) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const GenerationTensor& t : table) {
+    nlohmann::json dims = t.scalar ? nlohmann::json::array({1})
+                          : t.dims == 2 ? nlohmann::json::array({-1, -1})
+                                        : nlohmann::json::array({-1});
+    nlohmann::json e = {{"name", t.name}, {"data_type", config_dtype_name(*t.dtypes.begin())},
+                        {"dims", dims}};
+    if (inputs && !t.required) e["optional"] = true;
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+// A positive integer parameter; nullopt when absent.
+std::optional<int64_t> positive_parameter(const nlohmann::json& config, const char* key,
+                                          const std::string& where) {
+  const std::optional<std::string> v = parameter_string(config, key);
+  if (!v) return std::nullopt;
+  const int64_t n = json_int(*v, where + ": parameter " + key);
+  AOTRT_CHECK(n >= 1, kInvalidArgument, where, ": parameter ", key, " is ", n,
+              "; expected a positive integer");
+  return n;
+}
+
 }  // namespace
 
 std::optional<ScalarType> dtype_from_config(const std::string& name) {
@@ -359,6 +483,63 @@ ModelConfig read_config(const nlohmann::json& config, const ModelInfo& info) {
   }
   AOTRT_CHECK(!m.outputs.empty(), kInvalidArgument, where, ": config.pbtxt lists no outputs");
   return m;
+}
+
+bool is_generation_model(const nlohmann::json& config) {
+  const std::string where = "model '" + config.value("name", std::string()) + "'";
+  bool decoupled = false;
+  auto policy = config.find("model_transaction_policy");
+  if (policy != config.end() && policy->is_object()) {
+    decoupled = policy->value("decoupled", false);
+  }
+  const std::optional<std::string> flag = parameter_string(config, "generation");
+  if (!flag) return decoupled;
+  const bool generation = parameter_flag(config, "generation");
+  AOTRT_CHECK(generation || !decoupled, kInvalidArgument, where, ": a decoupled model of the aotrt "
+              "backend serves generation (parameter generation is 'false'; Note [Generation models])");
+  return generation;
+}
+
+bool autocomplete_generation(nlohmann::json& config) {
+  bool changed = false;
+  if (list_of(config, "input").empty()) {
+    config["input"] = generation_entries(kGenerationInputs, /*inputs=*/true);
+    changed = true;
+  }
+  if (list_of(config, "output").empty()) {
+    config["output"] = generation_entries(kGenerationOutputs, /*inputs=*/false);
+    changed = true;
+  }
+  return changed;
+}
+
+GenerationModelConfig read_generation_config(const nlohmann::json& config) {
+  GenerationModelConfig g;
+  g.name = config.value("name", std::string());
+  const std::string where = "model '" + g.name + "'";
+  auto policy = config.find("model_transaction_policy");
+  g.decoupled = policy != config.end() && policy->is_object() && policy->value("decoupled", false);
+  g.max_batch_size = max_batch_size(config, where);
+  AOTRT_CHECK(g.max_batch_size >= 0, kInvalidArgument, where, ": max_batch_size ",
+              g.max_batch_size, " is negative");
+  g.model_filename = model_filename(config);
+  g.cuda_graph = cuda_graph_parameter(config);
+  if (auto n = positive_parameter(config, "max_sessions", where)) g.max_sessions = *n;
+  AOTRT_CHECK(g.max_sessions <= 4096, kInvalidArgument, where, ": parameter max_sessions is ",
+              g.max_sessions, "; at most 4096 (each session is a thread and a cache)");
+  g.max_cache_len = positive_parameter(config, "max_cache_len", where);
+  if (auto eos = parameter_string(config, "eos_token_ids"); eos && !eos->empty()) {
+    std::stringstream in(*eos);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      g.eos_token_ids.push_back(json_int(item, where + ": parameter eos_token_ids"));
+    }
+  }
+  g.inputs = read_generation_tensors(config, "input", kGenerationInputs, where);
+  g.outputs = read_generation_tensors(config, "output", kGenerationOutputs, where);
+  return g;
 }
 
 }  // namespace aotrt::triton

@@ -11,11 +11,45 @@
 // with aotrt_tools.export --dynamic-batch N, up to N rows), then gives each
 // request its own rows of every output. A package with a static dim 0 serves
 // only max_batch_size 0 (the dims are then the full shape).
+//
+// Note [Generation models]
+// A model whose config.pbtxt sets model_transaction_policy { decoupled: true }
+// is a generation model: its package is served by an aotrt::Generator
+// (aotrt/generate.h), not run once per request (src/triton/generation.h,
+// Note [Serving generation]). The parameter "generation": "true" makes a
+// model without decoupled a generation model too, answering each request
+// with one response (no streaming); "generation": "false" with decoupled is
+// refused. The package says nothing about this: a torch-flow decoder step
+// carries no metadata, and one made by aotrt_tools.llm would serve either way.
+// Its tensors are named and typed as TensorRT-LLM's backend names them, so
+// its clients work unchanged; config.pbtxt may list a subset (auto-complete
+// lists them all), and a name not below is refused:
+//   input_ids               INT32|INT64 [-1]  the prompt (required)
+//   input_lengths           INT32|INT64 [1]   its first N ids only
+//   request_output_len      INT32|INT64 [1]   at most N new tokens (required)
+//   end_id                  INT32|INT64 [1]   the token that ends the sequence
+//   streaming               BOOL [1]          a response per token (decoupled only)
+//   temperature             FP32|FP64 [1]     0 (default): greedy
+//   runtime_top_k           INT32|INT64 [1]   0 (default): all tokens
+//   runtime_top_p           FP32|FP64 [1]     1 or 0 (default): no top-p
+//   random_seed             UINT64|INT64|INT32 [1]  the same seed, the same tokens
+//   beam_width              INT32|INT64 [1]   1 only
+//   exclude_input_in_output BOOL [1]          non-streaming: new tokens only
+//   output_ids              INT32|INT64 [-1, -1]  (beam, tokens)
+//   sequence_length         INT32|INT64 [-1]  tokens in output_ids, per beam
+// With max_batch_size > 0 every tensor also has a leading batch dim, and a
+// request holds one sequence (batch 1).
+// Sampling means what `aotrt generate` does with the same values (the same
+// prompt, parameters and seed give the same tokens). Parameters of the
+// model: "max_sessions" (sequences generating at once, default 8),
+// "max_cache_len" and "eos_token_ids" (comma-separated) for a package that
+// does not record them, and "cuda_graph" as for any model.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,5 +145,30 @@ bool autocomplete(nlohmann::json& config, const ModelInfo& info);
 // max_batch_size (Note [Batching along dim 0]). Throws kInvalidArgument
 // naming the model, the tensor and what does not fit.
 ModelConfig read_config(const nlohmann::json& config, const ModelInfo& info);
+
+// Note [Generation models].
+struct GenerationModelConfig {
+  std::string name;
+  bool decoupled = false;   // responses per token may be streamed
+  int64_t max_batch_size = 0;
+  int64_t max_sessions = 8;
+  std::optional<int64_t> max_cache_len;
+  std::vector<int64_t> eos_token_ids;  // for a package that records none
+  CudaGraphMode cuda_graph = CudaGraphMode::kAuto;
+  std::string model_filename = "model.pt2";
+  std::map<std::string, ScalarType> inputs;   // configured name -> data type
+  std::map<std::string, ScalarType> outputs;
+};
+
+// Whether `config` is a generation model's (Note [Generation models]);
+// throws kInvalidArgument for "generation": "false" with decoupled.
+bool is_generation_model(const nlohmann::json& config);
+// With no inputs configured, lists every input of Note [Generation models]
+// (INT32 token ids, as TensorRT-LLM's); with no outputs, both outputs.
+// Returns whether anything changed.
+bool autocomplete_generation(nlohmann::json& config);
+// Reads and checks a generation model's configuration; throws
+// kInvalidArgument naming what does not fit.
+GenerationModelConfig read_generation_config(const nlohmann::json& config);
 
 }  // namespace aotrt::triton

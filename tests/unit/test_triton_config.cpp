@@ -145,5 +145,100 @@ TEST(TritonConfig, AutocompleteNeedsTheRecordedLayouts) {
   }
 }
 
+// Note [Generation models].
+std::string generation_refusal(const nlohmann::json& config) {
+  try {
+    read_generation_config(config);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+nlohmann::json decoupled(const char* name) {
+  return {{"name", name}, {"model_transaction_policy", {{"decoupled", true}}}};
+}
+
+TEST(TritonGenerationConfig, DecoupledOrTheParameterMakesAGenerationModel) {
+  EXPECT_TRUE(is_generation_model(decoupled("llm")));
+  EXPECT_FALSE(is_generation_model({{"name", "mm"}}));
+  nlohmann::json unary = {{"name", "llm"},
+                          {"parameters", {{"generation", {{"string_value", "true"}}}}}};
+  EXPECT_TRUE(is_generation_model(unary));
+  nlohmann::json contradiction = decoupled("llm");
+  contradiction["parameters"] = {{"generation", {{"string_value", "false"}}}};
+  EXPECT_THROW(is_generation_model(contradiction), Error);
+}
+
+TEST(TritonGenerationConfig, AutocompleteListsTensorRTLLMsTensors) {
+  nlohmann::json config = decoupled("llm");
+  ASSERT_TRUE(autocomplete_generation(config));
+  EXPECT_FALSE(autocomplete_generation(config));
+  const GenerationModelConfig g = read_generation_config(config);
+  EXPECT_TRUE(g.decoupled);
+  EXPECT_EQ(g.max_sessions, 8);
+  EXPECT_EQ(g.inputs.at("input_ids"), ScalarType::Int32);
+  EXPECT_EQ(g.inputs.at("random_seed"), ScalarType::UInt64);
+  EXPECT_EQ(g.inputs.at("streaming"), ScalarType::Bool);
+  EXPECT_EQ(g.outputs.at("output_ids"), ScalarType::Int32);
+  EXPECT_EQ(g.inputs.size(), 11u);
+  EXPECT_EQ(g.outputs.size(), 2u);
+  for (const auto& in : config["input"]) {
+    const bool required = in["name"] == "input_ids" || in["name"] == "request_output_len";
+    EXPECT_EQ(in.value("optional", false), !required) << in.dump();
+  }
+  EXPECT_EQ(config["output"][0]["dims"], nlohmann::json({-1, -1}));
+}
+
+TEST(TritonGenerationConfig, ReadsParametersAndDimsAsTheServerWritesThem) {
+  nlohmann::json config = decoupled("llm");
+  config["max_batch_size"] = "8";
+  config["input"] = {{{"name", "input_ids"}, {"data_type", "TYPE_INT64"}, {"dims", {"-1"}}},
+                     {{"name", "request_output_len"}, {"data_type", "TYPE_INT64"}, {"dims", {"1"}}}};
+  config["output"] = {{{"name", "output_ids"}, {"data_type", "TYPE_INT64"}, {"dims", {"-1", "-1"}}}};
+  config["parameters"] = {{"max_sessions", {{"string_value", "64"}}},
+                          {"max_cache_len", {{"string_value", "1024"}}},
+                          {"eos_token_ids", {{"string_value", "2, 32000"}}},
+                          {"cuda_graph", {{"string_value", "false"}}}};
+  const GenerationModelConfig g = read_generation_config(config);
+  EXPECT_EQ(g.max_batch_size, 8);
+  EXPECT_EQ(g.max_sessions, 64);
+  EXPECT_EQ(g.max_cache_len, 1024);
+  EXPECT_EQ(g.eos_token_ids, (std::vector<int64_t>{2, 32000}));
+  EXPECT_EQ(g.cuda_graph, CudaGraphMode::kOff);
+  EXPECT_EQ(g.inputs.at("input_ids"), ScalarType::Int64);
+  EXPECT_FALSE(g.inputs.contains("streaming"));
+}
+
+TEST(TritonGenerationConfig, RefusesWhatItCannotServe) {
+  nlohmann::json base = decoupled("llm");
+  autocomplete_generation(base);
+
+  nlohmann::json unknown = base;
+  unknown["input"].push_back({{"name", "bad_words_list"}, {"data_type", "TYPE_INT32"}, {"dims", {2, -1}}});
+  EXPECT_NE(generation_refusal(unknown).find("'bad_words_list' is not one a generation model serves"),
+            std::string::npos);
+
+  nlohmann::json fp_ids = base;
+  fp_ids["input"][0]["data_type"] = "TYPE_FP32";
+  EXPECT_NE(generation_refusal(fp_ids).find("takes TYPE_INT32 or TYPE_INT64"), std::string::npos)
+      << generation_refusal(fp_ids);
+
+  nlohmann::json no_length = base;
+  no_length["input"].erase(2);  // request_output_len
+  EXPECT_NE(generation_refusal(no_length).find("needs the input 'request_output_len'"),
+            std::string::npos);
+
+  nlohmann::json wide = base;
+  wide["input"][2]["dims"] = {2};
+  EXPECT_NE(generation_refusal(wide).find("dims [2]; expected [1]"), std::string::npos);
+
+  nlohmann::json sessions = base;
+  sessions["parameters"] = {{"max_sessions", {{"string_value", "0"}}}};
+  EXPECT_NE(generation_refusal(sessions).find("max_sessions is 0"), std::string::npos);
+  sessions["parameters"]["max_sessions"]["string_value"] = "many";
+  EXPECT_NE(generation_refusal(sessions).find("'many' is not an integer"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aotrt::triton
