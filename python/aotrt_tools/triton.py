@@ -10,6 +10,12 @@ is the `tritonserver` 2.51.0 of PyPI's nvidia-pytriton 0.7.0 wheel, unpacked by
         server.wait_ready(["resnet_block"], timeout_s=120)
 
 Everything listens on loopback only, and every wait is bounded.
+
+Generation models (decoupled, TensorRT-LLM's tensor names: Note [Generation models] in
+src/triton/config.h) are served over gRPC streaming; `GenerationStream` is a bounded client:
+
+    stream = GenerationStream(server.grpc_url)
+    tokens = stream.generate("llm", [1, 15043, 29892], max_new_tokens=32, seed=7).tokens
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
+import re
 import shutil
 import signal
 import socket
@@ -24,6 +32,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -97,10 +106,11 @@ class Server:
     """A tritonserver process on 127.0.0.1, stopped (SIGTERM, then SIGKILL) on exit."""
 
     def __init__(self, binary: Path, repository: Path, backends: Path, log_path: Path,
-                 extra_args: Iterable[str] = ()):
+                 extra_args: Iterable[str] = (), metrics: bool = False):
         self.binary, self.repository, self.backends, self.log_path = binary, repository, backends, log_path
         self.extra_args = list(extra_args)
-        self.http_port = self.grpc_port = 0
+        self.metrics = metrics  # the Prometheus endpoint, on 127.0.0.1 too
+        self.http_port = self.grpc_port = self.metrics_port = 0
         self.process: subprocess.Popen | None = None
 
     @property
@@ -113,11 +123,17 @@ class Server:
 
     def start(self) -> None:
         self.http_port, self.grpc_port = free_port(), free_port()
+        if self.metrics:
+            self.metrics_port = free_port()
+            metrics = ["--allow-metrics=true", "--allow-gpu-metrics=false", "--allow-cpu-metrics=false",
+                       "--metrics-address=127.0.0.1", f"--metrics-port={self.metrics_port}"]
+        else:
+            metrics = ["--allow-metrics=false"]
         args = [str(self.binary), f"--model-repository={self.repository}",
                 f"--backend-directory={self.backends}",
                 "--http-address=127.0.0.1", f"--http-port={self.http_port}",
                 "--grpc-address=127.0.0.1", f"--grpc-port={self.grpc_port}",
-                "--allow-metrics=false", "--allow-sagemaker=false", "--allow-vertex-ai=false",
+                *metrics, "--allow-sagemaker=false", "--allow-vertex-ai=false",
                 # A model that fails to load is reported, the others keep serving.
                 "--exit-on-error=false", "--strict-readiness=false", *self.extra_args]
         self.log = open(self.log_path, "wb")
@@ -189,6 +205,20 @@ class Server:
         raise TimeoutError(f"tritonserver not ready after {timeout_s} s (waiting for {pending or 'liveness'}):\n"
                            f"{self.log_text()[-4000:]}")
 
+    def metric(self, name: str, **labels: str) -> float | None:
+        """The value of Prometheus metric `name` whose labels include `labels`; None when the
+        endpoint lists none (metrics=True is needed)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        for line in text.splitlines():
+            if not line.startswith(name + "{") and not line.startswith(name + " "):
+                continue
+            head, _, value = line.rpartition(" ")
+            found = dict(re.findall(r'(\w+)="([^"]*)"', head))
+            if all(found.get(k) == v for k, v in labels.items()):
+                return float(value)
+        return None
+
     def repository_index(self) -> dict[str, dict[str, Any]]:
         """name -> {state, reason, ...} of every model in the repository."""
         status, body = self.post("/v2/repository/index", {})
@@ -201,6 +231,128 @@ class Server:
         if status != 200:
             raise RuntimeError(f"stats of {model}: HTTP {status} {body}")
         return body["model_stats"][0]
+
+
+def generation_inputs(prompt: list[int], max_new_tokens: int, *, streaming: bool = True,
+                      temperature: float | None = None, top_k: int | None = None,
+                      top_p: float | None = None, seed: int | None = None, end_id: int | None = None,
+                      exclude_input: bool | None = None, id_type: str = "INT32",
+                      batched: bool = False, extra: dict[str, tuple[str, Any]] | None = None) -> list:
+    """tritonclient.grpc InferInputs for a generation model, named as TensorRT-LLM's backend
+    names them; `batched` adds the leading batch dim of a model with max_batch_size > 0; `extra`
+    adds inputs {name: (Triton type, value)} as given (for requests a test wants refused)."""
+    import numpy as np
+    import tritonclient.grpc as grpcclient
+
+    np_types = {"INT32": np.int32, "INT64": np.int64, "UINT64": np.uint64, "FP32": np.float32,
+                "FP64": np.float64, "BOOL": np.bool_}
+    values: dict[str, tuple[str, Any]] = {
+        "input_ids": (id_type, list(prompt)), "request_output_len": (id_type, [max_new_tokens]),
+        "streaming": ("BOOL", [streaming])}
+    for name, kind, v in (("temperature", "FP32", temperature), ("runtime_top_k", "INT32", top_k),
+                          ("runtime_top_p", "FP32", top_p), ("random_seed", "UINT64", seed),
+                          ("end_id", id_type, end_id), ("exclude_input_in_output", "BOOL", exclude_input)):
+        if v is not None:
+            values[name] = (kind, [v])
+    for name, (kind, v) in (extra or {}).items():
+        values[name] = (kind, v if isinstance(v, list) else [v])
+    inputs = []
+    for name, (kind, v) in values.items():
+        a = np.asarray(v, dtype=np_types[kind])
+        if batched:
+            a = a[None]
+        t = grpcclient.InferInput(name, list(a.shape), kind)
+        t.set_data_from_numpy(a)
+        inputs.append(t)
+    return inputs
+
+
+@dataclass
+class Generated:
+    """One request's answer: the tokens of every response in order, the time each response
+    arrived (seconds since the request was sent), how many responses carried tokens, and
+    whether an empty response flagged final closed it."""
+    tokens: list[int] = field(default_factory=list)
+    arrivals: list[float] = field(default_factory=list)
+    responses: list[list[int]] = field(default_factory=list)
+    final_empty: bool = False
+    error: str | None = None
+    cut: bool = False  # `stop_at` came before the final response
+
+
+class GenerationStream:
+    """A gRPC bi-directional stream to the server for one request at a time: `generate` sends
+    a request and collects its responses until the final one (an empty response flagged
+    final, or a response flagged final) or an error, bounded by `timeout_s`."""
+
+    def __init__(self, url: str):
+        import tritonclient.grpc as grpcclient
+
+        self.client = grpcclient.InferenceServerClient(url)
+        self.responses: queue.Queue = queue.Queue()
+        self.client.start_stream(callback=lambda result, error: self.responses.put((result, error, time.perf_counter())))
+
+    def send(self, model: str, inputs: list, request_id: str = "") -> float:
+        """Sends a request without waiting; returns the time it was sent."""
+        t0 = time.perf_counter()
+        self.client.async_stream_infer(model, inputs, request_id=request_id,
+                                       enable_empty_final_response=True)
+        return t0
+
+    def receive(self, t0: float, timeout_s: float = 120, output: str = "output_ids",
+                stop_at: float | None = None) -> Generated:
+        """The responses of the request sent at `t0`, until its final one; raises TimeoutError
+        after `timeout_s`. At time.monotonic() `stop_at` it returns what came so far, `cut`
+        (the request still runs: cancel() it)."""
+        out = Generated()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            now = time.monotonic()
+            if stop_at is not None and now >= stop_at:
+                out.cut = True
+                return out
+            left = min(deadline, stop_at if stop_at is not None else deadline) - now
+            if now >= deadline:
+                raise TimeoutError(f"no final response after {timeout_s} s ({len(out.tokens)} tokens so far)")
+            try:
+                result, error, arrived = self.responses.get(timeout=max(left, 0.001))
+            except queue.Empty:
+                continue
+            if error is not None:
+                out.error = str(error)
+                return out
+            response = result.get_response()
+            final = response.parameters["triton_final_response"].bool_param \
+                if "triton_final_response" in response.parameters else False
+            ids = result.as_numpy(output)
+            if ids is not None:
+                toks = [int(t) for t in ids.reshape(-1)]
+                out.tokens += toks
+                out.responses.append(toks)
+                out.arrivals.append(arrived - t0)
+            elif final:
+                out.final_empty = True
+            if final:
+                return out
+
+    def generate(self, model: str, prompt: list[int], max_new_tokens: int, timeout_s: float = 120,
+                 **kwargs: Any) -> Generated:
+        return self.receive(self.send(model, generation_inputs(prompt, max_new_tokens, **kwargs)),
+                            timeout_s)
+
+    def cancel(self) -> None:
+        """Closes the stream, cancelling its requests on the server."""
+        self.client.stop_stream(cancel_requests=True)
+
+    def close(self) -> None:
+        self.client.stop_stream(cancel_requests=True)
+        self.client.close()
+
+    def __enter__(self) -> "GenerationStream":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def package_tensor_names(package: Path) -> tuple[list[str], list[str]]:
