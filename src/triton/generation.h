@@ -5,9 +5,11 @@
 // Note [Serving generation]
 // An instance of a generation model holds one aotrt::Generator (the
 // package's graphs over one copy of the weights) and at most max_sessions
-// slots. A slot is a worker thread and, once it has served a request, one
-// Sequence: a Session of the program (its own KV cache and the other state
-// the graphs write) with the decode loop's buffers; on CUDA also its own
+// slots; a second instance would load the weights again, so one instance
+// (instance_group count 1) serves a device, max_sessions its concurrency.
+// A slot is a worker thread and, once it has served a request, one Sequence:
+// a Session of the program (its own KV cache and the other state the graphs
+// write) with the decode loop's buffers; on CUDA also its own
 // stream, pinned token slots, and the CUDA graphs its steps were captured in
 // (Note [Session graphs], Note [The decode loop]).
 // TRITONBACKEND_ModelInstanceExecute reads and checks each request's inputs
@@ -25,10 +27,12 @@
 // concurrency it has seen (the metric aotrt_generation_sessions).
 // Before each token is sent the slot asks the server whether the request was
 // cancelled (the client cancelled it, or its gRPC stream went away); if so
-// the generation stops after that step, the client gets CANCELLED, and the
-// slot is free for the next request: the session count
-// (aotrt_generation_active_sessions) drops at once. A cancelled request still
-// queued is answered when a slot reaches it, without generating.
+// the generation stops after that step and the slot is free for the next
+// request: the session count (aotrt_generation_active_sessions) drops at
+// once. The request itself gets its final flag a little later (Note
+// [Completing a cancelled request] in generation.cpp: a race in the server's
+// gRPC handler). A cancelled request still queued is answered when a slot
+// reaches it, without generating.
 // Concurrency: the slots' decode steps are separate runs of the decode graph,
 // serialised on the host by the model's run mutex; on CUDA their device work
 // overlaps on the slots' streams, on the CPU each step has the cores. So

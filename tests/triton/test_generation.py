@@ -352,6 +352,30 @@ def test_vanished_client_frees_its_session(server):
     assert generated < LONG, f"the vanished client's generation ran on to {generated} tokens"
 
 
+def test_many_streams_cancelled_mid_generation_leave_the_server_serving(server, reference):
+    """16 streams at once, each: a short request checked, then a long one cancelled 50 ms into
+    its tokens, three times over. Triton 2.51's gRPC handler crashed on such runs when a
+    cancelled request's final flag came at once (Note [Completing a cancelled request])."""
+    want = reference([5, 5], 6)
+
+    def client(k: int) -> None:
+        for _ in range(3):
+            with triton.GenerationStream(server.grpc_url) as stream:
+                got = stream.generate("gen", [5, 5], 6)
+                assert got.error is None and got.tokens == want, got
+                t0 = stream.send("gen", triton.generation_inputs([3, 4], LONG))
+                cut = stream.receive(t0, stop_at=time.monotonic() + 0.05)
+                assert cut.error is None, cut.error
+
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        for f in [pool.submit(client, k) for k in range(16)]:
+            f.result(timeout=300)
+    assert server.process.poll() is None, f"the server exited:\n{server.log_text()[-3000:]}"
+    assert _wait_gauge(server, "aotrt_generation_active_sessions", 0) == 0
+    with triton.GenerationStream(server.grpc_url) as stream:
+        assert stream.generate("gen", [5, 5], 6).tokens == want
+
+
 BAD = [
     # inputs, the error's text
     (dict(prompt=[1] * (MAX_LEN + 1), max_new_tokens=4), "does not fit the cache"),
