@@ -15,6 +15,9 @@
 #   triton         scripts/triton_gpu.sh --skip-build --skip-load (KIND_GPU tests), with the
 #                  server tarball and client wheels from .triton/ (carry it)
 #   triton-load    the load table alone (scripts/triton_gpu.sh --skip-tests), nothing beside it
+#   triton-generate  the generation load table alone (scripts/triton_gpu.sh --skip-tests
+#                  --skip-load --generate-load: the 1B-shape Llama exported here, 1..64 streams,
+#                  $TRITON_GENERATE_SECONDS a level, default 45), nothing beside it
 #   e2e            scripts/gpu_e2e.sh --skip-build --skip-unit (the CUDA zoo against eager)
 #   bench          scripts/bench_gpu.sh --skip-build (eager, torch.compile, aotrt, aotrt graph)
 #   hf             scripts/hf_gpu.sh --skip-build ($HF_ARGS, default --slice vision --jobs 8): the
@@ -84,6 +87,9 @@ run_step() {  # name seconds: runs it, appends its line to the summary
     triton-load) OUT=$LOGS/triton timeout "$limit" scripts/triton_gpu.sh --skip-build --skip-tests \
                    --seconds "${TRITON_LOAD_SECONDS:-10}" --server .triton/tritonserver.tar.xz \
                    --client-wheels .triton/wheels >"$log" 2>&1 ;;
+    triton-generate) OUT=$LOGS/triton timeout "$limit" scripts/triton_gpu.sh --skip-build --skip-tests \
+                       --skip-load --generate-load --generate-seconds "${TRITON_GENERATE_SECONDS:-45}" \
+                       --server .triton/tritonserver.tar.xz --client-wheels .triton/wheels >"$log" 2>&1 ;;
     e2e) OUT=$LOGS/e2e timeout "$limit" scripts/gpu_e2e.sh --skip-build --skip-unit \
            ${E2E_ARGS:-} >"$log" 2>&1 ;;
     bench) OUT=$LOGS/bench timeout "$limit" scripts/bench_gpu.sh --skip-build ${BENCH_ARGS:-} \
@@ -140,8 +146,10 @@ collect() {
     [ "${f##*/}" = build.log ] || [ "${f##*/}" = build-cli.log ] && continue
     tail -c 2000000 "$f" >"$OUT_DIR/${f##*/}"
   done
-  for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json "$LOGS"/bench/cuda-*.md \
-           "$LOGS"/attention/attention.md "$LOGS"/decode/decode-*.md "$LOGS"/decode/decode-*.json "$LOGS"/llm8b/llm_large.json; do
+  for f in "$LOGS"/triton/triton_h200.md "$LOGS"/triton/triton_h200.json \
+           "$LOGS"/triton/triton_generate_gpu.md "$LOGS"/triton/triton_generate_gpu.json \
+           "$LOGS"/bench/cuda-*.md "$LOGS"/attention/attention.md "$LOGS"/decode/decode-*.md \
+           "$LOGS"/decode/decode-*.json "$LOGS"/llm8b/llm_large.json; do
     [ -f "$f" ] && cp "$f" "$OUT_DIR/"
   done
   [ -f "$LOGS"/hf/hf-cuda/table.md ] && cp "$LOGS"/hf/hf-cuda/table.md "$OUT_DIR/hf_table.md"

@@ -3,10 +3,13 @@
 # libtriton_aotrt.so into build-gpu/, runs tests/triton with CUDA packages and KIND_GPU
 # instances (HTTP and gRPC against eager with TF32 off, dynamic batching, two instances
 # on one GPU with a stream each, errors, and a CUDA-graph model padded to max_batch_size),
-# then the load table (bench/triton_load.py, concurrency 1..16) beside aotrt bench.
+# then the load table (bench/triton_load.py, concurrency 1..16) beside aotrt bench. The
+# tests include tests/triton/test_generation.py (a decoupled generation model streaming over
+# gRPC against `aotrt generate`, cancellation, bad requests).
 #
 # Usage: scripts/triton_gpu.sh --server WHEEL_OR_TARBALL [--client-wheels DIR]
 #                              [--skip-build] [--skip-tests] [--skip-load] [--seconds N]
+#                              [--generate-load] [--generate-seconds N]
 #   --server   nvidia_pytriton-0.7.0-py3-none-manylinux_2_35_x86_64.whl (55.4 MB), or the
 #              31 MB tarball `scripts/fetch_tritonserver.sh --pack F.tar.xz` writes; unpacked
 #              into build-gpu/tritonserver (the machine has no network)
@@ -18,7 +21,11 @@
 #   --seconds  per concurrency level of the load table (default 20)
 #   --skip-tests / --skip-load  leave out tests/triton or the load table (a call can run the
 #              tests beside other work and the load table alone, so that nothing shares the GPU)
-# Writes triton_gpu_tests.log and triton_h200.{md,json} into $OUT when set, else build-gpu/logs.
+#   --generate-load  also the generation load table: bench/triton_generate.py on the 1B-shape
+#              Llama (exported here by torch's flow, bf16, cache 1024) at 1, 4, 16 and 64 streams
+#              for --generate-seconds each (default 45), beside `aotrt generate` alone
+# Writes triton_gpu_tests.log, triton_h200.{md,json} and triton_generate_gpu.{md,json} into
+# $OUT when set, else build-gpu/logs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -29,6 +36,8 @@ SKIP_BUILD=0
 SKIP_TESTS=0
 SKIP_LOAD=0
 SECONDS_PER_LEVEL=20
+GENERATE_LOAD=0
+GENERATE_SECONDS=45
 while [ $# -gt 0 ]; do
   case "$1" in
     --server) SERVER=${2:?--server needs a file}; shift 2 ;;
@@ -37,7 +46,9 @@ while [ $# -gt 0 ]; do
     --skip-tests) SKIP_TESTS=1; shift ;;
     --skip-load) SKIP_LOAD=1; shift ;;
     --seconds) SECONDS_PER_LEVEL=${2:?--seconds needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --generate-load) GENERATE_LOAD=1; shift ;;
+    --generate-seconds) GENERATE_SECONDS=${2:?--generate-seconds needs a number}; shift 2 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "triton_gpu: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -91,5 +102,13 @@ if [ "$SKIP_LOAD" = 0 ]; then
   timeout 1200 python3 bench/triton_load.py --device cuda --build "$REPO/$BUILD_DIR" \
     --seconds "$SECONDS_PER_LEVEL" --out "$LOG_DIR/triton_h200" || status=1
 fi
-echo "triton_gpu: logs and tables in $LOG_DIR (copy triton_h200.md/.json to bench/results/)"
+if [ "$GENERATE_LOAD" = 1 ]; then
+  echo "== generation load: bench/triton_generate.py --shape 1b on cuda"
+  # The export is kept in build-gpu/ (ignored): a later call on a warm machine reuses it.
+  timeout 1200 python3 bench/triton_generate.py --shape 1b --device cuda --build "$REPO/$BUILD_DIR" \
+    --keep-package "$REPO/$BUILD_DIR/llama_1b.pt2" --seconds "$GENERATE_SECONDS" \
+    --out "$LOG_DIR/triton_generate_gpu" || status=1
+fi
+echo "triton_gpu: logs and tables in $LOG_DIR (copy triton_h200.md/.json and" \
+  "triton_generate_gpu.md/.json to bench/results/)"
 exit $status
