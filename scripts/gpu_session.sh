@@ -17,7 +17,8 @@
 #   triton-load    the load table alone (scripts/triton_gpu.sh --skip-tests), nothing beside it
 #   triton-generate  the generation load table alone (scripts/triton_gpu.sh --skip-tests
 #                  --skip-load --generate-load: the 1B-shape Llama exported here, 1..64 streams,
-#                  $TRITON_GENERATE_SECONDS a level, default 45), nothing beside it
+#                  $TRITON_GENERATE_SECONDS a level, default 20; about 240 s (estimated) with
+#                  the export), nothing beside it
 #   e2e            scripts/gpu_e2e.sh --skip-build --skip-unit (the CUDA zoo against eager)
 #   bench          scripts/bench_gpu.sh --skip-build (eager, torch.compile, aotrt, aotrt graph)
 #   hf             scripts/hf_gpu.sh --skip-build ($HF_ARGS, default --slice vision --jobs 8): the
@@ -88,7 +89,7 @@ run_step() {  # name seconds: runs it, appends its line to the summary
                    --seconds "${TRITON_LOAD_SECONDS:-10}" --server .triton/tritonserver.tar.xz \
                    --client-wheels .triton/wheels >"$log" 2>&1 ;;
     triton-generate) OUT=$LOGS/triton timeout "$limit" scripts/triton_gpu.sh --skip-build --skip-tests \
-                       --skip-load --generate-load --generate-seconds "${TRITON_GENERATE_SECONDS:-45}" \
+                       --skip-load --generate-load --generate-seconds "${TRITON_GENERATE_SECONDS:-20}" \
                        --server .triton/tritonserver.tar.xz --client-wheels .triton/wheels >"$log" 2>&1 ;;
     e2e) OUT=$LOGS/e2e timeout "$limit" scripts/gpu_e2e.sh --skip-build --skip-unit \
            ${E2E_ARGS:-} >"$log" 2>&1 ;;

@@ -23,7 +23,8 @@
 #              tests beside other work and the load table alone, so that nothing shares the GPU)
 #   --generate-load  also the generation load table: bench/triton_generate.py on the 1B-shape
 #              Llama (exported here by torch's flow, bf16, cache 1024) at 1, 4, 16 and 64 streams
-#              for --generate-seconds each (default 45), beside `aotrt generate` alone
+#              for --generate-seconds each (default 20), beside `aotrt generate` alone (3 runs);
+#              about 4 minutes with the export (estimated, not yet run), kept in build-gpu/
 # Writes triton_gpu_tests.log, triton_h200.{md,json} and triton_generate_gpu.{md,json} into
 # $OUT when set, else build-gpu/logs.
 set -uo pipefail
@@ -37,7 +38,7 @@ SKIP_TESTS=0
 SKIP_LOAD=0
 SECONDS_PER_LEVEL=20
 GENERATE_LOAD=0
-GENERATE_SECONDS=45
+GENERATE_SECONDS=20
 while [ $# -gt 0 ]; do
   case "$1" in
     --server) SERVER=${2:?--server needs a file}; shift 2 ;;
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
     --seconds) SECONDS_PER_LEVEL=${2:?--seconds needs a number}; shift 2 ;;
     --generate-load) GENERATE_LOAD=1; shift ;;
     --generate-seconds) GENERATE_SECONDS=${2:?--generate-seconds needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "triton_gpu: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -107,6 +108,7 @@ if [ "$GENERATE_LOAD" = 1 ]; then
   # The export is kept in build-gpu/ (ignored): a later call on a warm machine reuses it.
   timeout 1200 python3 bench/triton_generate.py --shape 1b --device cuda --build "$REPO/$BUILD_DIR" \
     --keep-package "$REPO/$BUILD_DIR/llama_1b.pt2" --seconds "$GENERATE_SECONDS" \
+    --warm-up-seconds 10 --generate-runs 3 \
     --out "$LOG_DIR/triton_generate_gpu" || status=1
 fi
 echo "triton_gpu: logs and tables in $LOG_DIR (copy triton_h200.md/.json and" \
