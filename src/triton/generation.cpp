@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -94,20 +93,6 @@ class Metric {
 
 // --- Requests ---------------------------------------------------------------------------------
 
-// Note [Completing a cancelled request]
-// Triton 2.51's gRPC stream handler races with itself when a request's final
-// response comes while the handler is still processing the client's
-// cancellation of that stream (a double free or a crash of the server; the
-// server's issues #8034 and #7368, fixed in later releases). A slot that sees
-// its request cancelled stops generating and takes the next request at once,
-// but the cancelled request's final flag and release wait kCancelGrace on the
-// reaper thread, by when the handler has long finished with the
-// cancellation. Without the wait (an error response or the final flag alone
-// alike), 16 streams cancelled mid-generation over and over crashed the
-// server in 2 runs of 3; with it, none of 6 runs of 16 and 64 streams did
-// (tests/triton/test_generation.py keeps such a run).
-constexpr std::chrono::milliseconds kCancelGrace{200};
-
 // One request, from its inputs read to its release.
 struct Job {
   TRITONBACKEND_Request* request = nullptr;
@@ -120,7 +105,6 @@ struct Job {
   bool exclude_input = false;
   bool want_ids = false, want_length = false;  // outputs the request asked for
   bool final_sent = false;                      // a response flagged final went out
-  bool cancelled = false;                       // stopped for the client: the final flag alone
   uint64_t received_ns = 0, compute_start_ns = 0, compute_end_ns = 0;
 };
 
@@ -383,7 +367,6 @@ class GenerationServer::Impl {
                       "Tokens an aotrt generation model has generated",
                       TRITONSERVER_METRIC_KIND_COUNTER, config.name, instance_name) {
     for (int64_t k = 0; k < config.max_sessions; ++k) slots.emplace_back([this] { slot_loop(); });
-    reaper = std::thread([this] { reaper_loop(); });
   }
 
   ~Impl() {
@@ -399,12 +382,6 @@ class GenerationServer::Impl {
                                         ("aotrt: model '" + config.name + "' is unloading").c_str()));
     }
     for (std::thread& t : slots) t.join();
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      reaper_stop = true;
-    }
-    reaped.notify_all();
-    reaper.join();
   }
 
   void submit(TRITONBACKEND_Request* request) {
@@ -488,7 +465,7 @@ class GenerationServer::Impl {
   // The request's last word: `error` (owned here, may be null) as a final
   // response, or the final flag alone; then statistics, release.
   void finish(Job& job, TRITONSERVER_Error* error) {
-    const bool ok = error == nullptr && !job.cancelled;
+    const bool ok = error == nullptr;
     if (error != nullptr) {
       TRITONBACKEND_Response* response = nullptr;
       TRITONSERVER_Error* made = job.factory != nullptr
@@ -555,8 +532,7 @@ class GenerationServer::Impl {
     }
     job.compute_end_ns = now_ns();
     if (was_cancelled) {
-      job.cancelled = true;
-      return nullptr;
+      return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_CANCELLED, "aotrt: the request was cancelled");
     }
     if (send_error != nullptr) return send_error;
     if (unloading) {
@@ -592,7 +568,8 @@ class GenerationServer::Impl {
       TRITONSERVER_Error* error = nullptr;
       bool ran = false;
       if (cancelled(job)) {
-        job.cancelled = true;
+        error = TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_CANCELLED,
+                                      "aotrt: the request was cancelled");
       } else {
         try {
           if (!sequence) {
@@ -608,15 +585,7 @@ class GenerationServer::Impl {
           error = server_error(Error(ErrorKind::kInternal, e.what()));
         }
       }
-      if (job.cancelled && error == nullptr) {
-        // Note [Completing a cancelled request]: the session is free now, the
-        // request is answered a little later.
-        std::lock_guard<std::mutex> lock(mutex);
-        cancelled_jobs.emplace_back(std::chrono::steady_clock::now() + kCancelGrace, std::move(job));
-        reaped.notify_one();
-      } else {
-        finish(job, error);
-      }
+      finish(job, error);
       // The cache back to the package's values for the next request; a
       // sequence that cannot be reset is dropped, and the slot makes a new one.
       if (ran) {
@@ -633,28 +602,6 @@ class GenerationServer::Impl {
         std::lock_guard<std::mutex> lock(mutex);
         active_metric.set(static_cast<double>(--active));
       }
-    }
-  }
-
-  // Note [Completing a cancelled request].
-  void reaper_loop() {
-    std::unique_lock<std::mutex> lock(mutex);
-    for (;;) {
-      if (cancelled_jobs.empty()) {
-        if (reaper_stop) return;
-        reaped.wait(lock);
-        continue;
-      }
-      auto& [due, job] = cancelled_jobs.front();
-      if (!reaper_stop && std::chrono::steady_clock::now() < due) {
-        reaped.wait_until(lock, due);
-        continue;
-      }
-      Job done = std::move(job);
-      cancelled_jobs.pop_front();
-      lock.unlock();
-      finish(done, nullptr);
-      lock.lock();
     }
   }
 
@@ -675,12 +622,6 @@ class GenerationServer::Impl {
   int64_t sessions = 0;  // under `sessions_mutex`
   Metric active_metric, queued_metric, sessions_metric, tokens_metric;
   std::vector<std::thread> slots;
-  // Cancelled requests waiting for their final flag, in the order they were
-  // cancelled (each waits kCancelGrace), and the thread that sends it.
-  std::deque<std::pair<std::chrono::steady_clock::time_point, Job>> cancelled_jobs;
-  std::condition_variable reaped;
-  bool reaper_stop = false;  // under `mutex`
-  std::thread reaper;
 };
 
 GenerationServer::GenerationServer(GenerationModelConfig config, Generator generator,

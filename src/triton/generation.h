@@ -27,12 +27,14 @@
 // concurrency it has seen (the metric aotrt_generation_sessions).
 // Before each token is sent the slot asks the server whether the request was
 // cancelled (the client cancelled it, or its gRPC stream went away); if so
-// the generation stops after that step and the slot is free for the next
-// request: the session count (aotrt_generation_active_sessions) drops at
-// once. The request itself gets its final flag a little later (Note
-// [Completing a cancelled request] in generation.cpp: a race in the server's
-// gRPC handler). A cancelled request still queued is answered when a slot
-// reaches it, without generating.
+// the generation stops after that step, the request gets a final CANCELLED
+// error response (the convention of Triton's request cancellation), and the
+// slot is free for the next request: the session count
+// (aotrt_generation_active_sessions) drops at once. A cancelled request still
+// queued is answered when a slot reaches it, without generating. Answering
+// later instead (200 ms after the cancellation) left tritonserver 2.51's gRPC
+// handler holding the model in 3 runs of 3, unloaded only at the exit timeout
+// (Note [Cancelling a finished stream] in python/aotrt_tools/triton.py).
 // Concurrency: the slots' decode steps are separate runs of the decode graph,
 // serialised on the host by the model's run mutex; on CUDA their device work
 // overlaps on the slots' streams, on the CPU each step has the cores. So
