@@ -351,13 +351,14 @@ namespace {
 
 CachingAllocator& caching_allocator(int device_index) {
   check_device_index(device_index, "CUDA allocator");
-  // Created once, never destroyed: storages may be freed during exit.
-  static const std::vector<CachingAllocator*> allocators = [] {
-    std::vector<CachingAllocator*> v;
-    for (int d = 0; d < device_count(); ++d) v.push_back(new CachingAllocator(d));
+  // Created once, never destroyed, the list too (a static vector was destroyed at exit,
+  // and a storage freed after it by another static's destructor read freed memory).
+  static const std::vector<CachingAllocator*>* const allocators = [] {
+    auto* v = new std::vector<CachingAllocator*>;
+    for (int d = 0; d < device_count(); ++d) v->push_back(new CachingAllocator(d));
     return v;
   }();
-  return *allocators[device_index];
+  return *(*allocators)[device_index];
 }
 
 }  // namespace
