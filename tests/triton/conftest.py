@@ -32,6 +32,7 @@ The repository:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -151,24 +152,32 @@ def _repository(root: Path, packages: dict[str, Path]) -> Path:
     return repo
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory, packages):
-    root = tmp_path_factory.mktemp("triton")
+@contextlib.contextmanager
+def running_server(root: Path, repository: Path, ready: list[str], **server_args):
+    """tritonserver with the aotrt backend of AOTRT_BUILD_DIR (else build/) serving
+    `repository`, once `ready` are loaded; stopped at the end whatever happened, its log's last
+    lines printed."""
     build = Path(os.environ.get("AOTRT_BUILD_DIR", REPO / "build"))
     try:
         binary = triton.tritonserver()
         backends = triton.backend_directory(build, root / "backends")
     except FileNotFoundError as e:
         pytest.fail(str(e), pytrace=False)
-    srv = triton.Server(binary, _repository(root, packages), backends, root / "tritonserver.log")
+    srv = triton.Server(binary, repository, backends, root / "tritonserver.log", **server_args)
     srv.start()
     try:
-        srv.wait_ready(GOOD_MODELS, timeout_s=240)
+        srv.wait_ready(ready, timeout_s=240)
         yield srv
     finally:
         srv.stop()
-        log = srv.log_text()
-        print(f"\n== tritonserver log ({srv.log_path}), last lines:\n{log[-3000:]}")
+        print(f"\n== tritonserver log ({srv.log_path}), last lines:\n{srv.log_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory, packages):
+    root = tmp_path_factory.mktemp("triton")
+    with running_server(root, _repository(root, packages), GOOD_MODELS) as srv:
+        yield srv
 
 
 @pytest.fixture(scope="session")

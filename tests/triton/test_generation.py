@@ -41,7 +41,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
-from conftest import DEVICE, KIND, REPO
+from conftest import DEVICE, KIND, REPO, running_server
 
 from aotrt_tools import triton  # noqa: E402  (conftest put python/ on sys.path)
 
@@ -119,22 +119,9 @@ GOOD = ["gen", "gen_i64", "gen_unary"]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, package):
     root = tmp_path_factory.mktemp("triton_generation")
-    build = Path(os.environ.get("AOTRT_BUILD_DIR", REPO / "build"))
-    try:
-        binary = triton.tritonserver()
-        backends = triton.backend_directory(build, root / "backends")
-    except FileNotFoundError as e:
-        pytest.fail(str(e), pytrace=False)
-    srv = triton.Server(binary, _repository(root, package), backends, root / "tritonserver.log",
-                        metrics=True)
-    srv.start()
-    try:
-        srv.wait_ready(GOOD, timeout_s=240)
+    with running_server(root, _repository(root, package), GOOD, metrics=True) as srv:
         yield srv
-    finally:
-        srv.stop()
-        log = srv.log_text()
-        print(f"\n== tritonserver log ({srv.log_path}), last lines:\n{log[-3000:]}")
+    log = srv.log_text()
     # The server unloads a model only once every request and response factory of it is
     # released: a request the backend never let go of keeps its model to the exit timeout.
     held = [name for name in GOOD if f"successfully unloaded '{name}'" not in log]
