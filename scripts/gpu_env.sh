@@ -16,6 +16,10 @@
 #   aotrt_gpu_python_build_deps DIR    puts nanobind 3.1.0 and scikit-build-core 1.1.2 (what
 #                            pyproject.toml pins; the image has other versions) first on PYTHONPATH,
 #                            installed from .whl/ into DIR/build-deps unless python3 has them
+#   aotrt_gpu_pytest_against NAME DIR  for the scripts that run pytest against an existing CUDA
+#                            build (gpu_large.sh, gpu_weights.sh): sets BUILD_DIR=DIR and LOG_DIR
+#                            ($OUT, else DIR/logs); returns 1, saying so, when DIR lacks aotrt or
+#                            aotrt_unit_tests
 # `nvidia` is a namespace package (no __file__), so the wheels are searched through its __path__.
 WHEEL_ROOTS=$(python3 -c '
 import glob, os
@@ -79,4 +83,14 @@ aotrt_gpu_build() {
     return 1
   fi
   echo "== build: $(( $(date +%s) - t )) s"
+}
+
+aotrt_gpu_pytest_against() {
+  BUILD_DIR=$2
+  LOG_DIR=${OUT:-$BUILD_DIR/logs}
+  mkdir -p "$LOG_DIR"
+  if [ ! -x "$BUILD_DIR/aotrt" ] || [ ! -x "$BUILD_DIR/aotrt_unit_tests" ]; then
+    echo "$1: no CUDA build in $BUILD_DIR (run scripts/gpu_e2e.sh --model linear_bias first)" >&2
+    return 1
+  fi
 }

@@ -11,13 +11,9 @@
 #        set, else BUILD_DIR/logs/large.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BUILD_DIR=${1:-build-gpu}
-LOG_DIR=${OUT:-$BUILD_DIR/logs}
-mkdir -p "$LOG_DIR"
-if [ ! -x "$BUILD_DIR/aotrt" ] || [ ! -x "$BUILD_DIR/aotrt_unit_tests" ]; then
-  echo "gpu_large: no CUDA build in $BUILD_DIR (run scripts/gpu_e2e.sh --model linear_bias first)" >&2
-  exit 1
-fi
+# shellcheck source=gpu_env.sh
+source scripts/gpu_env.sh
+aotrt_gpu_pytest_against gpu_large "${1:-build-gpu}" || exit 1
 AOTRT_LARGE_DEVICES=cpu,cuda AOTRT_BIN="$PWD/$BUILD_DIR/aotrt" \
   AOTRT_UNIT_TESTS="$PWD/$BUILD_DIR/aotrt_unit_tests" AOTRT_CUDNN_ALLOW_TF32=0 \
   PYTHONPATH="$PWD/python" timeout 540 python3 -m pytest -v -s -p no:cacheprovider \
