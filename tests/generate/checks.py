@@ -1,4 +1,4 @@
-"""What the generation tests check, for any device (test_generate_cpu.py, test_generate_cuda.py).
+"""What the generation tests check, for any device (test_generate_models.py, test_generate_api.py).
 
 Greedy tokens: aotrt's reference loop over a package's decode graph (tests/generate/models.py)
 must give exactly the reference's NEW_TOKENS tokens (fp32). On a difference the message says
@@ -23,6 +23,16 @@ from aotrt_tools import llm  # noqa: E402  (models puts python/ on sys.path)
 # GEMMs, SDPA) sum in other orders; the tiny models' logits are of magnitude ~10, so a few
 # ulps of float32 there are ~1e-5, and 64 steps of a cache compound them a little.
 LOGIT_ATOL = 2e-3
+
+
+def devices(*names: str) -> list:
+    """The `device` parameters of a test: cuda cases are skipped, and say so, where this torch
+    sees no CUDA device (CI's machine); their exports then never run."""
+    return [n if n != "cuda" else pytest.param(
+        "cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                         reason="CUDA-only: this torch sees no CUDA device"))
+            for n in names]
+
 
 KV_BUFFERS = ("key_cache_", "value_cache_", "k_cache", "v_cache")  # transformers', gpt-fast's
 CACHE_BUFFERS = KV_BUFFERS + ("cumulative_length_",)

@@ -44,12 +44,12 @@ def generate_report() -> dict[str, str]:
 
 
 def _requested(session, device: str) -> list[tuple[str, str]]:
-    """(model, package kind) pairs the collected tests of `device` use (their `name` and
-    `package` parameters), so `-k llama` exports only LLaMA's."""
+    """(model, package kind) pairs the collected tests of `device` use (their `name`, `package`
+    and `device` parameters; no `device`: the CPU), so `-k llama` exports only LLaMA's."""
     wanted = []
     for item in session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if "name" in params and "package" in params and getattr(item.module, "DEVICE", "cpu") == device:
+        if "name" in params and "package" in params and params.get("device", "cpu") == device:
             pair = (params["name"], params["package"])
             if pair not in wanted:
                 wanted.append(pair)
@@ -92,6 +92,12 @@ def cpu_packages(request, tmp_path_factory):
 @pytest.fixture(scope="session")
 def cuda_packages(request, tmp_path_factory):
     return _getter(_packages(request, tmp_path_factory, "cuda"))
+
+
+@pytest.fixture
+def packages(request, device):
+    """The package getter of the test's `device` parameter (cpu_packages or cuda_packages)."""
+    return request.getfixturevalue(f"{device}_packages")
 
 
 def pytest_terminal_summary(terminalreporter):

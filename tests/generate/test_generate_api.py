@@ -7,6 +7,9 @@ packages of tests/generate/exports.py, against transformers' generate (fp32, gre
 - prompts longer than max_prefill_len (prefill in chunks; 33 tokens leaves one for decode);
 - eos: stops where transformers' generate stops, the eos token included;
 - seeded sampling: one seed, the same tokens every time; another seed, other tokens.
+
+On the CPU and on CUDA (sampling on the device, CUDA graphs by default; `-k cuda`, skipped
+where torch sees no CUDA device), but eos, which is the same host logic on both: CPU only.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import pytest
 
 from tests.generate import checks, models
 
-DEVICE = "cpu"
 NAMES = list(models.CASES)
 DECODERS = [n for n in NAMES if models.CASES[n].kind == "decoder"]
 HF = [n for n in NAMES if models.CASES[n].family == "hf"]
@@ -23,18 +25,21 @@ HF = [n for n in NAMES if models.CASES[n].family == "hf"]
 
 # torch's flow gives Whisper two packages (encoder, decoder step); the generate API takes one.
 @pytest.mark.parametrize("name,package", [(n, "generation") for n in NAMES] + [(n, "torch") for n in DECODERS])
-def test_generate_api_greedy(name, package, cpu_packages, aotrt_module, generate_report, request):
-    info = cpu_packages(name, package)
-    checks.generate_api_matches_reference(aotrt_module, name, info["package"], DEVICE, generate_report,
+@pytest.mark.parametrize("device", checks.devices("cpu", "cuda"))
+def test_generate_api_greedy(device, name, package, packages, aotrt_module, generate_report, request):
+    info = packages(name, package)
+    checks.generate_api_matches_reference(aotrt_module, name, info["package"], device, generate_report,
                                           request.node.name, torch_flow=package == "torch")
 
 
 @pytest.mark.parametrize("length", [models.MAX_PREFILL_LEN + 1, models.MAX_PREFILL_LEN + 8])
 @pytest.mark.parametrize("package", ["generation"])
 @pytest.mark.parametrize("name", ["llama-tiny", "gptfast-tiny"])
-def test_generate_api_prefill_chunks(name, package, length, cpu_packages, aotrt_module, generate_report, request):
-    info = cpu_packages(name, package)
-    checks.generate_api_matches_reference(aotrt_module, name, info["package"], DEVICE, generate_report,
+@pytest.mark.parametrize("device", checks.devices("cpu", "cuda"))
+def test_generate_api_prefill_chunks(device, name, package, length, packages, aotrt_module, generate_report,
+                                     request):
+    info = packages(name, package)
+    checks.generate_api_matches_reference(aotrt_module, name, info["package"], device, generate_report,
                                           request.node.name, prompt=checks.long_prompt(length))
 
 
@@ -42,13 +47,14 @@ def test_generate_api_prefill_chunks(name, package, length, cpu_packages, aotrt_
 @pytest.mark.parametrize("name", HF)
 def test_generate_api_stops_at_eos(name, package, cpu_packages, aotrt_module, generate_report, request):
     info = cpu_packages(name, package)
-    checks.generate_api_stops_at_eos(aotrt_module, name, info["package"], DEVICE, generate_report,
+    checks.generate_api_stops_at_eos(aotrt_module, name, info["package"], "cpu", generate_report,
                                      request.node.name)
 
 
 @pytest.mark.parametrize("package", ["generation"])
 @pytest.mark.parametrize("name", ["llama-tiny", "whisper-tiny"])
-def test_seeded_sampling_reproducible(name, package, cpu_packages, aotrt_module, generate_report, request):
-    info = cpu_packages(name, package)
-    checks.seeded_sampling_is_reproducible(aotrt_module, name, info["package"], DEVICE, generate_report,
+@pytest.mark.parametrize("device", checks.devices("cpu", "cuda"))
+def test_seeded_sampling_reproducible(device, name, package, packages, aotrt_module, generate_report, request):
+    info = packages(name, package)
+    checks.seeded_sampling_is_reproducible(aotrt_module, name, info["package"], device, generate_report,
                                            request.node.name)
