@@ -155,24 +155,30 @@ def _last_row(y: Any) -> np.ndarray:
     return arr.reshape(-1, arr.shape[-1])[-1].copy()
 
 
-def aotrt_decoder_greedy(decode: Any, prompt: list[int], max_new_tokens: int = NEW_TOKENS) -> Loop:
-    """Greedy generation over one decode graph (an aotrt.Model or anything called the same
-    way): the prompt token by token at positions 0..T-1, then each argmax at the next position."""
-    pos = 0
+def _greedy(step: Any, prefix: list[int], max_new_tokens: int) -> Loop:
+    """The loop both kinds share: `step(token, position)` gives the logits; the prefix token by
+    token at positions 0..k-1, then each argmax at the next position."""
     y = None
-    for tok in prompt:
-        (y,) = decode(np.array([[tok]], np.int64), np.array([pos], np.int64))
-        pos += 1
+    for pos, tok in enumerate(prefix):
+        y = step(tok, pos)
     tokens, logits = [], []
-    for step in range(max_new_tokens):
+    for i in range(max_new_tokens):
         row = _last_row(y)
         tok = int(np.argmax(row))
         tokens.append(tok)
         logits.append(row)
-        if step + 1 < max_new_tokens:
-            (y,) = decode(np.array([[tok]], np.int64), np.array([pos], np.int64))
-            pos += 1
+        if i + 1 < max_new_tokens:
+            y = step(tok, len(prefix) + i)
     return Loop(tokens, logits)
+
+
+def aotrt_decoder_greedy(decode: Any, prompt: list[int], max_new_tokens: int = NEW_TOKENS) -> Loop:
+    """Greedy generation over one decode graph (an aotrt.Model or anything called the same
+    way): the prompt token by token at positions 0..T-1, then each argmax at the next position."""
+    def step(tok: int, pos: int) -> np.ndarray:
+        (y,) = decode(np.array([[tok]], np.int64), np.array([pos], np.int64))
+        return y
+    return _greedy(step, prompt, max_new_tokens)
 
 
 def aotrt_whisper_greedy(encoder: Any, decode: Any, features: np.ndarray, prefix: list[int],
@@ -180,21 +186,11 @@ def aotrt_whisper_greedy(encoder: Any, decode: Any, features: np.ndarray, prefix
     """Whisper (Note [Whisper graphs] in aotrt_tools/llm.py): the encoder once, then the forced
     prefix through decode at positions 0..k-1, each step given the same encoder output."""
     (hidden,) = encoder(features)  # kept on the model's device, given to every decode step
-    pos = 0
-    y = None
-    for tok in prefix:
+
+    def step(tok: int, pos: int) -> np.ndarray:
         (y,) = decode(np.array([[tok]], np.int64), hidden, np.array([pos], np.int64))
-        pos += 1
-    tokens, logits = [], []
-    for step in range(max_new_tokens):
-        row = _last_row(y)
-        tok = int(np.argmax(row))
-        tokens.append(tok)
-        logits.append(row)
-        if step + 1 < max_new_tokens:
-            (y,) = decode(np.array([[tok]], np.int64), hidden, np.array([pos], np.int64))
-            pos += 1
-    return Loop(tokens, logits)
+        return y
+    return _greedy(step, prefix, max_new_tokens)
 
 
 def compare(ref: Greedy, got: Loop) -> dict[str, Any]:
