@@ -12,7 +12,6 @@ Environment:
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -30,15 +29,11 @@ if Path(aotrt.__file__).resolve().parent == REPO / "python" / "aotrt":
     raise pytest.UsageError(f"imported the source tree's aotrt ({aotrt.__file__}), not the installed package")
 
 
-def _load_e2e_conftest():
-    spec = importlib.util.spec_from_file_location("aotrt_e2e_conftest", REPO / "tests" / "e2e" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+if str(REPO) not in sys.path:  # for tests.zoo_fixtures (the root holds no `aotrt` to shadow)
+    sys.path.insert(0, str(REPO))
+from tests.zoo_fixtures import e2e_conftest  # noqa: E402
 
-
-_e2e = _load_e2e_conftest()
+_e2e = e2e_conftest()
 zoo_exports = _e2e.zoo_exports  # session fixture: exports every zoo model the tests ask for
 exported = _e2e.exported        # name -> export info; fails the test if that export failed
 

@@ -21,7 +21,6 @@ Environment:
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -34,15 +33,11 @@ REPO = Path(__file__).resolve().parents[2]
 WHEEL_DIR = Path(os.environ.get("AOTRT_WHEEL_DIR", REPO / "dist"))
 
 
-def _load_e2e_conftest():
-    spec = importlib.util.spec_from_file_location("aotrt_e2e_conftest", REPO / "tests" / "e2e" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+if str(REPO) not in sys.path:  # for tests.zoo_fixtures (the root holds no `aotrt` to shadow)
+    sys.path.insert(0, str(REPO))
+from tests.zoo_fixtures import e2e_conftest  # noqa: E402
 
-
-_e2e = _load_e2e_conftest()
+_e2e = e2e_conftest()
 zoo_exports = _e2e.zoo_exports  # session fixture: exports every zoo model the tests ask for
 exported = _e2e.exported        # name -> export info; fails the test if that export failed
 
