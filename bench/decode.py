@@ -27,7 +27,9 @@ prompt token by token. Contenders, alternated in --rounds rounds (the order rota
   aotrt    `aotrt generate PKG --prompt-ids ... --json` (batch 1: TTFT and inter-token times,
            sampling on the device, one step queued ahead) or `aotrt bench PKG` on the decode
            step at position --prompt-len (batch > 1: aotrt's generator decodes one sequence)
-  aotrt[S] the same on a package exported with the inductor option set S (--export-options)
+  aotrt[S] the same on a package exported with the inductor option set S (--export-options);
+           aotrt[prefill]: aotrt's generation export (prefill and decode graphs, batch 1), whose
+           prompt runs through the prefill graph
 What each contender does per round (Note [Decode bench timing]): a --prompt-len prompt (random
 token ids, the same for everyone), then --new-tokens greedy steps. ms/step p50 is the median step
 of the round, the table shows the median over rounds; tokens/s = batch * 1000 / ms per step;
@@ -107,6 +109,10 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
     "max_autotune": {"max_autotune": True},
     "coordinate_descent": {"coordinate_descent_tuning": True},
     "both": {"max_autotune": True, "coordinate_descent_tuning": True},
+    # Not an option set: aotrt's own generation export (aotrt_tools.llm.export_generation, its
+    # options), a prefill graph of up to --prompt-len tokens beside the decode step, so that the
+    # prompt runs as one graph (TTFT) instead of token by token. Batch 1 only.
+    "prefill": {},
 }
 DATASHEET_TBPS = {"H100": 3.35, "H200": 4.8}
 CHILD_TIMEOUT_S = 900
@@ -276,6 +282,26 @@ def export_package(wrapper, batch: int, device: str, path: Path, extra: dict[str
         ep = wrapper.export(input_ids=ids, cache_position=pos)
         torch._inductor.aoti_compile_and_package(
             ep, package_path=str(path), inductor_configs={**flow_options(device), **extra})
+
+
+def export_generation_package(model, cache: int, prompt_len: int, device: str, path: Path) -> None:
+    """aotrt[prefill]: the generation export (prefill up to prompt_len tokens, and decode) of the
+    same model, in its dtype, with aotrt_tools.llm's options for the device."""
+    import torch
+
+    sys.path.insert(0, str(REPO / "python"))
+    from aotrt_tools import llm
+
+    dtype = next(p.dtype for p in model.parameters() if p.is_floating_point())
+    src = llm.Source(model, "decoder", "hf", "bench/decode.py")
+    if getattr(model, "generation_config", None) is not None:
+        model.generation_config.cache_implementation = "static"  # as llm.load_source sets it
+        model.generation_config.use_cache = True
+    with torch.no_grad():
+        report = llm.export_generation(src, path.with_suffix(""), cache, max(prompt_len, llm.MIN_PREFILL_LEN),
+                                       dtype=dtype, device=device)
+    if Path(report["package"]) != path:
+        raise RuntimeError(f"generation export wrote {report['package']}, not {path}")
 
 
 # --------------------------------------------------------------------------------------
@@ -533,7 +559,10 @@ def cached_export(args, model, wrapper, shape, dtype_name, batch, cache, opt_set
         pass
     log(f"  export {stem} (options {want['options']}) ...")
     t = time.perf_counter()
-    export_package(wrapper, batch, args.device, pkg, OPTION_SETS[opt_set])
+    if opt_set == "prefill":
+        export_generation_package(model, cache, args.prompt_len, args.device, pkg)
+    else:
+        export_package(wrapper, batch, args.device, pkg, OPTION_SETS[opt_set])
     secs = time.perf_counter() - t
     if args.device == "cuda":  # what the compile's autotuning left cached goes back for aotrt
         import gc
@@ -568,6 +597,8 @@ def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish) 
             [("aotrt" if s == "default" else f"aotrt[{s}]") for s in aotrt_sets]
     packages: dict[str, Path] = {}
     row["export_s"] = {}
+    if batch != 1 and "prefill" in aotrt_sets:
+        raise ValueError("--export-options prefill serves batch 1 only (aotrt's generator decodes one sequence)")
     for s in aotrt_sets:
         name = "aotrt" if s == "default" else f"aotrt[{s}]"
         packages[name], row["export_s"][name] = cached_export(args, model, wrapper, shape, dtype_name, batch,
