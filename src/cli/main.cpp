@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -230,7 +231,10 @@ int main(int argc, char** argv) {
   CLI::App* info = app.add_subcommand("info", "Show what a package holds and whether it loads");
   info->add_option("package", info_path, "the .pt2 file")->required();
   info->add_option("--weights", weights_path, weights_help);
-  info->add_option("--model-name", model_name, "model folder under data/aotinductor/");
+  CLI::Option* info_model_name = info->add_option(
+      "--model-name", model_name,
+      "model folder under data/aotinductor/ (default: 'model', else every graph of a package "
+      "without one, such as a generation package's prefill and decode)");
 
   std::string run_path, output_dir;
   std::vector<std::string> inputs;
@@ -308,7 +312,28 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*info) return info_command(info_path, model_name, weights_path);
+    if (*info) {
+      // A package of several graphs (aoti_compile_and_package of a dict) has no "model": each
+      // graph is shown in turn, rather than an error naming them.
+      std::vector<std::string> graphs;
+      if (!info_model_name->count()) {
+        try {
+          graphs = aotrt::Program::graph_names(info_path);
+        } catch (const std::exception&) {
+          // not a readable package: info_command says what is wrong with it
+        }
+      }
+      if (graphs.empty() || std::find(graphs.begin(), graphs.end(), model_name) != graphs.end()) {
+        return info_command(info_path, model_name, weights_path);
+      }
+      int status = 0;
+      for (size_t i = 0; i < graphs.size(); ++i) {
+        std::cout << (i ? "\n" : "") << "== graph " << graphs[i] << " (" << (i + 1) << " of "
+                  << graphs.size() << "; --model-name " << graphs[i] << " shows it alone)\n";
+        status = std::max(status, info_command(info_path, graphs[i], weights_path));
+      }
+      return status;
+    }
     if (*gen) return aotrt::cli::generate_command(ga);
     if (*bench) {
       if (graph_on) b.cuda_graph = aotrt::CudaGraphMode::kOn;
