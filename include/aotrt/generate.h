@@ -37,7 +37,7 @@ namespace aotrt {
 // How the next token is drawn from the logits, as Hugging Face's generate
 // does with do_sample (temperature, then top-k, then top-p, then a draw).
 struct SamplingConfig {
-  float temperature = 0.f;  // <= 0: greedy (the first largest logit)
+  float temperature = 0.f;  // 0: greedy (the first largest logit); < 0 refused
   int64_t top_k = 0;        // 0: no top-k
   float top_p = 1.f;        // >= 1: no top-p
   uint64_t seed = 0;        // the same seed gives the same tokens on a device

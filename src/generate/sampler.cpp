@@ -20,7 +20,12 @@ ops::SamplingParams to_params(const SamplingConfig& c) {
 
 }  // namespace
 
+// A negative temperature is refused here, as Hugging Face's and vLLM's sampling parameters
+// refuse it, although the kernel (Note [Token sampling]) would take it as greedy: a caller who
+// writes one has made a mistake, not asked for greedy (0 does that).
 void check_sampling(const SamplingConfig& config, const char* fn) {
+  AOTRT_CHECK(!(config.temperature < 0.f), kInvalidArgument, fn,
+              ": temperature must be >= 0 (0: greedy), got ", config.temperature);
   const ops::SamplingParams p = to_params(config);
   ops::check_sampling_params({&p, 1}, fn);
 }
@@ -32,8 +37,8 @@ Sampler::Sampler(Device device)
       step_(Tensor::empty({1}, ScalarType::UInt64, device)) {}
 
 void Sampler::configure(const SamplingConfig& config) {
+  check_sampling(config, "aotrt::Generator::generate");
   const ops::SamplingParams p = to_params(config);
-  ops::check_sampling_params({&p, 1}, "aotrt::Generator::generate");
   uint8_t bytes[sizeof p];
   std::memcpy(bytes, &p, sizeof p);
   uint64_t zero = 0;

@@ -9,8 +9,8 @@
 
 namespace aotrt::generate {
 
-// Refuses what the sampler cannot serve (a NaN temperature, top_k < 0,
-// top_p NaN or <= 0), naming `fn`.
+// Refuses what the sampler cannot serve (a NaN or negative temperature,
+// top_k < 0, top_p NaN or <= 0), naming `fn`.
 void check_sampling(const SamplingConfig& config, const char* fn);
 
 class Sampler {

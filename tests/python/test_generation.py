@@ -254,6 +254,8 @@ def test_generation_errors_leave_the_sequence_usable(packages):
         lm.generate(list(range(MAX_LEN + 1)), sequence=seq, max_new_tokens=1)
     with pytest.raises(aotrt.InvalidArgumentError, match="outside the vocabulary|top_p"):
         lm.generate([1, 2], sequence=seq, max_new_tokens=1, top_p=0.0, temperature=1.0)
+    with pytest.raises(aotrt.InvalidArgumentError, match="temperature must be >= 0"):
+        lm.generate([1, 2], sequence=seq, max_new_tokens=1, temperature=-0.5)
     assert seq.length == 0
     expect = tiny_kv_greedy(TinyKVDecoder(max_len=MAX_LEN).eval(), [1, 2], 5)
     assert lm.generate([1, 2], sequence=seq, max_new_tokens=5) == expect

@@ -374,6 +374,7 @@ BAD = [
     (dict(prompt=[1, VOCAB], max_new_tokens=4), "outside the vocabulary"),
     (dict(prompt=[1, 2], max_new_tokens=4, top_k=-1, temperature=1.0), "top_k"),
     (dict(prompt=[1, 2], max_new_tokens=4, top_p=-0.5, temperature=1.0), "top_p"),
+    (dict(prompt=[1, 2], max_new_tokens=4, temperature=-1.0), "temperature must be >= 0"),
     (dict(prompt=[1, 2], max_new_tokens=-1), "request_output_len is -1"),
     (dict(prompt=[1, 2], max_new_tokens=4, extra={"beam_width": ("INT32", 2)}), "beam_width 2"),
 ]
