@@ -473,15 +473,20 @@ class TorchContender:
         return {"ttft_ms": ttft, "step_ms": step_ms, "steps_wall_s": wall, "tokens": tokens.tolist()}
 
 
-def aotrt_generate(aotrt: str, pkg: Path, prompt: list[int], n_steps: int, env: dict[str, str]) -> dict[str, Any]:
-    cmd = [aotrt, "generate", str(pkg), "--prompt-ids", ",".join(str(t) for t in prompt),
-           "--max-new-tokens", str(n_steps + 1), "--json"]
+def _aotrt_json(cmd: list[str], env: dict[str, str]) -> tuple[dict[str, Any], float]:
+    """Runs an aotrt command with --json: (its JSON object, the process's wall seconds)."""
     t = time.perf_counter()
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, env=env)
     wall = time.perf_counter() - t
     if res.returncode != 0:
-        raise RuntimeError(f"aotrt generate failed ({res.returncode}): {res.stderr.strip()[-2000:]}")
-    rep = json.loads(res.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"aotrt {cmd[1]} failed ({res.returncode}): {res.stderr.strip()[-2000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1]), wall
+
+
+def aotrt_generate(aotrt: str, pkg: Path, prompt: list[int], n_steps: int, env: dict[str, str]) -> dict[str, Any]:
+    cmd = [aotrt, "generate", str(pkg), "--prompt-ids", ",".join(str(t) for t in prompt),
+           "--max-new-tokens", str(n_steps + 1), "--json"]
+    rep, wall = _aotrt_json(cmd, env)
     return {"ttft_ms": rep["ttft_ms"], "step_p50_ms": rep["inter_token_ms"]["p50"],
             "step_ms_summary": rep["inter_token_ms"], "tokens": [rep["tokens"]], "process_s": wall,
             "tokens_per_s_reported": rep["tokens_per_s"]}
@@ -492,12 +497,7 @@ def aotrt_bench(aotrt: str, pkg: Path, inputs: list[Path], n_steps: int, env: di
     cmd = [aotrt, "bench", str(pkg), "--warmup", "10", "--iters", str(n_steps), "--json", *(extra or [])]
     for f in inputs:
         cmd += ["-i", str(f)]
-    t = time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, env=env)
-    wall = time.perf_counter() - t
-    if res.returncode != 0:
-        raise RuntimeError(f"aotrt bench failed ({res.returncode}): {res.stderr.strip()[-2000:]}")
-    rep = json.loads(res.stdout.strip().splitlines()[-1])
+    rep, wall = _aotrt_json(cmd, env)
     return {"step_p50_ms": rep["latency_us"]["p50"] / 1e3, "step_ms_summary": rep["latency_us"],
             "load_s": rep.get("load_s"), "process_s": wall}
 
