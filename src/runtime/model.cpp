@@ -1239,15 +1239,30 @@ uint64_t ModelAccess::share_constants(Model& m, const std::map<std::string, Tens
     w.tensors.emplace(key, std::move(copy));
   }
   if (shared_bytes == 0) return 0;
-  impl.swap(w, /*partial=*/false, fn);
-  // The memory the container loaded the package's constants into is the
-  // inactive buffer's now; nothing reads it.
-  if (impl.api.free_inactive_constant_buffer != nullptr) {
-    std::lock_guard<std::mutex> lock(impl.run_mutex);
-    if (impl.info.device.is_cuda()) cuda::synchronize_device(impl.info.device.index);
-    clear_last_error();
-    AOTRT_CHECK(impl.api.free_inactive_constant_buffer(impl.container) == 0, kBackend,
-                impl.failure("AOTInductorModelContainerFreeInactiveConstantBuffer"));
+  // Note [Shared constants end in the first buffer]
+  // The set goes to the inactive buffer and becomes the active one, and the
+  // buffer that held the package's own copy is freed. Then the set goes back
+  // into that first buffer, which is made active again, and the second is
+  // freed in turn, so that the container ends as it began, running from its
+  // first buffer. The round trip is needed because of torch 2.11's container
+  // (model_container.h, built into every .so it exports): its
+  // run_single_threaded checks the first buffer's fold state whichever
+  // buffer is active, and freeing a buffer sets that state to NONE. After a
+  // single swap and free, every run after the first (which folds the active
+  // buffer) threw "Unknown constant state: ConstantState::NONE"; on the H200
+  // this was the second prompt through a generation package's prefill graph.
+  // torch 2.13 keeps the state per buffer; the round trip is harmless there.
+  for (int round = 0; round < 2; ++round) {
+    impl.swap(w, /*partial=*/false, fn);
+    // The buffer the set has just left (the package's copy, the first time)
+    // is the inactive one now; nothing reads it.
+    if (impl.api.free_inactive_constant_buffer != nullptr) {
+      std::lock_guard<std::mutex> lock(impl.run_mutex);
+      if (impl.info.device.is_cuda()) cuda::synchronize_device(impl.info.device.index);
+      clear_last_error();
+      AOTRT_CHECK(impl.api.free_inactive_constant_buffer(impl.container) == 0, kBackend,
+                  impl.failure("AOTInductorModelContainerFreeInactiveConstantBuffer"));
+    }
   }
   impl.info.weights_source = "package (shared)";
   return shared_bytes;

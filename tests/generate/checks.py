@@ -275,3 +275,24 @@ def seeded_sampling_is_reproducible(aotrt: Any, name: str, pkg: str, device: str
                        f"{sum(x != y for x, y in zip(a.tokens, greedy))} differ from greedy")
     assert len(a.tokens) == models.NEW_TOKENS and list(a.tokens) == list(b.tokens), report[test_id]
     assert list(a.tokens) != list(c.tokens) and list(a.tokens) != greedy, report[test_id]
+
+
+def generate_api_repeats_on_one_generator(aotrt: Any, name: str, pkg: str, device: str, report: dict[str, str],
+                                          test_id: str) -> None:
+    """One loaded generator, three prompts in a row, each through the prefill graph (a second
+    run of a graph that shares the decode graph's weights: Note [Shared constants end in the
+    first buffer]): the first and the third, the same prompt, give the reference's tokens."""
+    n = 16
+    model = models.build(name)
+    with torch.no_grad():
+        if models.CASES[name].family == "gptfast":
+            ref, _ = models.gptfast_greedy(model, torch.tensor([models.PROMPT]), n)
+        else:
+            ref = models.hf_greedy(model, torch.tensor([models.PROMPT]), n).tokens
+    lm = aotrt.load_generator(pkg, device=device)
+    first = list(lm.generate(models.PROMPT, max_new_tokens=n, eos_token_ids=[]))
+    other = list(lm.generate(long_prompt(models.MAX_PREFILL_LEN), max_new_tokens=n, eos_token_ids=[]))
+    again = list(lm.generate(models.PROMPT, max_new_tokens=n, eos_token_ids=[]))
+    report[test_id] = f"{name}: three prompts on one generator: {n} tokens each, first == third: {first == again}"
+    assert first == list(ref)[:n], f"\n reference {list(ref)[:n]}\n aotrt     {first}"
+    assert again == first, f"\n first {first}\n third {again} (the second prompt gave {other})"

@@ -144,9 +144,11 @@ class Loop:
 
 
 def host_array(y: Any) -> np.ndarray:
-    """An aotrt output as a numpy array on the host (CUDA outputs through DLPack and torch)."""
+    """An aotrt output as a numpy array on the host (CUDA outputs through DLPack and torch;
+    bfloat16, which numpy lacks, as float32, which holds every value)."""
     if str(getattr(y, "device", "cpu")).startswith("cuda"):
-        return torch.from_dlpack(y).cpu().numpy()
+        t = torch.from_dlpack(y).cpu()
+        return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
     return np.asarray(y.numpy() if hasattr(y, "numpy") else y)
 
 

@@ -58,3 +58,12 @@ def test_seeded_sampling_reproducible(device, name, package, packages, aotrt_mod
     info = packages(name, package)
     checks.seeded_sampling_is_reproducible(aotrt_module, name, info["package"], device, generate_report,
                                            request.node.name)
+
+
+@pytest.mark.parametrize("package", ["generation"])
+@pytest.mark.parametrize("name", ["llama-tiny", "gptfast-tiny"])
+@pytest.mark.parametrize("device", checks.devices("cpu", "cuda"))
+def test_generate_api_prompts_in_a_row(device, name, package, packages, aotrt_module, generate_report, request):
+    info = packages(name, package)
+    checks.generate_api_repeats_on_one_generator(aotrt_module, name, info["package"], device, generate_report,
+                                                 request.node.name)
