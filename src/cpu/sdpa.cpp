@@ -23,6 +23,7 @@ extern "C" __m128 Sleef_expf4_u10(__m128);
 #include "core/error.h"
 #include "core/view.h"
 #include "cpu/cpu.h"
+#include "cpu/isa.h"
 
 namespace aotrt::cpu {
 namespace {
@@ -406,9 +407,7 @@ struct RowKernels {
 
 RowKernels row_kernels() {
 #ifdef AOTRT_SDPA_AVX2
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                           __builtin_cpu_supports("f16c");
-  if (avx2) return {widen_avx2, dot_avx2, axpy_avx2};
+  if (avx2_kernels()) return {widen_avx2, dot_avx2, axpy_avx2};  // Note [Hand-written AVX2 kernels]
 #endif
   return {widen_portable, dot_portable, axpy_portable};
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/handles.h"
+#include "cpu/isa.h"
 #include "ops/int_matmul.h"
 #include "ops_testing.h"
 #include "proxy_testing.h"
@@ -356,11 +357,10 @@ TEST(OpsIntMatmulProducts, IntMmAndInt8PackMmMatchASerialProduct) {
 // dequantized gemm past 8 rows, each float dtype, an A view. Tolerance: the output's one
 // rounding (tolerance_of its dtype, relative) or 1e-5 of the largest |eager| value, as the
 // float32 sums run in another order than eager's (lanes, a gemm) and cancel.
+// The portable kernels (cpu::PortableKernels) too, which x86 hosts with AVX2 do not pick.
 class OpsInt8PackMm : public ::testing::TestWithParam<BackendCase> {};
 
-TEST_P(OpsInt8PackMm, MatchesTorch) {
-  const Backend& b = GetParam().backend;
-  const OpCase& c = GetParam().c;
+void expect_int8pack_matches(const Backend& b, const OpCase& c) {
   AOTRT_FIND_OP(f, Int8PackMm, b, c.op);
   std::vector<Tensor> in;
   for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
@@ -378,6 +378,13 @@ TEST_P(OpsInt8PackMm, MatchesTorch) {
   EXPECT_TRUE(close_values(values_of(out.get()), want.values, tolerance_of(want.dtype),
                            1e-5 * largest))
       << c.name;
+}
+
+TEST_P(OpsInt8PackMm, MatchesTorch) { expect_int8pack_matches(GetParam().backend, GetParam().c); }
+
+TEST_P(OpsInt8PackMm, PortableKernelsMatchTorch) {
+  const cpu::PortableKernels portable;
+  expect_int8pack_matches(GetParam().backend, GetParam().c);
 }
 
 std::vector<BackendCase> int8pack_cpu_cases() {
