@@ -1398,6 +1398,24 @@ def matmul_cases():
        [view([2**31 - 1, -2**31], i32, [1, 1, 2]), view([2**16], i32, [1, 1, 1]), view([2**15, 2**16], i32, [1, 1, 2])],
        1, 1)
 
+    # bfloat16/float16 with at most 8 rows against a weight read along K (a linear layer's
+    # [N, K] weight transposed): the few-row kernel (Note [Few-row products]), its tile
+    # and K tails, a bias, a batch; 9 rows, the gemm. Small multiples of powers of two:
+    # every float32 sum is exact, so eager's and aotrt's one rounding agree.
+    bf, hf = torch.bfloat16, torch.float16
+    mm("mm_bf16_one_row_weight_transposed", "mm", view([0] * 19, bf, [1, 19]),
+       [view(pattern(40, 1, 0.25), bf, [1, 40]), transposed(pattern(19 * 40, 2, 0.5), bf, [40, 19])])
+    mm("mm_f16_three_rows_k_tail", "mm", view([0] * 30, hf, [3, 10]),
+       [view(pattern(3 * 37, 3, 0.25), hf, [3, 37]), transposed(pattern(10 * 37, 1, 0.5), hf, [37, 10])])
+    mm("addmm_bf16_two_rows_bias_beta_alpha", "addmm", view([0] * 2 * 21, bf, [2, 21]),
+       [view(pattern(21, 4, 0.5), bf, [21]), view(pattern(2 * 24, 5, 0.25), bf, [2, 24]),
+        transposed(pattern(21 * 24, 6, 0.5), bf, [24, 21])], 2, 0.5)
+    mm("bmm_bf16_four_rows_weight_along_k", "bmm", view([0] * 2 * 4 * 18, bf, [2, 4, 18]),
+       [view(pattern(2 * 4 * 16, 7, 0.25), bf, [2, 4, 16]),
+        view(pattern(2 * 16 * 18, 8, 0.5), bf, [2, 16, 18], [16 * 18, 1, 16])])
+    mm("mm_bf16_nine_rows_gemm", "mm", view([0] * 9 * 5, bf, [9, 5]),
+       [view(pattern(9 * 24, 9, 0.25), bf, [9, 24]), transposed(pattern(5 * 24, 1, 0.5), bf, [24, 5])])
+
     # _grouped_mm (Note [Grouped matmul]): inputs mat_a, mat_b and offs when there is one;
     # ints: whether offs is given. Every row and column is covered by a group (ATen leaves
     # the others uninitialized), empty groups among them.
