@@ -115,9 +115,34 @@ __attribute__((target("avx2,fma,f16c"))) void rows_avx2(const float* x, int64_t 
   if (n < n1) rows_avx2<W, M, 1>(x, K, w, ldw, n, n1, sums, ldo);
 }
 
+// One row of x: each weight row read as one stream, 32 values a step into
+// four sums. From DRAM (a 256 MiB int8 weight, 2 threads, this AMD EPYC) it
+// took 20-23 ms against 23-28 for the 4-row tiles below, which read 4 streams.
+template <class W>
+__attribute__((target("avx2,fma,f16c"))) void row_avx2(const float* x, int64_t K, const W* w,
+                                                       int64_t ldw, int64_t n0, int64_t n1,
+                                                       float* sums) {
+  for (int64_t n = n0; n < n1; ++n) {
+    const W* wn = w + n * ldw;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t k = 0;
+    for (; k + 32 <= K; k += 32) {
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k), widen8(wn + k), a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k + 8), widen8(wn + k + 8), a1);
+      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k + 16), widen8(wn + k + 16), a2);
+      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k + 24), widen8(wn + k + 24), a3);
+    }
+    for (; k + 8 <= K; k += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + k), widen8(wn + k), a0);
+    float s = lane_sum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; k < K; ++k) s += x[k] * widen(wn[k]);
+    sums[n] = s;
+  }
+}
+
 template <class W, int M>
 void rows_avx2_m(const float* x, int64_t K, const W* w, int64_t ldw, int64_t n0, int64_t n1,
                  float* sums, int64_t ldo) {
+  if constexpr (M == 1) return row_avx2<W>(x, K, w, ldw, n0, n1, sums);
   constexpr int NR = M <= 2 ? 4 : M <= 4 ? 2 : 1;
   rows_avx2<W, M, NR>(x, K, w, ldw, n0, n1, sums, ldo);
 }
