@@ -66,6 +66,7 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "cpu/cpu.h"
+#include "cpu/gemv.h"
 #include "cpu/elements.h"
 #include "cpu/onednn.h"
 #include "cpu/ops.h"
@@ -332,6 +333,32 @@ void run_gemm(const Gemm& g) {
     Matrices c = dense_matrices(B, M, N, ct, false, g.fn);
     copy_strided(c.view(), self->view());
     if (g.beta != 1) scale_dense(c, g.beta);
+    copy_strided(out_view, c.view());
+    return;
+  }
+
+  // Few rows of bfloat16/float16 against a weight whose columns lie along K
+  // (a linear layer's [N, K] weight, transposed): read in place, widened in
+  // registers (Note [Few-row products]), instead of a float32 copy of it.
+  if (ct != g.out.dtype && M <= kMaxFewRows && g.b.strides[1] == 1 && g.b.dtype == g.out.dtype) {
+    const Matrices x = dense_matrices(B, M, K, ScalarType::Float32, false, g.fn);
+    copy_strided(x.view(), g.a.view());
+    const Matrices c = dense_matrices(B, M, N, ScalarType::Float32, false, g.fn);
+    const size_t wes = element_size(g.b.dtype);
+    for (int64_t i = 0; i < B; ++i) {
+      few_rows_product(reinterpret_cast<const float*>(x.data) + i * M * K, M, K,
+                       g.b.data + i * g.b.strides[0] * static_cast<int64_t>(wes), g.b.dtype,
+                       g.b.strides[2], N, reinterpret_cast<float*>(c.data) + i * M * N, N);
+    }
+    if (g.alpha != 1) scale_dense(c, g.alpha);
+    if (self != nullptr) {  // out = beta * self + alpha * (a @ b), rounded once
+      const Matrices sf = dense_matrices(B, M, N, ScalarType::Float32, false, g.fn);
+      copy_strided(sf.view(), self->view());
+      auto* cp = reinterpret_cast<float*>(c.data);
+      const auto* sp = reinterpret_cast<const float*>(sf.data);
+      const auto beta = static_cast<float>(g.beta);
+      for (int64_t i = 0; i < B * M * N; ++i) cp[i] += beta * sp[i];
+    }
     copy_strided(out_view, c.view());
     return;
   }

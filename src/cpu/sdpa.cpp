@@ -8,6 +8,9 @@ extern "C" __m128 Sleef_expf4_u10(__m128);
 #endif
 
 #include <algorithm>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <span>
 #include <optional>
 #include <array>
@@ -20,6 +23,7 @@ extern "C" __m128 Sleef_expf4_u10(__m128);
 #include "core/error.h"
 #include "core/view.h"
 #include "cpu/cpu.h"
+#include "cpu/isa.h"
 
 namespace aotrt::cpu {
 namespace {
@@ -295,6 +299,193 @@ void attend_gemm(const HeadMatrices& q, const HeadMatrices& k, const HeadMatrice
   }
 }
 
+// Note [Attention at decode]
+// A decode step asks for a few query rows (Lq <= kDecodeRows) against a long
+// key/value cache, usually bfloat16, with GQA. The gemm path (Note [Attention
+// through gemm]) converted the whole cache to float32 copies first and ran two
+// thin gemms per query head (15.7 ms a call for the 1B LLaMA shape at cache
+// 1024, 2 threads). Here each (batch, key/value head) is one task: its group
+// of query heads times Lq rows is scored against each key row as it is read
+// (bfloat16/float16 widened to float32 in registers, one row at a time, no
+// copy of the cache), so the cache is read once per key/value head; the
+// softmax runs on the rows of scores, then each value row, read once, is
+// added into every row's float32 output. Tasks are split over threads. The
+// sums are float32 with fused multiply-adds in 8 lanes (AVX2) or in a loop,
+// not a gemm's order, so results agree with ATen's to float32 rounding before
+// the output's one rounding to its dtype.
+constexpr int64_t kDecodeRows = 8;
+
+struct DecodeCall {
+  const char *q, *k, *v, *mask;
+  int64_t qs[4], ks[4], vs[4], ms[4], os[4];  // strides in elements; ms 0 where broadcast
+  ScalarType dtype, mask_dtype;
+  char* out;
+  float* lse;  // [B, H, Lq] dense
+  int64_t B, H, group, Lq, Lk, E, Ev;
+  bool causal;
+  float scale;
+};
+
+float load_as_float(const char* p, int64_t i, ScalarType dt) {
+  switch (dt) {
+    case ScalarType::BFloat16: return bfloat16_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
+    case ScalarType::Float16: return half_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
+    default: return reinterpret_cast<const float*>(p)[i];
+  }
+}
+
+void store_from_float(char* p, int64_t i, ScalarType dt, float v) {
+  switch (dt) {
+    case ScalarType::BFloat16: reinterpret_cast<uint16_t*>(p)[i] = float_to_bfloat16(v); break;
+    case ScalarType::Float16: reinterpret_cast<uint16_t*>(p)[i] = float_to_half(v); break;
+    default: reinterpret_cast<float*>(p)[i] = v;
+  }
+}
+
+// The per-row kernels: row (n values of dtype, unit stride) widened to float32.
+void widen_portable(const char* row, int64_t n, ScalarType dt, float* out) {
+  for (int64_t e = 0; e < n; ++e) out[e] = load_as_float(row, e, dt);
+}
+float dot_portable(const float* a, const float* b, int64_t n) {
+  float acc[8] = {};
+  int64_t e = 0;
+  for (; e + 8 <= n; e += 8) {
+    for (int l = 0; l < 8; ++l) acc[l] = std::fma(a[e + l], b[e + l], acc[l]);
+  }
+  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; e < n; ++e) s = std::fma(a[e], b[e], s);
+  return s;
+}
+void axpy_portable(float* y, float a, const float* x, int64_t n) {
+  for (int64_t e = 0; e < n; ++e) y[e] = std::fma(a, x[e], y[e]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AOTRT_SDPA_AVX2 1
+__attribute__((target("avx2,fma,f16c"))) void widen_avx2(const char* row, int64_t n,
+                                                         ScalarType dt, float* out) {
+  int64_t e = 0;
+  if (dt == ScalarType::BFloat16) {
+    for (; e + 8 <= n; e += 8) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row) + e / 8);
+      _mm256_storeu_ps(out + e,
+                       _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+    }
+  } else if (dt == ScalarType::Float16) {
+    for (; e + 8 <= n; e += 8) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row) + e / 8);
+      _mm256_storeu_ps(out + e, _mm256_cvtph_ps(h));
+    }
+  }
+  for (; e < n; ++e) out[e] = load_as_float(row, e, dt);
+}
+__attribute__((target("avx2,fma"))) float dot_avx2(const float* a, const float* b, int64_t n) {
+  __m256 acc = _mm256_setzero_ps();
+  int64_t e = 0;
+  for (; e + 8 <= n; e += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + e), _mm256_loadu_ps(b + e), acc);
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  float s = _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+  for (; e < n; ++e) s = std::fma(a[e], b[e], s);
+  return s;
+}
+__attribute__((target("avx2,fma"))) void axpy_avx2(float* y, float a, const float* x, int64_t n) {
+  const __m256 av = _mm256_set1_ps(a);
+  int64_t e = 0;
+  for (; e + 8 <= n; e += 8) {
+    _mm256_storeu_ps(y + e, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + e), _mm256_loadu_ps(y + e)));
+  }
+  for (; e < n; ++e) y[e] = std::fma(a, x[e], y[e]);
+}
+#endif
+
+struct RowKernels {
+  void (*widen)(const char*, int64_t, ScalarType, float*);
+  float (*dot)(const float*, const float*, int64_t);
+  void (*axpy)(float*, float, const float*, int64_t);
+};
+
+RowKernels row_kernels() {
+#ifdef AOTRT_SDPA_AVX2
+  if (avx2_kernels()) return {widen_avx2, dot_avx2, axpy_avx2};  // Note [Hand-written AVX2 kernels]
+#endif
+  return {widen_portable, dot_portable, axpy_portable};
+}
+
+// One (batch, key/value head) task of Note [Attention at decode]. Buffers:
+// qf [R, E], sc [R, Lk], of [R, Ev], row [max(E, Ev)], sums [R], R = group * Lq.
+void attend_decode_task(const DecodeCall& c, const RowKernels& rk, int64_t b, int64_t hk,
+                        float* qf, float* sc, float* of, float* row, float* sums) {
+  const int64_t R = c.group * c.Lq, esz = element_size(c.dtype);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < R; ++r) {
+    const int64_t h = hk * c.group + r / c.Lq, i = r % c.Lq;
+    for (int64_t e = 0; e < c.E; ++e) {
+      qf[r * c.E + e] = load_as_float(c.q, b * c.qs[0] + h * c.qs[1] + i * c.qs[2] + e * c.qs[3], c.dtype);
+    }
+  }
+  // Causal (upper-left): row i sees keys j <= i.
+  const int64_t keys = c.causal ? std::min(c.Lk, c.Lq) : c.Lk;
+  for (int64_t j = 0; j < keys; ++j) {
+    rk.widen(c.k + (b * c.ks[0] + hk * c.ks[1] + j * c.ks[2]) * esz, c.E, c.dtype, row);
+    for (int64_t r = 0; r < R; ++r) sc[r * c.Lk + j] = rk.dot(qf + r * c.E, row, c.E);
+  }
+  std::fill(of, of + R * c.Ev, 0.0f);
+  for (int64_t r = 0; r < R; ++r) {
+    const int64_t h = hk * c.group + r / c.Lq, i = r % c.Lq;
+    float* s = sc + r * c.Lk;
+    const char* mrow = c.mask ? c.mask + (b * c.ms[0] + h * c.ms[1] + i * c.ms[2]) * element_size(c.mask_dtype)
+                              : nullptr;
+    float max = -inf;
+    for (int64_t j = 0; j < keys; ++j) {
+      const float x = c.causal && j > i ? -inf
+                                        : s[j] * c.scale + (mrow ? load_as_float(mrow, j * c.ms[3], c.mask_dtype) : 0.0f);
+      s[j] = x;
+      max = std::max(max, x);
+    }
+    float& lse = c.lse[(b * c.H + h) * c.Lq + i];
+    if (max == -inf) {  // every key masked: ATen gives NaN
+      std::fill(s, s + keys, 0.0f);
+      sums[r] = std::numeric_limits<float>::quiet_NaN();
+      lse = -inf;
+      continue;
+    }
+    sums[r] = exp_weights(s, keys, max);
+    lse = max + std::log(sums[r]);
+  }
+  for (int64_t j = 0; j < keys; ++j) {
+    rk.widen(c.v + (b * c.vs[0] + hk * c.vs[1] + j * c.vs[2]) * esz, c.Ev, c.dtype, row);
+    for (int64_t r = 0; r < R; ++r) {
+      const float p = sc[r * c.Lk + j];
+      if (p != 0.0f) rk.axpy(of + r * c.Ev, p, row, c.Ev);
+    }
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    const int64_t h = hk * c.group + r / c.Lq, i = r % c.Lq;
+    const float inv = 1.0f / sums[r];  // NaN for a fully masked row
+    for (int64_t e = 0; e < c.Ev; ++e) {
+      store_from_float(c.out, b * c.os[0] + h * c.os[1] + i * c.os[2] + e * c.os[3], c.dtype,
+                       std::isnan(inv) ? inv : of[r * c.Ev + e] * inv);
+    }
+  }
+}
+
+void attend_decode(const DecodeCall& c) {
+  const RowKernels rk = row_kernels();
+  const int64_t Hk = c.H / c.group, R = c.group * c.Lq, tasks = c.B * Hk;
+#pragma omp parallel if (tasks > 1 && R * c.Lk * (c.E + c.Ev) > 65536)
+  {
+    std::vector<float> qf(static_cast<size_t>(R * c.E)), sc(static_cast<size_t>(R * c.Lk)),
+        of(static_cast<size_t>(R * c.Ev)), row(static_cast<size_t>(std::max(c.E, c.Ev))),
+        sums(static_cast<size_t>(R));
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) {
+      attend_decode_task(c, rk, t / Hk, t % Hk, qf.data(), sc.data(), of.data(), row.data(),
+                         sums.data());
+    }
+  }
+}
+
 }  // namespace
 
 SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k,
@@ -336,6 +527,35 @@ SdpaResult scaled_dot_product_attention(const TensorImpl& q, const TensorImpl& k
   const double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(E)));
   const std::vector<int64_t> mask_sizes = {B, H, Lq, Lk};
   const float fscale = static_cast<float>(s);
+  if (q.dtype() != ScalarType::Float64 && Lq <= kDecodeRows && k.strides()[3] == 1 &&
+      v.strides()[3] == 1) {  // Note [Attention at decode]
+    DecodeCall c{};
+    c.q = static_cast<const char*>(q.data_ptr());
+    c.k = static_cast<const char*>(k.data_ptr());
+    c.v = static_cast<const char*>(v.data_ptr());
+    c.dtype = q.dtype();
+    std::copy_n(q.strides().begin(), 4, c.qs);
+    std::copy_n(k.strides().begin(), 4, c.ks);
+    std::copy_n(v.strides().begin(), 4, c.vs);
+    std::copy_n(result.output->strides().begin(), 4, c.os);
+    if (mask != nullptr) {
+      c.mask = static_cast<const char*>(mask->data_ptr());
+      c.mask_dtype = mask->dtype();
+      const std::vector<int64_t> ms = broadcast_to(*mask, mask_sizes, what);
+      std::copy_n(ms.begin(), 4, c.ms);
+    }
+    c.out = static_cast<char*>(result.output->data_ptr());
+    std::vector<float> lse(static_cast<size_t>(B * H * Lq));
+    c.lse = lse.data();
+    c.B = B, c.H = H, c.group = group, c.Lq = Lq, c.Lk = Lk, c.E = E, c.Ev = Ev;
+    c.causal = is_causal;
+    c.scale = fscale;
+    attend_decode(c);
+    copy_strided(strided_view(*result.logsumexp),
+                 StridedView{reinterpret_cast<char*>(lse.data()), lse_sizes, contiguous_strides(lse_sizes),
+                             ScalarType::Float32, cpu_device()});
+    return result;
+  }
   if (q.dtype() != ScalarType::Float64) {  // Note [Attention through gemm]
     // float32 views are read, and a float32 output with unit column stride
     // written, in place; float16/bfloat16 go through float32 copies.

@@ -55,10 +55,11 @@ void reference(const std::vector<float>& buf, const int64_t* qs, int64_t qo, con
       }
 }
 
-void run_case(bool causal, bool with_mask) {
+// L <= 8 query rows take the decode kernel (Note [Attention at decode]), more the gemms.
+void run_case(bool causal, bool with_mask, int64_t L = 7) {
   // One projection buffer [L, B, 3*H*E]; q, k, v are permuted views of it,
   // as nn.MultiheadAttention's in_proj output is handed to SDPA.
-  const int64_t B = 2, H = 3, L = 7, E = 5;
+  const int64_t B = 2, H = 3, E = 5;
   std::vector<float> buf(L * B * 3 * H * E);
   std::mt19937 rng(42);
   std::normal_distribution<float> nd;
@@ -125,6 +126,10 @@ TEST(CpuSdpa, PermutedViews) { run_case(false, false); }
 TEST(CpuSdpa, Causal) { run_case(true, false); }
 TEST(CpuSdpa, BroadcastAdditiveMask) { run_case(false, true); }
 TEST(CpuSdpa, CausalWithMask) { run_case(true, true); }
+TEST(CpuSdpa, ThroughGemms) {
+  run_case(false, false, 12);
+  run_case(true, true, 12);
+}
 
 TEST(CpuSdpa, RefusesDropoutAndBadShapes) {
   int64_t s4[] = {1, 1, 2, 2}, st4[] = {4, 4, 2, 1}, s3[] = {1, 2, 2}, st3[] = {4, 2, 1};

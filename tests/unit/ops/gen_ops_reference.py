@@ -1398,6 +1398,24 @@ def matmul_cases():
        [view([2**31 - 1, -2**31], i32, [1, 1, 2]), view([2**16], i32, [1, 1, 1]), view([2**15, 2**16], i32, [1, 1, 2])],
        1, 1)
 
+    # bfloat16/float16 with at most 8 rows against a weight read along K (a linear layer's
+    # [N, K] weight transposed): the few-row kernel (Note [Few-row products]), its tile
+    # and K tails, a bias, a batch; 9 rows, the gemm. Small multiples of powers of two:
+    # every float32 sum is exact, so eager's and aotrt's one rounding agree.
+    bf, hf = torch.bfloat16, torch.float16
+    mm("mm_bf16_one_row_weight_transposed", "mm", view([0] * 19, bf, [1, 19]),
+       [view(pattern(40, 1, 0.25), bf, [1, 40]), transposed(pattern(19 * 40, 2, 0.5), bf, [40, 19])])
+    mm("mm_f16_three_rows_k_tail", "mm", view([0] * 30, hf, [3, 10]),
+       [view(pattern(3 * 37, 3, 0.25), hf, [3, 37]), transposed(pattern(10 * 37, 1, 0.5), hf, [37, 10])])
+    mm("addmm_bf16_two_rows_bias_beta_alpha", "addmm", view([0] * 2 * 21, bf, [2, 21]),
+       [view(pattern(21, 4, 0.5), bf, [21]), view(pattern(2 * 24, 5, 0.25), bf, [2, 24]),
+        transposed(pattern(21 * 24, 6, 0.5), bf, [24, 21])], 2, 0.5)
+    mm("bmm_bf16_four_rows_weight_along_k", "bmm", view([0] * 2 * 4 * 18, bf, [2, 4, 18]),
+       [view(pattern(2 * 4 * 16, 7, 0.25), bf, [2, 4, 16]),
+        view(pattern(2 * 16 * 18, 8, 0.5), bf, [2, 16, 18], [16 * 18, 1, 16])])
+    mm("mm_bf16_nine_rows_gemm", "mm", view([0] * 9 * 5, bf, [9, 5]),
+       [view(pattern(9 * 24, 9, 0.25), bf, [9, 24]), transposed(pattern(5 * 24, 1, 0.5), bf, [24, 5])])
+
     # _grouped_mm (Note [Grouped matmul]): inputs mat_a, mat_b and offs when there is one;
     # ints: whether offs is given. Every row and column is covered by a group (ATen leaves
     # the others uninitialized), empty groups among them.
@@ -1855,6 +1873,76 @@ def intmatmul_cases():
     pack_row("int4pack_out_of_range_n16_k4_avx2", view([17, -1, 255, 16] * 16, torch.int32, [16, 4]), 1)
     pack_row("int4pack_transposed_n64_k4_avx512",
              transposed([(i * 5) % 16 for i in range(256)], torch.int32, [64, 4], offset=1), 2)
+    return out
+
+
+# --- int8pack -------------------------------------------------------------------------
+# _weight_int8pack_mm (Note [Int8 weight-only matmul on the CPU]): inputs A [M, K], B [N, K]
+# int8, scales [N]; the output eager's. Random values (sums with cancellation, not exact
+# in float32): the test's tolerance is stated there. Shapes: the decode kernel's M = 1..8
+# with column tails of its 4-, 2- and 1-row tiles and K not a multiple of 8, and the
+# dequantized gemm past 8 rows (N past one 128-row chunk).
+def int8pack_cases():
+    out = []
+    g = torch.Generator().manual_seed(29)
+
+    def row(name, dtype, M, N, K, a_view=None):
+        a = a_view if a_view is not None else torch.randn(M, K, generator=g).to(dtype)
+        b = torch.randint(-128, 128, (N, K), dtype=torch.int8, generator=g)
+        sc = (torch.rand(N, generator=g) * 0.02 + 0.001).to(dtype)
+        out.append(case(name, "_weight_int8pack_mm", [a, b, sc], [],
+                        torch.ops.aten._weight_int8pack_mm(a.contiguous(), b, sc)))
+
+    f32, bf16, f16 = torch.float32, torch.bfloat16, torch.float16
+    for M in (1, 2, 3, 4, 5, 8):
+        row(f"int8pack_bf16_m{M}_n37_k120", bf16, M, 37, 120)
+    row("int8pack_bf16_m1_n19_k203", bf16, 1, 19, 203)
+    row("int8pack_f16_m3_n21_k67", f16, 3, 21, 67)
+    row("int8pack_f32_m6_n40_k64", f32, 6, 40, 64)
+    row("int8pack_f32_m1_n12_k1024", f32, 1, 12, 1024)
+    row("int8pack_bf16_m12_n130_k24", bf16, 12, 130, 24)
+    row("int8pack_f32_m33_n20_k16", f32, 33, 20, 16)
+    # Eager wants A contiguous; aotrt reads a view (eager's values of its contiguous copy).
+    row("int8pack_bf16_transposed_a_m2_n24_k40", bf16, 2, 24, 40,
+        a_view=torch.randn(40, 2, generator=g).to(bf16).t())
+    row("int8pack_bf16_m0_n8_k16", bf16, 0, 8, 16)
+    return out
+
+
+# --- cpusdpa ---------------------------------------------------------------------------
+# _scaled_dot_product_flash_attention_for_cpu at decode (Note [Attention at decode]): q
+# [B, H, Lq, E] with Lq <= 8 against k, v [B, Hk, Lk, E] (GQA: Hk divides H), as a static
+# cache is read (the cache's [B, Hk, Lmax, E] buffer, a prefix attended through an additive
+# mask), random values; inputs q, k, v, then the mask when given; ints: is_causal, has
+# mask; outputs eager's (output, logsumexp).
+def cpusdpa_cases():
+    out = []
+    g = torch.Generator().manual_seed(30)
+
+    def row(name, dtype, B, H, Hk, Lq, Lk, E, causal=False, mask=None, q_view=None):
+        q = q_view if q_view is not None else torch.randn(B, H, Lq, E, generator=g).to(dtype)
+        k = torch.randn(B, Hk, Lk, E, generator=g).to(dtype)
+        v = torch.randn(B, Hk, Lk, E, generator=g).to(dtype)
+        kk, vv = (t.repeat_interleave(H // Hk, 1) for t in (k, v))  # eager's CPU kernel wants H heads
+        o, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            q, kk, vv, 0.0, causal, attn_mask=mask)[:2]
+        ins = [q, k, v] + ([] if mask is None else [mask])
+        out.append(case(name, "_scaled_dot_product_flash_attention_for_cpu", ins,
+                        [int(causal), int(mask is not None)], [o, lse]))
+
+    def cache_mask(B, Lq, Lk, filled, dtype):  # keys past `filled` hidden, as a static cache
+        m = torch.zeros(B, 1, Lq, Lk)
+        m[..., filled:] = -math.inf
+        return m.to(dtype)
+
+    f32, bf16, f16 = torch.float32, torch.bfloat16, torch.float16
+    row("decode_gqa_bf16_q1_cache100_e40", bf16, 1, 8, 2, 1, 100, 40, mask=cache_mask(1, 1, 100, 61, bf16))
+    row("decode_gqa_bf16_q5_cache37_e24", bf16, 2, 4, 1, 5, 37, 24,
+        mask=torch.randn(1, 1, 5, 37, generator=g).to(bf16))
+    row("decode_f16_q3_no_mask_e20", f16, 1, 3, 3, 3, 50, 20)
+    row("decode_f32_q8_gqa_causal", f32, 1, 4, 2, 8, 8, 16, causal=True)
+    row("decode_bf16_q2_transposed_query", bf16, 1, 4, 2, 2, 30, 32,
+        q_view=torch.randn(1, 2, 4, 32, generator=g).to(bf16).transpose(1, 2))
     return out
 
 
@@ -2449,7 +2537,8 @@ FAMILIES = {"reduce": reduce_cases, "scan": scan_cases, "sort": sort_cases, "vie
             "distance": distance_cases,
             "linalg": linalg_cases, "linalgproxy": linalgproxy_cases, "pointwise": pointwise_cases, "matmul": matmul_cases,
             "conv": conv_cases, "complex": complex_cases, "fft": fft_cases,
-            "special": special_cases, "intmatmul": intmatmul_cases,
+            "special": special_cases, "intmatmul": intmatmul_cases, "int8pack": int8pack_cases,
+            "cpusdpa": cpusdpa_cases,
             "scaledmm": scaledmm_cases, "dynquant": dynquant_cases,
             "attention": attention_cases, "flash": flash_cases, "rnn": rnn_cases,
             "int4cuda": int4cuda_cases, "scaledgrouped": scaledgrouped_cases}

@@ -15,12 +15,14 @@
 // packed by gen_ops_reference.py's tinygemm_pack (reference_int4cuda.inc): its C shim on
 // CUDA, the family op on the CPU (torch declares the entry for CUDA only); and its refusals.
 // tests/e2e/test_cuda_int4_tinygemm.py checks the layout against torch's own CUDA packer.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/handles.h"
+#include "cpu/isa.h"
 #include "ops/int_matmul.h"
 #include "ops_testing.h"
 #include "proxy_testing.h"
@@ -32,6 +34,7 @@ namespace {
 #include "reference_intmatmul.inc"
 #include "reference_dynquant.inc"
 #include "reference_int4cuda.inc"
+#include "reference_int8pack.inc"
 
 using Int4Mm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
                                   AtenTensorHandle, AtenTensorHandle*);
@@ -348,6 +351,50 @@ TEST(OpsIntMatmulProducts, IntMmAndInt8PackMmMatchASerialProduct) {
     expect_matches(r.get(), Values{kF32, {M, N}, {N, 1}, 0, want}, "_weight_int8pack_mm");
   }
 }
+
+// _weight_int8pack_mm against eager on random operands (reference_int8pack.inc; Note [Int8
+// weight-only matmul on the CPU]): the decode kernel's row counts and tile tails, the
+// dequantized gemm past 8 rows, each float dtype, an A view. Tolerance: the output's one
+// rounding (tolerance_of its dtype, relative) or 1e-5 of the largest |eager| value, as the
+// float32 sums run in another order than eager's (lanes, a gemm) and cancel.
+// The portable kernels (cpu::PortableKernels) too, which x86 hosts with AVX2 do not pick.
+class OpsInt8PackMm : public ::testing::TestWithParam<BackendCase> {};
+
+void expect_int8pack_matches(const Backend& b, const OpCase& c) {
+  AOTRT_FIND_OP(f, Int8PackMm, b, c.op);
+  std::vector<Tensor> in;
+  for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
+  Tensor out;
+  ASSERT_EQ(f(in[0].get(), in[1].get(), in[2].get(), out.out()), AOTI_TORCH_SUCCESS)
+      << aotrt_last_error();
+  const Values& want = c.outputs[0];
+  ASSERT_NE(out.get(), nullptr);
+  const Meta m = meta(out.get());
+  EXPECT_EQ(m.dtype, want.dtype);
+  EXPECT_EQ(m.sizes, want.sizes);
+  EXPECT_EQ(m.strides, want.strides);
+  double largest = 0;
+  for (double w : want.values) largest = std::max(largest, std::abs(w));
+  EXPECT_TRUE(close_values(values_of(out.get()), want.values, tolerance_of(want.dtype),
+                           1e-5 * largest))
+      << c.name;
+}
+
+TEST_P(OpsInt8PackMm, MatchesTorch) { expect_int8pack_matches(GetParam().backend, GetParam().c); }
+
+TEST_P(OpsInt8PackMm, PortableKernelsMatchTorch) {
+  const cpu::PortableKernels portable;
+  expect_int8pack_matches(GetParam().backend, GetParam().c);
+}
+
+std::vector<BackendCase> int8pack_cpu_cases() {
+  std::vector<BackendCase> out;
+  for (const OpCase& c : kInt8packCases) out.push_back({built_backends()[0], c});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OpsInt8PackMm, ::testing::ValuesIn(int8pack_cpu_cases()),
+                         backend_case_name);
 
 // --- CUDA's tinygemm layout --------------------------------------------------------------
 
