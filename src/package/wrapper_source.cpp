@@ -1,8 +1,11 @@
 #include "package/wrapper_source.h"
 
+#include <span>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -188,6 +191,30 @@ std::unordered_map<std::string, std::vector<std::string>> triton_launchers(std::
 
 ConstantAccess stronger(ConstantAccess a, ConstantAccess b) { return a > b ? a : b; }
 
+// Fallback ops whose shims only read their tensor arguments (their results come back through
+// pointers), and _out forms that write only their first: the ops a package's weight buffers
+// are passed to (gpt-fast's int4/int8 linears register their packed weights and scales as
+// buffers). Read as kMaybeWritten, each session copied every such weight and the 4-d int4
+// tiles looked like caches. Any other shim's argument stays kMaybeWritten.
+constexpr std::string_view kReadOnlyOps[] = {
+    "_weight_int4pack_mm", "_weight_int4pack_mm_for_cpu", "_weight_int4pack_mm_cpu_tensor",
+    "_weight_int8pack_mm", "_int_mm", "convolution", "_convolution"};
+constexpr std::string_view kFirstArgumentOutOps[] = {"mm_out", "addmm_out", "bmm_out",
+                                                     "baddbmm_out", "_int_mm_out"};
+
+// "aoti_torch_cuda__weight_int4pack_mm" -> "_weight_int4pack_mm"; "" for other callees.
+std::string_view fallback_op(std::string_view callee) {
+  for (const std::string_view prefix : {std::string_view("aoti_torch_cpu_"),
+                                        std::string_view("aoti_torch_cuda_")}) {
+    if (callee.substr(0, prefix.size()) == prefix) return callee.substr(prefix.size());
+  }
+  return {};
+}
+
+bool listed(std::span<const std::string_view> ops, std::string_view op) {
+  return !op.empty() && std::ranges::find(ops, op) != ops.end();
+}
+
 // How the use of a constant at text[at, at + len) treats it.
 ConstantAccess classify_use(std::string_view text, size_t at, size_t len,
                             const std::unordered_map<std::string, std::vector<std::string>>& launchers) {
@@ -234,6 +261,10 @@ ConstantAccess classify_use(std::string_view text, size_t at, size_t len,
           (callee.back() == '_' ||
            (callee.size() > 4 && callee.substr(callee.size() - 4) == "_out"))) {
         return ConstantAccess::kWritten;
+      }
+      const std::string_view op = fallback_op(callee);
+      if (listed(kReadOnlyOps, op) || (commas > 0 && listed(kFirstArgumentOutOps, op))) {
+        return ConstantAccess::kRead;
       }
       // Wrapped in a conversion (".get()", a handle macro): keep looking outward
       // only through calls of one argument.

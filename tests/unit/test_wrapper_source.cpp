@@ -110,6 +110,7 @@ void AOTInductorModel::run_impl(...) {
     call_triton_poi_fused_index_copy_0(mask, buf2, 16L, this->device_idx_, stream, kernels, this->cubin_dir_);
     AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_add_out(counter, buf3, buf4));
     AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_mm_out(buf5, buf6, w));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_index_put(buf6, buf7, w));
     const char* s = "k_cache";
 }
 )SRC";
@@ -139,7 +140,8 @@ TEST(WrapperSource, ReadsWhichConstantsTheRunWrites) {
   ASSERT_EQ(src.constants.size(), 7u);
   EXPECT_EQ(src.constants[0].type, 1);
   EXPECT_EQ(src.constants[1].type, 2);
-  // w: a const kernel argument, then a fallback op's argument of unknown direction.
+  // w: a const kernel argument, mm_out's operand (read), then an argument of a fallback op
+  // aotrt does not know to be read-only.
   EXPECT_EQ(src.constants[0].access, ConstantAccess::kMaybeWritten);
   EXPECT_EQ(src.constants[1].access, ConstantAccess::kWritten);  // (float*)(k_cache.data_ptr())
   EXPECT_EQ(src.constants[2].access, ConstantAccess::kRead);     // (const float*)
@@ -147,6 +149,45 @@ TEST(WrapperSource, ReadsWhichConstantsTheRunWrites) {
   EXPECT_EQ(src.constants[4].access, ConstantAccess::kWritten);  // an _out shim's first argument
   EXPECT_EQ(src.constants[5].access, ConstantAccess::kUnused);   // never declared in the run
   EXPECT_EQ(src.constants[6].access, ConstantAccess::kRead);     // a Triton in_ptr0
+}
+
+// gpt-fast's int4 linear registers its packed weight and scales as buffers: the ops that
+// only read them must not make them a session's state (a copy per session).
+constexpr const char* kInt4Buffers = R"SRC(
+    constants_info_[0].name = "L__self___w_int4";
+    constants_info_[0].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[1].name = "L__self___scales_and_zeros";
+    constants_info_[1].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[2].name = "L__self___w_int8";
+    constants_info_[2].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[3].name = "L__self___w";
+    constants_info_[3].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[4].name = "L__self___cache";
+    constants_info_[4].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+void AOTInductorModel::run_impl(...) {
+    [[maybe_unused]] auto& L__self___w_int4 = constants_->at(0);
+    [[maybe_unused]] auto& L__self___scales_and_zeros = constants_->at(1);
+    [[maybe_unused]] auto& L__self___w_int8 = constants_->at(2);
+    [[maybe_unused]] auto& L__self___w = constants_->at(3);
+    [[maybe_unused]] auto& L__self___cache = constants_->at(4);
+    AtenTensorHandle buf1_handle;
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda__weight_int4pack_mm(buf0, L__self___w_int4, 128L, L__self___scales_and_zeros, &buf1_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda__weight_int8pack_mm(buf1, L__self___w_int8, buf2, &buf3_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda_addmm_out(buf4, buf3, L__self___w, L__self___w, 1.0, 1.0));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda_mm_out(L__self___cache, buf4, buf5));
+}
+)SRC";
+
+TEST(WrapperSource, WeightBuffersOfReadOnlyOpsAreRead) {
+  using aotrt::package::ConstantAccess;
+  const auto src = aotrt::package::parse_wrapper_source(kInt4Buffers);
+  ASSERT_TRUE(src.access_known);
+  ASSERT_EQ(src.constants.size(), 5u);
+  EXPECT_EQ(src.constants[0].access, ConstantAccess::kRead);     // _weight_int4pack_mm
+  EXPECT_EQ(src.constants[1].access, ConstantAccess::kRead);
+  EXPECT_EQ(src.constants[2].access, ConstantAccess::kRead);     // _weight_int8pack_mm
+  EXPECT_EQ(src.constants[3].access, ConstantAccess::kRead);     // addmm_out's operands
+  EXPECT_EQ(src.constants[4].access, ConstantAccess::kWritten);  // mm_out's out
 }
 
 TEST(WrapperSource, SkipsRawStringLiterals) {
