@@ -219,4 +219,14 @@ bool is_nan(V v) {
   }
 }
 
+// Element i of a float32, bfloat16 or float16 buffer as float32 (the
+// floating dtypes a kernel that computes in float32 reads at run time).
+inline float load_float_element(const void* p, int64_t i, ScalarType dt) {
+  switch (dt) {
+    case ScalarType::BFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(p)[i]);
+    case ScalarType::Float16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
 }  // namespace aotrt::cpu

@@ -23,6 +23,7 @@ extern "C" __m128 Sleef_expf4_u10(__m128);
 #include "core/error.h"
 #include "core/view.h"
 #include "cpu/cpu.h"
+#include "cpu/elements.h"
 #include "cpu/isa.h"
 
 namespace aotrt::cpu {
@@ -326,14 +327,6 @@ struct DecodeCall {
   float scale;
 };
 
-float load_as_float(const char* p, int64_t i, ScalarType dt) {
-  switch (dt) {
-    case ScalarType::BFloat16: return bfloat16_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
-    case ScalarType::Float16: return half_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
-    default: return reinterpret_cast<const float*>(p)[i];
-  }
-}
-
 void store_from_float(char* p, int64_t i, ScalarType dt, float v) {
   switch (dt) {
     case ScalarType::BFloat16: reinterpret_cast<uint16_t*>(p)[i] = float_to_bfloat16(v); break;
@@ -344,7 +337,7 @@ void store_from_float(char* p, int64_t i, ScalarType dt, float v) {
 
 // The per-row kernels: row (n values of dtype, unit stride) widened to float32.
 void widen_portable(const char* row, int64_t n, ScalarType dt, float* out) {
-  for (int64_t e = 0; e < n; ++e) out[e] = load_as_float(row, e, dt);
+  for (int64_t e = 0; e < n; ++e) out[e] = load_float_element(row, e, dt);
 }
 float dot_portable(const float* a, const float* b, int64_t n) {
   float acc[8] = {};
@@ -377,7 +370,7 @@ __attribute__((target("avx2,fma,f16c"))) void widen_avx2(const char* row, int64_
       _mm256_storeu_ps(out + e, _mm256_cvtph_ps(h));
     }
   }
-  for (; e < n; ++e) out[e] = load_as_float(row, e, dt);
+  for (; e < n; ++e) out[e] = load_float_element(row, e, dt);
 }
 __attribute__((target("avx2,fma"))) float dot_avx2(const float* a, const float* b, int64_t n) {
   __m256 acc = _mm256_setzero_ps();
@@ -421,7 +414,7 @@ void attend_decode_task(const DecodeCall& c, const RowKernels& rk, int64_t b, in
   for (int64_t r = 0; r < R; ++r) {
     const int64_t h = hk * c.group + r / c.Lq, i = r % c.Lq;
     for (int64_t e = 0; e < c.E; ++e) {
-      qf[r * c.E + e] = load_as_float(c.q, b * c.qs[0] + h * c.qs[1] + i * c.qs[2] + e * c.qs[3], c.dtype);
+      qf[r * c.E + e] = load_float_element(c.q, b * c.qs[0] + h * c.qs[1] + i * c.qs[2] + e * c.qs[3], c.dtype);
     }
   }
   // Causal (upper-left): row i sees keys j <= i.
@@ -439,7 +432,7 @@ void attend_decode_task(const DecodeCall& c, const RowKernels& rk, int64_t b, in
     float max = -inf;
     for (int64_t j = 0; j < keys; ++j) {
       const float x = c.causal && j > i ? -inf
-                                        : s[j] * c.scale + (mrow ? load_as_float(mrow, j * c.ms[3], c.mask_dtype) : 0.0f);
+                                        : s[j] * c.scale + (mrow ? load_float_element(mrow, j * c.ms[3], c.mask_dtype) : 0.0f);
       s[j] = x;
       max = std::max(max, x);
     }

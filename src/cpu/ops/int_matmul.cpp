@@ -103,14 +103,6 @@ void int8_weight_sums(const float* x, const int8_t* w, float* sums, int64_t M, i
   if (failure) std::rethrow_exception(failure);
 }
 
-float load_float(const void* p, int64_t i, ScalarType dt) {
-  switch (dt) {
-    case ScalarType::BFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(p)[i]);
-    case ScalarType::Float16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
-
 // Note [Int8 weight-only matmul on the CPU]: out [M, N], a [M, K], scales [N]
 // of one dtype (float32, bfloat16, float16); sums in float32, times the
 // scale, rounded once.
@@ -123,7 +115,7 @@ void int8_weight_mm_native(const TensorImpl& out, const TensorImpl& a, const Ten
   const float* x = static_cast<const float*>(a.data_ptr());
   if (dt != ScalarType::Float32) {
     xf.resize(static_cast<size_t>(M * K));
-    for (int64_t i = 0; i < M * K; ++i) xf[static_cast<size_t>(i)] = load_float(a.data_ptr(), i, dt);
+    for (int64_t i = 0; i < M * K; ++i) xf[static_cast<size_t>(i)] = load_float_element(a.data_ptr(), i, dt);
     x = xf.data();
   }
   std::vector<float> sf;
@@ -135,7 +127,7 @@ void int8_weight_mm_native(const TensorImpl& out, const TensorImpl& a, const Ten
   int8_weight_sums(x, static_cast<const int8_t*>(w.data_ptr()), sums, M, K, N, fn);
   for (int64_t i = 0; i < M; ++i) {
     for (int64_t n = 0; n < N; ++n) {
-      const float v = sums[i * N + n] * load_float(scales.data_ptr(), n, dt);
+      const float v = sums[i * N + n] * load_float_element(scales.data_ptr(), n, dt);
       switch (dt) {
         case ScalarType::BFloat16:
           static_cast<uint16_t*>(out.data_ptr())[i * N + n] = float_to_bfloat16(v);
