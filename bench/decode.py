@@ -604,6 +604,17 @@ def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish) 
         packages[name], row["export_s"][name] = cached_export(args, model, wrapper, shape, dtype_name, batch,
                                                               cache, s, checksum)
 
+    # --aotrt-env: the default package again, under other environment variables (a kernel
+    # path switched off), alternated with the rest.
+    env_of: dict[str, dict[str, str]] = {}
+    if "aotrt" in packages:
+        for label, extra in args.aotrt_env:
+            name = f"aotrt<{label}>"
+            contenders.append(name)
+            packages[name] = packages["aotrt"]
+            row["export_s"][name] = row["export_s"]["aotrt"]
+            env_of[name] = extra
+
     g = torch.Generator().manual_seed(args.seed + 1)
     prompt_cpu = torch.randint(0, SHAPES[shape]["vocab"], (batch, plen), generator=g)
     prompt = prompt_cpu.to(device)
@@ -642,9 +653,11 @@ def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish) 
                     res["step_p50_ms"] = statistics.median(res["step_ms"])
                     del res["step_ms"]
                 elif batch == 1:
-                    res = aotrt_generate(args.aotrt, packages[c], prompt_cpu[0].tolist(), n, env)
+                    res = aotrt_generate(args.aotrt, packages[c], prompt_cpu[0].tolist(), n,
+                                         {**env, **env_of.get(c, {})})
                 else:
-                    res = aotrt_bench(args.aotrt, packages[c], [ids_file, pos_file], n, env)
+                    res = aotrt_bench(args.aotrt, packages[c], [ids_file, pos_file], n,
+                                      {**env, **env_of.get(c, {})})
             except Exception as e:  # one contender's failure is a row, not the end of the run
                 log(f"  round {r + 1} {c}: FAILED {type(e).__name__}: {str(e)[:800]}")
                 res = {"error": f"{type(e).__name__}: {str(e)[-600:]}"}
@@ -694,7 +707,7 @@ def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish) 
                                         [ids_file, pos_file], row)
         publish(row)
     if not args.keep_packages:
-        for p in packages.values():
+        for p in set(packages.values()):
             p.unlink(missing_ok=True)
             p.with_suffix(".json").unlink(missing_ok=True)
     return row
@@ -998,6 +1011,17 @@ def estimate_s(args, shape, dtype_name, batch, cache) -> float:
     return t
 
 
+def parse_env_variants(text: str) -> list[tuple[str, dict[str, str]]]:
+    out = []
+    for item in filter(None, text.split(";")):
+        label, sep, assigns = item.partition(":")
+        pairs = [a.partition("=") for a in assigns.split(",") if a]
+        if not sep or not label or not pairs or any(not k or not eq for k, eq, _ in pairs):
+            raise argparse.ArgumentTypeError(f"'{item}' is not LABEL:VAR=VAL[,VAR=VAL]")
+        out.append((label, {k: v for k, _, v in pairs}))
+    return out
+
+
 def parse_list(text: str, allowed=None, conv=str) -> list:
     items = [conv(x.strip()) for x in text.split(",") if x.strip()]
     if allowed is not None:
@@ -1031,6 +1055,10 @@ def main(argv: list[str] | None = None) -> int:
                    default=["eager", "compile", "aotrt"])
     p.add_argument("--export-options", type=lambda t: parse_list(t, OPTION_SETS), default=None,
                    help=f"aotrt packages under these inductor option sets ({', '.join(OPTION_SETS)})")
+    p.add_argument("--aotrt-env", type=parse_env_variants, default=[],
+                   help="LABEL:VAR=VAL[,VAR=VAL][;LABEL:...]: also run the default aotrt package "
+                        "under these variables as contender aotrt<LABEL> (e.g. "
+                        "'cublas:AOTRT_DECODE_GEMV=0': the GEMMs on cuBLASLt)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--prompt-len", type=int, default=None, help="default 512 on cuda, 32 on cpu")
     p.add_argument("--new-tokens", type=int, default=None, help="timed decode steps (default 64 cuda, 16 cpu)")

@@ -207,4 +207,27 @@ bool decode_attention(const DecodeAttentionCall& call, int device, cudaStream_t 
 void set_decode_attention_enabled(bool enabled);
 int64_t decode_attention_calls();
 
+// The matmul of a decode step (gemv_decode.cu, Note [Decode GEMV]): out[m, n] =
+// alpha * sum_k x[m, k] w[n, k] (+ bias[n]) for M <= kMaxDecodeGemvRows rows; x's rows
+// and w's rows (the mm's [K, N] operand seen transposed) have unit stride. Returns
+// false, having queued nothing, when the call is not one it serves.
+constexpr int64_t kMaxDecodeGemvRows = 8;
+struct DecodeGemvCall {
+  ScalarType dtype;
+  int64_t M, N, K;
+  const void* x;
+  int64_t ldx;  // x[m, k] at x + m * ldx + k
+  const void* w;
+  int64_t ldw;  // w[n, k] at w + n * ldw + k
+  const void* bias;  // [N], unit stride; null: none
+  void* out;
+  int64_t out_row_stride, out_col_stride;
+  float alpha;
+};
+bool decode_gemv(const DecodeGemvCall& call, int device, cudaStream_t stream);
+// Tests and benchmarks: turns the path on or off for the process (in place of
+// AOTRT_DECODE_GEMV), and counts the calls it served.
+void set_decode_gemv_enabled(bool enabled);
+int64_t decode_gemv_calls();
+
 }  // namespace aotrt::cuda

@@ -649,6 +649,39 @@ void run_gemm(const GemmCall& g, ScalarType dtype, ScalarType in_dtype, bool tf3
 
 // --- The op ------------------------------------------------------------------------------
 
+// A decode step's mm, or addmm with a bias vector, on the GEMV kernel when its operands
+// fit it (Note [Decode GEMV]): x's rows and y's columns (the weight's rows) of unit
+// stride, self broadcast along the rows and apart from the output. False: nothing queued.
+bool decode_gemv_served(const StridedView& out, const OwnedView* self, const StridedView& x,
+                        const StridedView& y, double beta, double alpha, int device,
+                        cudaStream_t stream) {
+  const int64_t M = x.sizes[0], K = x.sizes[1], N = y.sizes[1];
+  if (x.dtype != out.dtype || y.dtype != out.dtype) return false;
+  if ((K > 1 && (x.strides[1] != 1 || y.strides[0] != 1))) return false;
+  DecodeGemvCall c{};
+  c.dtype = out.dtype;
+  c.M = M;
+  c.N = N;
+  c.K = K;
+  c.x = x.data;
+  c.ldx = M > 1 ? x.strides[0] : K;
+  c.w = y.data;
+  c.ldw = N > 1 ? y.strides[1] : K;
+  c.out = out.data;
+  c.out_row_stride = out.strides[0];
+  c.out_col_stride = out.strides[1];
+  c.alpha = static_cast<float>(alpha);
+  if (self != nullptr) {
+    const StridedView s = self->strided();
+    if (beta != 1.0 || s.dtype != out.dtype || (M > 1 && s.strides[0] != 0) ||
+        (N > 1 && s.strides[1] != 1) || overlaps(s, out)) {
+      return false;
+    }
+    c.bias = s.data;
+  }
+  return decode_gemv(c, device, stream);
+}
+
 // Everything past argument checking, on views: out [batch,] M x N, x
 // [batch,] M x K, y [batch,] K x N, self already broadcast to out's sizes
 // (null when beta * self is not wanted).
@@ -694,11 +727,17 @@ void run_matmul(const StridedView& out_view, const OwnedView* self, const Stride
     return;
   }
 
+  const bool out_aliases_input = overlaps(out_view, x_view) || overlaps(out_view, y_view);
+  if (ndim == 2 && M <= kMaxDecodeGemvRows && !out_aliases_input &&
+      decode_gemv_served(out_view, use_self ? &self_view : nullptr, x_view, y_view, beta_arg,
+                         alpha_arg, device, stream)) {
+    return;
+  }
+
   // The output: in place when addressable and not read as an input, else a
   // dense row-major temporary scattered back at the end.
   OwnedView out_owned = own(out_view);
   std::optional<Addressed> out_addr = address(matrices_of(out_owned), true);
-  const bool out_aliases_input = overlaps(out_view, x_view) || overlaps(out_view, y_view);
   DeviceBuffer out_tmp;
   OwnedView target = out_owned;
   if (!out_addr || out_aliases_input) {

@@ -437,6 +437,83 @@ TEST(CudaMatmul, HalfPrecisionsAccumulateInFp32) {
   }
 }
 
+// Note [Decode GEMV]: float16/bfloat16 mm and bias addmm of 1 to 8 rows against a weight
+// of unit-stride rows go to the GEMV kernel (decode_gemv_calls() counts it), one warp or
+// several a column (long K, few columns: the warps split K), with the vector loop's tail,
+// any output strides and a bias; misaligned or other-layout operands still go to cuBLAS.
+// Each against the double reference, the whole output storage checked.
+TEST(CudaMatmul, DecodeRowsOnTheGemv) {
+  AOTRT_REQUIRE_GPU();
+  struct Shape {
+    int64_t K, N;
+  };
+  // (64, 24): one vector round; (2048, 40): split K; (8200, 5): the tail after the
+  // unrolled rounds; (16384, 3): eight warps a column.
+  const Shape shapes[] = {{64, 24}, {2048, 40}, {8200, 5}, {16384, 3}};
+  for (int32_t dt : {kBF16, kF16}) {
+    const std::string name = dt == kBF16 ? "bf16" : "fp16";
+    for (int64_t M = 1; M <= 8; ++M) {
+      for (const Shape& s : shapes) {
+        if (M > 2 && s.K > 2048) continue;  // the host reference's time
+        MatmulCase c;
+        c.dtype = dt;
+        c.x = row_major(M, s.K);
+        c.y = col_major(s.K, s.N);  // the nn.Linear weight [N, K] seen as [K, N]
+        c.out = row_major(M, s.N);
+        c.label = name + " mm M=" + std::to_string(M) + " K=" + std::to_string(s.K) +
+                  " N=" + std::to_string(s.N);
+        const int64_t before = aotrt::cuda::decode_gemv_calls();
+        check(c);
+        EXPECT_EQ(aotrt::cuda::decode_gemv_calls() - before, 1) << c.label;
+        if (testing::Test::HasFailure()) return;
+      }
+    }
+    const int64_t M = 3, K = 256, N = 33;
+    MatmulCase c;
+    c.dtype = dt;
+    c.x = row_major(M, K, K + 16, 8);         // 16-byte aligned rows and start
+    c.y = col_major(K, N, K + 8, 16);
+    c.out = col_major(M, N, M + 2, 1);        // a transposed output, in place
+    c.label = name + " mm padded rows into a transposed output";
+    int64_t before = aotrt::cuda::decode_gemv_calls();
+    check(c);
+    EXPECT_EQ(aotrt::cuda::decode_gemv_calls() - before, 1) << c.label;
+    c.op = Op::kAddmm;
+    c.out = row_major(M, N);
+    c.self = ViewSpec{{N}, {1}, 0};
+    c.alpha = 0.5;
+    c.label = name + " addmm bias, alpha 0.5";
+    before = aotrt::cuda::decode_gemv_calls();
+    check(c);
+    EXPECT_EQ(aotrt::cuda::decode_gemv_calls() - before, 1) << c.label;
+    // Not the kernel's: a general self, a misaligned x, a row-major weight, K % 8 != 0.
+    const std::vector<std::pair<std::string, MatmulCase>> others = [&] {
+      std::vector<std::pair<std::string, MatmulCase>> v;
+      MatmulCase o = c;
+      o.self = row_major(M, N);
+      v.emplace_back("addmm with a full self", o);
+      o = c;
+      o.op = Op::kMm;
+      o.alpha = 1.0;
+      o.x = row_major(M, K, K, 1);
+      v.emplace_back("mm with x at an odd offset", o);
+      o.x = row_major(M, K);
+      o.y = row_major(K, N);
+      v.emplace_back("mm with a row-major y", o);
+      o.x = row_major(M, K - 4);
+      o.y = col_major(K - 4, N);
+      v.emplace_back("mm with K % 8 != 0", o);
+      return v;
+    }();
+    for (auto [label, o] : others) {
+      o.label = name + " " + label;
+      before = aotrt::cuda::decode_gemv_calls();
+      check(o);
+      EXPECT_EQ(aotrt::cuda::decode_gemv_calls() - before, 0) << o.label;
+    }
+  }
+}
+
 TEST(CudaMatmul, EmptyReduction) {
   AOTRT_REQUIRE_GPU();
   MatmulCase c;
