@@ -61,6 +61,38 @@ void int_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
   }
 }
 
+// Note [Dequantize, then gemm]
+// The weight-only matmuls past their few-row kernels: the weight dequantized
+// to float32 one chunk of output columns at a time (each weight byte read
+// once, the chunk's tile reused by each OpenMP thread), then A [M, K] times
+// the chunk by the float32 gemm (float32 accumulation, as ATen's).
+// dequantize(c0, cn, tile) writes columns [c0, c0 + cn): as [cn, K] rows when
+// rows_along_k, else as [K, cn].
+template <class Dequantize>
+void dequantized_gemm(const float* x, int64_t M, int64_t K, int64_t N, int64_t chunk,
+                      bool rows_along_k, float* out, const char* fn, const Dequantize& dequantize) {
+  const int64_t chunks = (N + chunk - 1) / chunk;
+  std::exception_ptr failure;
+#pragma omp parallel if (chunks > 1 && M * N * K > 65536)
+  {
+    std::vector<float> tile;
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t c0 = c * chunk, cn = std::min(chunk, N - c0);
+      try {
+        tile.resize(static_cast<size_t>(cn * K));  // inside: nothing may leave the region
+        dequantize(c0, cn, tile.data());
+        sgemm_row_major(false, rows_along_k, M, cn, K, 1.0f, x, K, tile.data(),
+                        rows_along_k ? K : cn, 0.0f, out + c0, N, fn);
+      } catch (...) {
+#pragma omp critical(aotrt_dequantized_gemm)
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
 // Note [Int8 weight-only matmul on the CPU]
 // _weight_int8pack_mm at decode is a matrix-vector product: M = 1..8 rows
 // against an int8 [N, K] weight, so its time is the weight's bytes read once:
@@ -77,30 +109,14 @@ void int_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
 void int8_weight_sums(const float* x, const int8_t* w, float* sums, int64_t M, int64_t K,
                       int64_t N, const char* fn) {
   if (M <= kMaxFewRows) return few_rows_product(x, M, K, w, ScalarType::Int8, K, N, sums, N);
-  // Chunks of 128 weight rows dequantized, then a gemm. (The kernel above 8
-  // rows at a time, the tile from cache after the first pass, was slower:
-  // 21.6 ms against 13.1 for M = 128, N = K = 2048, bfloat16, 2 threads.)
-  constexpr int64_t kChunk = 128;
-  const int64_t chunks = (N + kChunk - 1) / kChunk;
-  std::exception_ptr failure;
-#pragma omp parallel if (chunks > 1 && M * N * K > 65536)
-  {
-    std::vector<float> wt;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t c0 = c * kChunk, cn = std::min(kChunk, N - c0);
-      wt.resize(static_cast<size_t>(cn * K));
-      const int8_t* src = w + c0 * K;
-      for (int64_t i = 0; i < cn * K; ++i) wt[static_cast<size_t>(i)] = static_cast<float>(src[i]);
-      try {
-        sgemm_row_major(false, true, M, cn, K, 1.0f, x, K, wt.data(), K, 0.0f, sums + c0, N, fn);
-      } catch (...) {
-#pragma omp critical(aotrt_int8_weight_mm)
-        if (!failure) failure = std::current_exception();
-      }
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
+  // Chunks of 128 weight rows, [cn, K] each. (The kernel above 8 rows at a
+  // time, the tile from cache after the first pass, was slower: 21.6 ms
+  // against 13.1 for M = 128, N = K = 2048, bfloat16, 2 threads.)
+  dequantized_gemm(x, M, K, N, 128, /*rows_along_k=*/true, sums, fn,
+                   [w, K](int64_t c0, int64_t cn, float* tile) {
+                     const int8_t* src = w + c0 * K;
+                     for (int64_t i = 0; i < cn * K; ++i) tile[i] = static_cast<float>(src[i]);
+                   });
 }
 
 // Note [Int8 weight-only matmul on the CPU]: out [M, N], a [M, K], scales [N]
@@ -350,9 +366,8 @@ void int4_weight_mm_few_rows(const float* x, const uint8_t* packed, const float*
   }
 }
 
-// Columns in chunks of whole layout blocks (about 128): each chunk's [K, cn]
-// weights dequantized once into float, then A [M, K] times them by the float32
-// gemm (float32 accumulation, as ATen's; in the gemm's order over k). At most
+// Columns in chunks of whole layout blocks (about 128), each dequantized as
+// [K, cn] (Note [Dequantize, then gemm]; in the gemm's order over k). At most
 // kFewRows rows of A take int4_weight_mm_few_rows instead.
 void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
                     int64_t group, const TensorImpl& scale_zeros, ops::Int4PackLayout layout,
@@ -364,30 +379,15 @@ void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   auto* o = static_cast<float*>(out.data_ptr());
   if (M <= kFewRows) return int4_weight_mm_few_rows(x, packed, sz, o, M, K, N, group, layout);
   const int64_t chunk = std::max<int64_t>(1, 128 / layout.block_n) * layout.block_n;
-  const int64_t chunks = (N + chunk - 1) / chunk;
-  std::exception_ptr failure;
-#pragma omp parallel if (chunks > 1 && M * N * K > 65536)
-  {
-    std::vector<float> wt;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t c0 = c * chunk, cn = std::min(chunk, N - c0);
-      wt.resize(static_cast<size_t>(K * cn));
-      for (int64_t n0 = c0; n0 < c0 + cn; n0 += layout.block_n) {
-        const int64_t nb = std::min(layout.block_n, N - n0);
-        const bool split = layout.split && nb == layout.block_n;
-        dequantize_block(packed + n0 * (K / 2), 0, K, nb, split, group, sz, N, n0,
-                         wt.data() + (n0 - c0), cn);
-      }
-      try {
-        sgemm_row_major(false, false, M, cn, K, 1.0f, x, K, wt.data(), cn, 0.0f, o + c0, N, fn);
-      } catch (...) {
-#pragma omp critical(aotrt_int4_weight_mm)
-        if (!failure) failure = std::current_exception();
-      }
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
+  dequantized_gemm(x, M, K, N, chunk, /*rows_along_k=*/false, o, fn,
+                   [&](int64_t c0, int64_t cn, float* tile) {
+                     for (int64_t n0 = c0; n0 < c0 + cn; n0 += layout.block_n) {
+                       const int64_t nb = std::min(layout.block_n, N - n0);
+                       const bool split = layout.split && nb == layout.block_n;
+                       dequantize_block(packed + n0 * (K / 2), 0, K, nb, split, group, sz, N,
+                                        n0, tile + (n0 - c0), cn);
+                     }
+                   });
 }
 
 // The inverse of dequantize_block's reading: each output byte from its two columns.
