@@ -276,8 +276,8 @@ void int4_few_rows_block(const float* x, const uint8_t* packed, const float* sz,
 // bf16 on this 2-core AVX2 machine (bench/cpu_int4.py): 1.84 ms with the
 // dequantized tile in memory, 0.86 ms with the portable fused loop (GCC keeps
 // it 4 floats wide with the sums on the stack), 0.55 ms here against eager's
-// 0.60 (bench/results/cpu-int4-2026-12-02.md). Chosen at run time by the CPU's
-// features (Note [Kernels cloned per ISA]).
+// 0.60 (bench/results/cpu-int4-2026-12-02.md). Chosen per call by
+// avx2_kernels() (Note [Hand-written AVX2 kernels]).
 template <int M, int NB>
 __attribute__((target("avx2,fma"))) void int4_few_rows_avx2(const float* x, const uint8_t* block,
                                                              const float* sz, float* o, int64_t K,
@@ -340,22 +340,21 @@ void int4_few_rows_avx2_rows(const float* x, const uint8_t* block, const float* 
   }
 }
 
-bool has_avx2_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 #endif
 
 void int4_weight_mm_few_rows(const float* x, const uint8_t* packed, const float* sz, float* o,
                              int64_t M, int64_t K, int64_t N, int64_t group,
                              ops::Int4PackLayout layout) {
   const int64_t blocks = (N + layout.block_n - 1) / layout.block_n;
+#ifdef AOTRT_INT4_AVX2
+  const bool avx2 = avx2_kernels();  // Note [Hand-written AVX2 kernels]: before the region
+#endif
 #pragma omp parallel for schedule(static) if (blocks > 1 && M * N * K > 65536)
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t n0 = b * layout.block_n, nb = std::min(layout.block_n, N - n0);
     const bool split = layout.split && nb == layout.block_n;
 #ifdef AOTRT_INT4_AVX2
-    if (split && (nb == 32 || nb == 64) && has_avx2_fma()) {
+    if (split && (nb == 32 || nb == 64) && avx2) {
       const uint8_t* block = packed + n0 * (K / 2);
       if (nb == 32) int4_few_rows_avx2_rows<32>(x, block, sz, o, M, K, N, group, n0);
       else int4_few_rows_avx2_rows<64>(x, block, sz, o, M, K, N, group, n0);
