@@ -409,6 +409,44 @@ std::vector<BackendCase> int8pack_cpu_cases() {
 INSTANTIATE_TEST_SUITE_P(Torch, OpsInt8PackMm, ::testing::ValuesIn(int8pack_cpu_cases()),
                          backend_case_name);
 
+// Every row count of the decode kernel with K = 2100 (past each row count's block of K in
+// the AVX2 kernel, Note [Few-row products], with a K tail of 4) and N = 37 (16-row tiles
+// and their tails), portable and AVX2: float32 x of eighths in [-2, 2] against int8
+// weights, so that every float32 sum is exact in any order (below 2^20 in steps of 1/8),
+// then one product with the scale, rounded once: the result is known to the bit.
+TEST(OpsInt8PackMmLarge, EveryRowCountPastTheKBlocksIsExact) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(f, Int8PackMm, b, "_weight_int8pack_mm");
+  const int64_t N = 37, K = 2100;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> eighths(-16, 16), byte(-128, 127);
+  Values w{kI8, {N, K}, {K, 1}, 0, {}}, sc{kF32, {N}, {1}, 0, {}};
+  for (int64_t i = 0; i < N * K; ++i) w.values.push_back(byte(rng));
+  for (int64_t n = 0; n < N; ++n) sc.values.push_back(0.001 * static_cast<double>(n + 1));
+  Tensor tw = make_tensor(b, w), ts = make_tensor(b, sc);
+  for (int64_t M = 1; M <= 8; ++M) {
+    Values x{kF32, {M, K}, {K, 1}, 0, {}};
+    for (int64_t i = 0; i < M * K; ++i) x.values.push_back(eighths(rng) / 8.0);
+    std::vector<double> want;
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t n = 0; n < N; ++n) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) s += x.values[i * K + k] * w.values[n * K + k];
+        want.push_back(static_cast<float>(s) * static_cast<float>(sc.values[n]));
+      }
+    }
+    Tensor tx = make_tensor(b, x);
+    for (const bool portable : {false, true}) {
+      SCOPED_TRACE(std::to_string(M) + " rows" + (portable ? ", portable" : ""));
+      std::optional<cpu::PortableKernels> fallback;
+      if (portable) fallback.emplace();
+      Tensor out;
+      ASSERT_EQ(f(tx.get(), tw.get(), ts.get(), out.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+      EXPECT_TRUE(same_values(values_of(out.get()), want, 0));
+    }
+  }
+}
+
 // --- CUDA's tinygemm layout --------------------------------------------------------------
 
 using Int4Tinygemm = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, int64_t,
