@@ -27,8 +27,8 @@ namespace aotrt::cpu {
 // Note [Hand-written AVX2 kernels]
 // A few kernels are written with AVX2 intrinsics in functions compiled with
 // __attribute__((target("avx2,fma,f16c"))) next to a portable version of the
-// same sums (the int8 weight matmul, decode attention). The caller picks one
-// per call, before any parallel region, with avx2_kernels(): the CPU has AVX2,
+// same sums (the int8 and int4 weight matmuls, decode attention). The caller
+// picks one per call, before any parallel region, with avx2_kernels(): the CPU has AVX2,
 // FMA and F16C (AVX-512 hosts included), and the calling thread holds no
 // PortableKernels, which the tests use to run the fallbacks on any machine.
 bool avx2_kernels();

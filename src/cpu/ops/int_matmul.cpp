@@ -61,6 +61,38 @@ void int_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
   }
 }
 
+// Note [Dequantize, then gemm]
+// The weight-only matmuls past their few-row kernels: the weight dequantized
+// to float32 one chunk of output columns at a time (each weight byte read
+// once, the chunk's tile reused by each OpenMP thread), then A [M, K] times
+// the chunk by the float32 gemm (float32 accumulation, as ATen's).
+// dequantize(c0, cn, tile) writes columns [c0, c0 + cn): as [cn, K] rows when
+// rows_along_k, else as [K, cn].
+template <class Dequantize>
+void dequantized_gemm(const float* x, int64_t M, int64_t K, int64_t N, int64_t chunk,
+                      bool rows_along_k, float* out, const char* fn, const Dequantize& dequantize) {
+  const int64_t chunks = (N + chunk - 1) / chunk;
+  std::exception_ptr failure;
+#pragma omp parallel if (chunks > 1 && M * N * K > 65536)
+  {
+    std::vector<float> tile;
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t c0 = c * chunk, cn = std::min(chunk, N - c0);
+      try {
+        tile.resize(static_cast<size_t>(cn * K));  // inside: nothing may leave the region
+        dequantize(c0, cn, tile.data());
+        sgemm_row_major(false, rows_along_k, M, cn, K, 1.0f, x, K, tile.data(),
+                        rows_along_k ? K : cn, 0.0f, out + c0, N, fn);
+      } catch (...) {
+#pragma omp critical(aotrt_dequantized_gemm)
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
 // Note [Int8 weight-only matmul on the CPU]
 // _weight_int8pack_mm at decode is a matrix-vector product: M = 1..8 rows
 // against an int8 [N, K] weight, so its time is the weight's bytes read once:
@@ -70,37 +102,22 @@ void int_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& b) {
 // chunks of the weight are dequantized to float32 (unscaled: exact) and
 // multiplied by the float32 gemm, each weight byte still read once. The
 // activations (bfloat16, float16) are widened to a float32 copy first (M * K
-// values, a few KiB). For the 1B LLaMA's 1 x 8192 x 2048 bfloat16 product:
-// 0.6 ms against eager's 1.2 (2 threads, AMD EPYC with AVX2).
+// values, a few KiB). For 1 x 8192 x 2048 bfloat16 with the weight from
+// DRAM: 0.85-1.05 ms, 16-19 GB/s of weights (2 threads, AMD EPYC with AVX2;
+// bench/int8_gemv.cpp).
 
 // sums [M, N] float32 <- x [M, K] float32 @ w [N, K]^T (unscaled).
 void int8_weight_sums(const float* x, const int8_t* w, float* sums, int64_t M, int64_t K,
                       int64_t N, const char* fn) {
   if (M <= kMaxFewRows) return few_rows_product(x, M, K, w, ScalarType::Int8, K, N, sums, N);
-  // Chunks of 128 weight rows dequantized, then a gemm. (The kernel above 8
-  // rows at a time, the tile from cache after the first pass, was slower:
-  // 21.6 ms against 13.1 for M = 128, N = K = 2048, bfloat16, 2 threads.)
-  constexpr int64_t kChunk = 128;
-  const int64_t chunks = (N + kChunk - 1) / kChunk;
-  std::exception_ptr failure;
-#pragma omp parallel if (chunks > 1 && M * N * K > 65536)
-  {
-    std::vector<float> wt;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t c0 = c * kChunk, cn = std::min(kChunk, N - c0);
-      wt.resize(static_cast<size_t>(cn * K));
-      const int8_t* src = w + c0 * K;
-      for (int64_t i = 0; i < cn * K; ++i) wt[static_cast<size_t>(i)] = static_cast<float>(src[i]);
-      try {
-        sgemm_row_major(false, true, M, cn, K, 1.0f, x, K, wt.data(), K, 0.0f, sums + c0, N, fn);
-      } catch (...) {
-#pragma omp critical(aotrt_int8_weight_mm)
-        if (!failure) failure = std::current_exception();
-      }
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
+  // Chunks of 128 weight rows, [cn, K] each. (The kernel above 8 rows at a
+  // time, the tile from cache after the first pass, was slower: 21.6 ms
+  // against 13.1 for M = 128, N = K = 2048, bfloat16, 2 threads.)
+  dequantized_gemm(x, M, K, N, 128, /*rows_along_k=*/true, sums, fn,
+                   [w, K](int64_t c0, int64_t cn, float* tile) {
+                     const int8_t* src = w + c0 * K;
+                     for (int64_t i = 0; i < cn * K; ++i) tile[i] = static_cast<float>(src[i]);
+                   });
 }
 
 // Note [Int8 weight-only matmul on the CPU]: out [M, N], a [M, K], scales [N]
@@ -111,33 +128,42 @@ void int8_weight_mm_native(const TensorImpl& out, const TensorImpl& a, const Ten
   const char* fn = "_weight_int8pack_mm";
   const int64_t M = a.sizes()[0], K = a.sizes()[1], N = w.sizes()[0];
   const ScalarType dt = a.dtype();
+  // Pointers and the dtype's switch outside the per-element loops: data_ptr()
+  // per element made these loops a quarter of an M = 8 call (perf, 2 threads).
+  const void* ap = a.data_ptr();
+  const void* sp = scales.data_ptr();
+  void* op = out.data_ptr();
   std::vector<float> xf;
-  const float* x = static_cast<const float*>(a.data_ptr());
+  const float* x = static_cast<const float*>(ap);
   if (dt != ScalarType::Float32) {
     xf.resize(static_cast<size_t>(M * K));
-    for (int64_t i = 0; i < M * K; ++i) xf[static_cast<size_t>(i)] = load_float_element(a.data_ptr(), i, dt);
+    for (int64_t i = 0; i < M * K; ++i) xf[static_cast<size_t>(i)] = load_float_element(ap, i, dt);
     x = xf.data();
   }
   std::vector<float> sf;
-  float* sums = static_cast<float*>(out.data_ptr());
+  float* sums = static_cast<float*>(op);
   if (dt != ScalarType::Float32) {
     sf.resize(static_cast<size_t>(M * N));
     sums = sf.data();
   }
   int8_weight_sums(x, static_cast<const int8_t*>(w.data_ptr()), sums, M, K, N, fn);
-  for (int64_t i = 0; i < M; ++i) {
-    for (int64_t n = 0; n < N; ++n) {
-      const float v = sums[i * N + n] * load_float_element(scales.data_ptr(), n, dt);
-      switch (dt) {
-        case ScalarType::BFloat16:
-          static_cast<uint16_t*>(out.data_ptr())[i * N + n] = float_to_bfloat16(v);
-          break;
-        case ScalarType::Float16:
-          static_cast<uint16_t*>(out.data_ptr())[i * N + n] = float_to_half(v);
-          break;
-        default: static_cast<float*>(out.data_ptr())[i * N + n] = v;
-      }
+  const auto scale_rows = [&](auto scale_of, auto store) {
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t n = 0; n < N; ++n) store(i * N + n, sums[i * N + n] * scale_of(n));
     }
+  };
+  const auto* s16 = static_cast<const uint16_t*>(sp);
+  auto* o16 = static_cast<uint16_t*>(op);
+  switch (dt) {
+    case ScalarType::BFloat16:
+      return scale_rows([&](int64_t n) { return bfloat16_to_float(s16[n]); },
+                        [&](int64_t e, float v) { o16[e] = float_to_bfloat16(v); });
+    case ScalarType::Float16:
+      return scale_rows([&](int64_t n) { return half_to_float(s16[n]); },
+                        [&](int64_t e, float v) { o16[e] = float_to_half(v); });
+    default:
+      return scale_rows([&](int64_t n) { return static_cast<const float*>(sp)[n]; },
+                        [&](int64_t e, float v) { sums[e] = v; });
   }
 }
 
@@ -260,8 +286,8 @@ void int4_few_rows_block(const float* x, const uint8_t* packed, const float* sz,
 // bf16 on this 2-core AVX2 machine (bench/cpu_int4.py): 1.84 ms with the
 // dequantized tile in memory, 0.86 ms with the portable fused loop (GCC keeps
 // it 4 floats wide with the sums on the stack), 0.55 ms here against eager's
-// 0.60 (bench/results/cpu-int4-2026-12-02.md). Chosen at run time by the CPU's
-// features (Note [Kernels cloned per ISA]).
+// 0.60 (bench/results/cpu-int4-2026-12-02.md). Chosen per call by
+// avx2_kernels() (Note [Hand-written AVX2 kernels]).
 template <int M, int NB>
 __attribute__((target("avx2,fma"))) void int4_few_rows_avx2(const float* x, const uint8_t* block,
                                                              const float* sz, float* o, int64_t K,
@@ -324,22 +350,21 @@ void int4_few_rows_avx2_rows(const float* x, const uint8_t* block, const float* 
   }
 }
 
-bool has_avx2_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 #endif
 
 void int4_weight_mm_few_rows(const float* x, const uint8_t* packed, const float* sz, float* o,
                              int64_t M, int64_t K, int64_t N, int64_t group,
                              ops::Int4PackLayout layout) {
   const int64_t blocks = (N + layout.block_n - 1) / layout.block_n;
+#ifdef AOTRT_INT4_AVX2
+  const bool avx2 = avx2_kernels();  // Note [Hand-written AVX2 kernels]: before the region
+#endif
 #pragma omp parallel for schedule(static) if (blocks > 1 && M * N * K > 65536)
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t n0 = b * layout.block_n, nb = std::min(layout.block_n, N - n0);
     const bool split = layout.split && nb == layout.block_n;
 #ifdef AOTRT_INT4_AVX2
-    if (split && (nb == 32 || nb == 64) && has_avx2_fma()) {
+    if (split && (nb == 32 || nb == 64) && avx2) {
       const uint8_t* block = packed + n0 * (K / 2);
       if (nb == 32) int4_few_rows_avx2_rows<32>(x, block, sz, o, M, K, N, group, n0);
       else int4_few_rows_avx2_rows<64>(x, block, sz, o, M, K, N, group, n0);
@@ -350,9 +375,8 @@ void int4_weight_mm_few_rows(const float* x, const uint8_t* packed, const float*
   }
 }
 
-// Columns in chunks of whole layout blocks (about 128): each chunk's [K, cn]
-// weights dequantized once into float, then A [M, K] times them by the float32
-// gemm (float32 accumulation, as ATen's; in the gemm's order over k). At most
+// Columns in chunks of whole layout blocks (about 128), each dequantized as
+// [K, cn] (Note [Dequantize, then gemm]; in the gemm's order over k). At most
 // kFewRows rows of A take int4_weight_mm_few_rows instead.
 void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
                     int64_t group, const TensorImpl& scale_zeros, ops::Int4PackLayout layout,
@@ -364,30 +388,15 @@ void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   auto* o = static_cast<float*>(out.data_ptr());
   if (M <= kFewRows) return int4_weight_mm_few_rows(x, packed, sz, o, M, K, N, group, layout);
   const int64_t chunk = std::max<int64_t>(1, 128 / layout.block_n) * layout.block_n;
-  const int64_t chunks = (N + chunk - 1) / chunk;
-  std::exception_ptr failure;
-#pragma omp parallel if (chunks > 1 && M * N * K > 65536)
-  {
-    std::vector<float> wt;
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t c0 = c * chunk, cn = std::min(chunk, N - c0);
-      wt.resize(static_cast<size_t>(K * cn));
-      for (int64_t n0 = c0; n0 < c0 + cn; n0 += layout.block_n) {
-        const int64_t nb = std::min(layout.block_n, N - n0);
-        const bool split = layout.split && nb == layout.block_n;
-        dequantize_block(packed + n0 * (K / 2), 0, K, nb, split, group, sz, N, n0,
-                         wt.data() + (n0 - c0), cn);
-      }
-      try {
-        sgemm_row_major(false, false, M, cn, K, 1.0f, x, K, wt.data(), cn, 0.0f, o + c0, N, fn);
-      } catch (...) {
-#pragma omp critical(aotrt_int4_weight_mm)
-        if (!failure) failure = std::current_exception();
-      }
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
+  dequantized_gemm(x, M, K, N, chunk, /*rows_along_k=*/false, o, fn,
+                   [&](int64_t c0, int64_t cn, float* tile) {
+                     for (int64_t n0 = c0; n0 < c0 + cn; n0 += layout.block_n) {
+                       const int64_t nb = std::min(layout.block_n, N - n0);
+                       const bool split = layout.split && nb == layout.block_n;
+                       dequantize_block(packed + n0 * (K / 2), 0, K, nb, split, group, sz, N,
+                                        n0, tile + (n0 - c0), cn);
+                     }
+                   });
 }
 
 // The inverse of dequantize_block's reading: each output byte from its two columns.

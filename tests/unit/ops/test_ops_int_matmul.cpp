@@ -17,6 +17,7 @@
 // tests/e2e/test_cuda_int4_tinygemm.py checks the layout against torch's own CUDA packer.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,11 +54,11 @@ std::vector<BackendCase> cpu_cases(bool proxy) {
   return out;
 }
 
+// The portable kernels (cpu::PortableKernels) too: on an AVX2 host the split blocks of
+// 32 and 64 columns at 1..4 rows take the hand-written AVX2 kernel otherwise.
 class OpsIntMatmul : public ::testing::TestWithParam<BackendCase> {};
 
-TEST_P(OpsIntMatmul, MatchesTorch) {
-  const Backend& b = GetParam().backend;
-  const OpCase& c = GetParam().c;
+void expect_int4_matches(const Backend& b, const OpCase& c) {
   std::vector<Tensor> in;
   for (const Values& v : c.inputs) in.push_back(make_tensor(b, v));
   AOTRT_FIND_OP(f, Int4Mm, b, c.op);
@@ -66,6 +67,13 @@ TEST_P(OpsIntMatmul, MatchesTorch) {
   ASSERT_EQ(f(in[0].get(), in[1].get(), in[2].get(), in[3].get(), out.out()), AOTI_TORCH_SUCCESS)
       << aotrt_last_error();
   expect_matches(out.get(), c.outputs[0], c.name);
+}
+
+TEST_P(OpsIntMatmul, MatchesTorch) { expect_int4_matches(GetParam().backend, GetParam().c); }
+
+TEST_P(OpsIntMatmul, PortableKernelsMatchTorch) {
+  const cpu::PortableKernels portable;
+  expect_int4_matches(GetParam().backend, GetParam().c);
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, OpsIntMatmul, ::testing::ValuesIn(cpu_cases(false)),
@@ -145,18 +153,23 @@ TEST(OpsIntMatmulLarge, EveryLayoutMatchesADoubleReference) {
     Tensor tw = make_tensor(b, Values{kU8, {N, K / 2}, {K / 2, 1}, 0, pack(q, N, K, layout)});
     const ops::Int4PackLayoutOverride use(layout);
     // The gemm path, and each row count of the few-rows kernels (on an AVX2 host the
-    // full split blocks take the AVX2 kernel, the 16-column tail the portable one).
+    // full split blocks take the AVX2 kernel, the 16-column tail the portable one), then
+    // the same under PortableKernels.
     for (const int64_t rows : {M, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}}) {
-      SCOPED_TRACE(std::to_string(layout.block_n) + (layout.split ? " split, " : " pairs, ") +
-                   std::to_string(rows) + " rows");
-      Tensor ta = make_tensor(b, Values{kF32, {rows, K}, {K, 1}, 0,
-                                        std::vector<double>(a.begin(), a.begin() + rows * K)});
-      Tensor out;
-      ASSERT_EQ(f(ta.get(), tw.get(), tg.get(), tsz.get(), out.out()), AOTI_TORCH_SUCCESS)
-          << aotrt_last_error();
-      EXPECT_TRUE(close_values(values_of(out.get()),
-                               std::vector<double>(want.begin(), want.begin() + rows * N), 0,
-                               1e-5 * largest));
+      for (const bool portable : {false, true}) {
+        SCOPED_TRACE(std::to_string(layout.block_n) + (layout.split ? " split, " : " pairs, ") +
+                     std::to_string(rows) + " rows" + (portable ? ", portable" : ""));
+        std::optional<cpu::PortableKernels> fallback;
+        if (portable) fallback.emplace();
+        Tensor ta = make_tensor(b, Values{kF32, {rows, K}, {K, 1}, 0,
+                                          std::vector<double>(a.begin(), a.begin() + rows * K)});
+        Tensor out;
+        ASSERT_EQ(f(ta.get(), tw.get(), tg.get(), tsz.get(), out.out()), AOTI_TORCH_SUCCESS)
+            << aotrt_last_error();
+        EXPECT_TRUE(close_values(values_of(out.get()),
+                                 std::vector<double>(want.begin(), want.begin() + rows * N), 0,
+                                 1e-5 * largest));
+      }
     }
   }
 }
@@ -395,6 +408,44 @@ std::vector<BackendCase> int8pack_cpu_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Torch, OpsInt8PackMm, ::testing::ValuesIn(int8pack_cpu_cases()),
                          backend_case_name);
+
+// Every row count of the decode kernel with K = 2100 (past each row count's block of K in
+// the AVX2 kernel, Note [Few-row products], with a K tail of 4) and N = 37 (16-row tiles
+// and their tails), portable and AVX2: float32 x of eighths in [-2, 2] against int8
+// weights, so that every float32 sum is exact in any order (below 2^20 in steps of 1/8),
+// then one product with the scale, rounded once: the result is known to the bit.
+TEST(OpsInt8PackMmLarge, EveryRowCountPastTheKBlocksIsExact) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(f, Int8PackMm, b, "_weight_int8pack_mm");
+  const int64_t N = 37, K = 2100;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> eighths(-16, 16), byte(-128, 127);
+  Values w{kI8, {N, K}, {K, 1}, 0, {}}, sc{kF32, {N}, {1}, 0, {}};
+  for (int64_t i = 0; i < N * K; ++i) w.values.push_back(byte(rng));
+  for (int64_t n = 0; n < N; ++n) sc.values.push_back(0.001 * static_cast<double>(n + 1));
+  Tensor tw = make_tensor(b, w), ts = make_tensor(b, sc);
+  for (int64_t M = 1; M <= 8; ++M) {
+    Values x{kF32, {M, K}, {K, 1}, 0, {}};
+    for (int64_t i = 0; i < M * K; ++i) x.values.push_back(eighths(rng) / 8.0);
+    std::vector<double> want;
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t n = 0; n < N; ++n) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) s += x.values[i * K + k] * w.values[n * K + k];
+        want.push_back(static_cast<float>(s) * static_cast<float>(sc.values[n]));
+      }
+    }
+    Tensor tx = make_tensor(b, x);
+    for (const bool portable : {false, true}) {
+      SCOPED_TRACE(std::to_string(M) + " rows" + (portable ? ", portable" : ""));
+      std::optional<cpu::PortableKernels> fallback;
+      if (portable) fallback.emplace();
+      Tensor out;
+      ASSERT_EQ(f(tx.get(), tw.get(), ts.get(), out.out()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+      EXPECT_TRUE(same_values(values_of(out.get()), want, 0));
+    }
+  }
+}
 
 // --- CUDA's tinygemm layout --------------------------------------------------------------
 

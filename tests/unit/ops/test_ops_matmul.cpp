@@ -10,11 +10,14 @@
 // mm.dtype_out (Note [Matmul with an output dtype]) against the float64 product (torch's
 // CPU has no kernel for it): its C shim on CUDA, the family op on the CPU (torch declares the
 // entry for CUDA only); and ATen's refusals.
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "aotrt/dtype.h"
 #include "core/handles.h"
+#include "cpu/isa.h"
 #include "ops/matmul.h"
 #include "ops_testing.h"
 #include "shim/boundary.h"
@@ -114,6 +117,41 @@ TEST(OpsMatmulLarge, ParallelIntegerRowsMatchASerialReference) {
           want.push_back(static_cast<double>(static_cast<int32_t>(s)));
         }
     expect_matches(out.get(), Values{kI32, {B, M, N}, {M * N, N, 1}, 0, want}, "bmm int32");
+  }
+}
+
+// bfloat16 mm of 1..8 rows against a [K, N] weight read along K (the few-row product,
+// Note [Few-row products]) with K = 2100, past each row count's block of K in the AVX2
+// kernel, and a K tail; portable and AVX2. Eighths in [-1, 1] times sixteenths in
+// [-1, 1]: every float32 sum is exact in any order, so the output is the exact sum
+// rounded once to bfloat16.
+TEST(OpsMatmulLarge, FewBf16RowsPastTheKBlocksAreExact) {
+  const Backend b = built_backends()[0];
+  AOTRT_FIND_OP(f, Product, b, "mm_out");
+  const int64_t N = 37, K = 2100;
+  Values w{kBF16, {K, N}, {1, K}, 0, {}};
+  for (int64_t i = 0; i < N * K; ++i) w.values.push_back(static_cast<double>((i * 37) % 33 - 16) / 16);
+  Tensor tw = make_tensor(b, w);
+  for (int64_t M = 1; M <= 8; ++M) {
+    Values x{kBF16, {M, K}, {K, 1}, 0, {}};
+    for (int64_t i = 0; i < M * K; ++i) x.values.push_back(static_cast<double>((i * 13 + M) % 17 - 8) / 8);
+    std::vector<double> want;
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t n = 0; n < N; ++n) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) s += x.values[i * K + k] * w.values[k * N + n];
+        want.push_back(bfloat16_to_float(float_to_bfloat16(static_cast<float>(s))));
+      }
+    }
+    Tensor tx = make_tensor(b, x);
+    for (const bool portable : {false, true}) {
+      SCOPED_TRACE(std::to_string(M) + " rows" + (portable ? ", portable" : ""));
+      std::optional<cpu::PortableKernels> fallback;
+      if (portable) fallback.emplace();
+      Tensor out = make_tensor(b, Values{kBF16, {M, N}, {N, 1}, 0, std::vector<double>(M * N, 0.0)});
+      ASSERT_EQ(f(out.get(), tx.get(), tw.get()), AOTI_TORCH_SUCCESS) << aotrt_last_error();
+      EXPECT_TRUE(same_values(values_of(out.get()), want, 0));
+    }
   }
 }
 
