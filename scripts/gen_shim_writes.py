@@ -13,8 +13,9 @@ AtenTensorHandle*, results last as `retN`), and writes one letter per C paramete
   r  a tensor (or tensor list) the op only reads;
   m  anything else: a tensor a result aliases (a view of it may be written later), a scalar,
      a list's length, a result pointer. The parser treats it as maybe written.
-A row whose name is no schema's (aotrt's own ops, the hand-written mkldnn/oneDNN shims) is left
-out: the parser keeps every argument of it maybe written. A row that names a schema but whose
+A row whose name is no aten schema's is looked up in BY_NAME/BY_POSITION (torch's hand-written
+mkldnn shims, named after the op they run); any other (aotrt's own ops, the oneDNN quantized
+shims) is left out: the parser keeps every argument of it maybe written. A row that names a schema but whose
 parameters do not map onto it stops the script (exit status 1), so no guess reaches the table.
 
     python3 scripts/gen_shim_writes.py            # rewrite the table
@@ -35,11 +36,23 @@ REPO = ops_coverage.REPO
 TABLE = REPO / "src" / "package" / "shim_writes_table.inc"
 PREFIXES = ("aoti_torch_cpu_", "aoti_torch_cuda_", "aoti_torch_aten_", "aoti_torch_")
 
-# Hand-written shims of torch's c/shim_cpu.h whose C parameters are the schema's in order but
-# named otherwise (torch/_inductor/mkldnn_ir.py names the op: cpp_kernel_name next to
-# op_overload). Mapped by position, every parameter's tensor-ness checked.
+# Hand-written shims of torch's c/shim_mkldnn.h and c/shim_cpu.h, named after no aten schema:
+# the op each runs is torch/_inductor/mkldnn_ir.py's op_overload beside its cpp_kernel_name.
+# BY_NAME's C parameters are named after the schema's arguments, as torchgen's are.
+BY_NAME = {
+    "mkldnn__convolution_pointwise": "mkldnn::_convolution_pointwise",
+    "mkldnn__convolution_pointwise_binary": "mkldnn::_convolution_pointwise.binary",
+    "mkldnn__convolution_pointwise_binary_": "mkldnn::_convolution_pointwise_.binary",
+    "mkldnn__convolution_transpose_pointwise": "mkldnn::_convolution_transpose_pointwise",
+    "_linear_pointwise": "mkldnn::_linear_pointwise",
+    "_linear_pointwise_binary": "mkldnn::_linear_pointwise.binary",
+}
+# BY_POSITION's are the schema's in order but named otherwise: mapped by position, every
+# parameter's tensor-ness checked. (The oneDNN quantized shims, _qconv*/_qlinear*, rename theirs
+# and split lists: not mapped, so maybe written.)
 BY_POSITION = {
     "_weight_int4pack_mm_cpu_tensor": "quantized::int4mm_packed_weight_cpu",
+    "_mkl_linear": "mkl::_mkl_linear",
 }
 
 # Arguments an op writes though its schema does not say so (torch's batch-norm schemas leave
@@ -176,6 +189,8 @@ def resolve(op: str, params, generic: bool, by_name, by_qual):
     """The schema a row's op name stands for, or None when no aten schema has that name."""
     if op in BY_POSITION:
         return by_qual[BY_POSITION[op]], True
+    if op in BY_NAME:
+        return by_qual[BY_NAME[op]], False
     # c/shim.h's names are not torchgen's (aoti_torch_scatter_reduce_out is scatter_reduce.two_out,
     # not scatter.reduce_out): only the search by arguments below names their schema.
     cands = None if generic else by_name.get(op)

@@ -334,9 +334,11 @@ ConstantAccess classify_use(std::string_view text, size_t at, size_t len,
       }
       if (callee.substr(0, 11) == "aoti_torch_") return shim_use(text, i, callee, commas);
       // Wrapped in a conversion (".get()", a handle macro, an optional tensor's
-      // "&temporary_reference(X.get())"): keep looking outward only through calls of one argument.
+      // "&temporary_reference(X.get())") or a view made for this call alone
+      // ("reinterpret_tensor_wrapper(X, 2, sizes, strides, 0L)", which the op reads or writes as
+      // it would X): keep looking outward, through calls of which X is the first argument.
       if (commas == 0 && (callee.empty() || callee.find("handle") != std::string_view::npos ||
-                          callee == "temporary_reference")) {
+                          callee == "temporary_reference" || callee == "reinterpret_tensor_wrapper")) {
         continue;
       }
       break;
