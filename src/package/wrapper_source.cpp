@@ -193,16 +193,19 @@ ConstantAccess stronger(ConstantAccess a, ConstantAccess b) { return a > b ? a :
 // Note [Shim arguments a run writes]
 // Which argument of a fallback-op shim call ("aoti_torch_cuda__scaled_mm(buf0, w, ...)") the
 // op writes comes from torch's operator schemas: scripts/gen_shim_writes.py maps each C
-// parameter of every op row (src/shim/ops) to its schema argument by name and writes
-// package/shim_writes_table.inc, one letter per parameter (Tensor(a!) and out= arguments
-// written, other tensors read, a tensor a result aliases or anything else maybe written);
-// tests/e2e/test_shim_writes.py fails when the installed torch's schemas say otherwise. An op
-// the table does not hold (no aten schema: aotrt's own or the mkldnn/oneDNN shims, whose
-// packed weights and in-place forms it cannot vouch for) keeps every argument maybe
-// written, but for the naming rule (a '_' or "_out" callee writes its first argument): a
-// read taken for a write costs a session a copy, a write taken for a read lets two
-// sessions write one buffer. A call whose argument count is not the table's (another
-// signature of that name) is not trusted either.
+// parameter of every op row (src/shim/ops) to its schema argument by name (torch's
+// hand-written mkldnn shims to the schema of the op they run) and writes
+// package/shim_writes_table.inc, one letter per parameter: Tensor(a!) and out= arguments
+// written, other tensors read, and a tensor a result aliases (a view) or anything else maybe
+// written. tests/e2e/test_shim_writes.py fails when the installed torch's schemas say
+// otherwise. An op the table does not hold (aotrt's own, the oneDNN quantized shims whose
+// parameters are not the schema's) keeps every argument maybe written but for the naming
+// rule (a '_' or "_out" callee writes its first argument), since nothing vouches for it: a
+// read taken for a write costs a session a copy, a write taken for a read lets two sessions
+// write one buffer. Nor is a call trusted whose argument count is not the table's (another
+// signature of that name). A constant reaches an argument through a list
+// (std::array<...>{X.get(), ...}), an optional (&temporary_reference(X.get())) or a view made
+// for that call alone (reinterpret_tensor_wrapper(X, ...)); a view kept by name is not followed.
 
 // Where "std::array<T, N>" begins when text[close] is its '>' (inductor passes a list as
 // "std::array<AtenTensorHandle, 2>{a.get(), b.get()}.cbegin()"), else npos: its comma
