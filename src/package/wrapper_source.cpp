@@ -305,7 +305,12 @@ ConstantAccess classify_use(std::string_view text, size_t at, size_t len,
   const size_t limit = at >= 8192 ? at - 8192 : 0;
   for (size_t i = at; i-- > limit;) {
     const char c = text[i];
-    if (c == '>' && depth == 0) {
+    if (c == '"') {  // a string argument ("mean", "relu"): its commas separate nothing
+      size_t j = i;
+      while (j > limit && (text[j - 1] != '"' || (j >= 2 && text[j - 2] == '\\'))) --j;
+      if (j == limit) break;
+      i = j - 1;  // its opening quote
+    } else if (c == '>' && depth == 0) {
       const size_t begin = array_type_begin(text, i);
       if (begin != std::string_view::npos) i = begin;
     } else if (c == ')' || c == ']' || c == '}') {

@@ -267,6 +267,8 @@ constexpr const char* kShimCalls = R"SRC(
     constants_info_[14].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
     constants_info_[15].name = "accum";
     constants_info_[15].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[16].name = "after_string";
+    constants_info_[16].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
 void AOTInductorModel::run_impl(...) {
     [[maybe_unused]] auto& w_fp8 = constants_->at(0);
     [[maybe_unused]] auto& scale_w = constants_->at(1);
@@ -284,6 +286,7 @@ void AOTInductorModel::run_impl(...) {
     [[maybe_unused]] auto& kept_view = constants_->at(13);
     [[maybe_unused]] auto& packed_w = constants_->at(14);
     [[maybe_unused]] auto& accum = constants_->at(15);
+    [[maybe_unused]] auto& after_string = constants_->at(16);
     AtenTensorHandle buf1_handle;
     AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda__scaled_mm(buf0, w_fp8, buf2, scale_w, &temporary_reference(bias.get()), nullptr, &var_0, 0, &buf1_handle));
     AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_index_put(table, std::array<const AtenTensorHandle*, 2>{&temporary_reference(idx.get()), nullptr}.data(), 2, buf3, 0, &buf4_handle));
@@ -297,6 +300,7 @@ void AOTInductorModel::run_impl(...) {
     auto tmp_view = reinterpret_tensor_wrapper(kept_view, 2, int_array_4, int_array_5, 0L);
     AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu__linear_pointwise(buf13, packed_w, nullptr, "none", std::array<const double*, 1>{&var_3}.data(), 1, &var_4, &buf14_handle));
     AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_mkldnn__convolution_pointwise_binary_(accum, buf15, packed_w, nullptr, std::array<int64_t, 2>{0L, 0L}.cbegin(), 2, std::array<int64_t, 2>{1L, 1L}.cbegin(), 2, std::array<int64_t, 2>{1L, 1L}.cbegin(), 2, 1L, "add", &var_5, &var_6, std::array<const double*, 1>{nullptr}.data(), 1, &var_7, &buf16_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu__mkl_linear(buf17, buf18, "a,\"b", after_string, 0L, &buf19_handle));
     AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda__fused_rms_norm(buf10, std::array<int64_t, 1>{64L}.cbegin(), 1, &temporary_reference(norm_w.get()), &var_1, &buf11_handle, &buf12_handle));
 }
 )SRC";
@@ -305,7 +309,7 @@ TEST(WrapperSource, ShimArgumentsAreReadOrWrittenAsTheSchemasSay) {
   using aotrt::package::ConstantAccess;
   const auto src = aotrt::package::parse_wrapper_source(kShimCalls);
   ASSERT_TRUE(src.access_known);
-  ASSERT_EQ(src.constants.size(), 16u);
+  ASSERT_EQ(src.constants.size(), 17u);
   EXPECT_EQ(src.constants[0].access, ConstantAccess::kRead);     // _scaled_mm's mat2 (fp8 weight)
   EXPECT_EQ(src.constants[1].access, ConstantAccess::kRead);     // its scale_b
   EXPECT_EQ(src.constants[2].access, ConstantAccess::kRead);     // its optional bias
@@ -326,6 +330,9 @@ TEST(WrapperSource, ShimArgumentsAreReadOrWrittenAsTheSchemasSay) {
   // writes its first argument (Tensor(a!) other).
   EXPECT_EQ(src.constants[14].access, ConstantAccess::kRead);
   EXPECT_EQ(src.constants[15].access, ConstantAccess::kWritten);
+  // Commas inside a string argument separate no arguments: the 4th of _mkl_linear (read), not
+  // the 5th (an integer, maybe written). The scanner's test, not a call inductor writes.
+  EXPECT_EQ(src.constants[16].access, ConstantAccess::kRead);
 }
 
 TEST(WrapperSource, SkipsRawStringLiterals) {
