@@ -1,13 +1,12 @@
 #include "package/wrapper_source.h"
 
-#include <span>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <span>
 #include <string>
 #include <unordered_map>
+
+#include "package/shim_writes.h"
 
 namespace aotrt::package {
 namespace {
@@ -191,28 +190,96 @@ std::unordered_map<std::string, std::vector<std::string>> triton_launchers(std::
 
 ConstantAccess stronger(ConstantAccess a, ConstantAccess b) { return a > b ? a : b; }
 
-// Fallback ops whose shims only read their tensor arguments (their results come back through
-// pointers), and _out forms that write only their first: the ops a package's weight buffers
-// are passed to (gpt-fast's int4/int8 linears register their packed weights and scales as
-// buffers). Read as kMaybeWritten, each session copied every such weight and the 4-d int4
-// tiles looked like caches. Any other shim's argument stays kMaybeWritten.
-constexpr std::string_view kReadOnlyOps[] = {
-    "_weight_int4pack_mm", "_weight_int4pack_mm_for_cpu", "_weight_int4pack_mm_cpu_tensor",
-    "_weight_int8pack_mm", "_int_mm", "convolution", "_convolution"};
-constexpr std::string_view kFirstArgumentOutOps[] = {"mm_out", "addmm_out", "bmm_out",
-                                                     "baddbmm_out", "_int_mm_out"};
+// Note [Shim arguments a run writes]
+// Which argument of a fallback-op shim call ("aoti_torch_cuda__scaled_mm(buf0, w, ...)") the
+// op writes comes from torch's operator schemas: scripts/gen_shim_writes.py maps each C
+// parameter of every op row (src/shim/ops) to its schema argument by name (torch's
+// hand-written mkldnn shims to the schema of the op they run) and writes
+// package/shim_writes_table.inc, one letter per parameter: Tensor(a!) and out= arguments
+// written, other tensors read, and a tensor a result aliases (a view) or anything else maybe
+// written. tests/e2e/test_shim_writes.py fails when the installed torch's schemas say
+// otherwise. An op the table does not hold (aotrt's own, the oneDNN quantized shims whose
+// parameters are not the schema's) keeps every argument maybe written but for the naming
+// rule (a '_' or "_out" callee writes its first argument), since nothing vouches for it: a
+// read taken for a write costs a session a copy, a write taken for a read lets two sessions
+// write one buffer. Nor is a call trusted whose argument count is not the table's (another
+// signature of that name). A constant reaches an argument through a list
+// (std::array<...>{X.get(), ...}), an optional (&temporary_reference(X.get())) or a view made
+// for that call alone (reinterpret_tensor_wrapper(X, ...)); a view kept by name is not followed.
 
-// "aoti_torch_cuda__weight_int4pack_mm" -> "_weight_int4pack_mm"; "" for other callees.
-std::string_view fallback_op(std::string_view callee) {
-  for (const std::string_view prefix : {std::string_view("aoti_torch_cpu_"),
-                                        std::string_view("aoti_torch_cuda_")}) {
-    if (callee.substr(0, prefix.size()) == prefix) return callee.substr(prefix.size());
-  }
-  return {};
+// Where "std::array<T, N>" begins when text[close] is its '>' (inductor passes a list as
+// "std::array<AtenTensorHandle, 2>{a.get(), b.get()}.cbegin()"), else npos: its comma
+// separates no arguments.
+size_t array_type_begin(std::string_view text, size_t close) {
+  constexpr std::string_view kArray = "std::array<";
+  if (text[close] != '>') return std::string_view::npos;
+  const size_t from = close >= 96 ? close - 96 : 0;
+  const size_t at = text.substr(from, close - from).rfind(kArray);
+  if (at == std::string_view::npos) return std::string_view::npos;
+  const std::string_view inside = text.substr(from + at + kArray.size(), close - from - at - kArray.size());
+  const bool plain = std::ranges::all_of(inside, [](char c) {
+    return ident_char(c) || c == ' ' || c == '*' || c == ',' || c == ':';
+  });
+  return plain ? from + at : std::string_view::npos;
 }
 
-bool listed(std::span<const std::string_view> ops, std::string_view op) {
-  return !op.empty() && std::ranges::find(ops, op) != ops.end();
+// The number of top-level arguments of the call whose '(' is at text[open], or nullopt when
+// its ')' is not found within a bounded distance.
+std::optional<size_t> argument_count(std::string_view text, size_t open) {
+  int depth = 0;
+  size_t commas = 0;
+  bool empty = true;
+  const size_t limit = std::min(text.size(), open + 8192);
+  for (size_t i = open + 1; i < limit; ++i) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {
+      size_t j = i + 1;
+      while (j < limit && text[j] != c) j += text[j] == '\\' ? 2 : 1;
+      i = j;
+      empty = false;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+      empty = false;
+    } else if (c == '<' && i >= 10 && text.substr(i - 10, 11) == "std::array<") {
+      const size_t close = text.find('>', i);
+      if (close == std::string_view::npos || array_type_begin(text, close) != i - 10) {
+        return std::nullopt;
+      }
+      i = close;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (depth == 0) return c == ')' ? std::optional<size_t>(empty ? 0 : commas + 1) : std::nullopt;
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      ++commas;
+    } else if (c == ';') {
+      return std::nullopt;
+    } else if (!std::isspace(static_cast<unsigned char>(c))) {
+      empty = false;
+    }
+  }
+  return std::nullopt;
+}
+
+// How argument `position` of the shim call `callee(` at text[open] treats what is passed there
+// (Note [Shim arguments a run writes]).
+ConstantAccess shim_use(std::string_view text, size_t open, std::string_view callee,
+                        size_t position) {
+  if (const auto access = shim_argument_access(callee)) {
+    if (position >= access->size() || argument_count(text, open) != access->size()) {
+      return ConstantAccess::kMaybeWritten;
+    }
+    switch (static_cast<ShimArgument>((*access)[position])) {
+      case ShimArgument::kRead: return ConstantAccess::kRead;
+      case ShimArgument::kWritten: return ConstantAccess::kWritten;
+      case ShimArgument::kOther: return ConstantAccess::kMaybeWritten;
+    }
+    return ConstantAccess::kMaybeWritten;
+  }
+  if (position == 0 && (callee.back() == '_' ||
+                        (callee.size() > 4 && callee.substr(callee.size() - 4) == "_out"))) {
+    return ConstantAccess::kWritten;
+  }
+  return ConstantAccess::kMaybeWritten;
 }
 
 // How the use of a constant at text[at, at + len) treats it.
@@ -238,11 +305,27 @@ ConstantAccess classify_use(std::string_view text, size_t at, size_t len,
   const size_t limit = at >= 8192 ? at - 8192 : 0;
   for (size_t i = at; i-- > limit;) {
     const char c = text[i];
-    if (c == ')' || c == ']' || c == '}') {
+    if (c == '"') {  // a string argument ("mean", "relu"): its commas separate nothing
+      size_t j = i;
+      while (j > limit && (text[j - 1] != '"' || (j >= 2 && text[j - 2] == '\\'))) --j;
+      if (j == limit) break;
+      i = j - 1;  // its opening quote
+    } else if (c == '>' && depth == 0) {
+      const size_t begin = array_type_begin(text, i);
+      if (begin != std::string_view::npos) i = begin;
+    } else if (c == ')' || c == ']' || c == '}') {
       ++depth;
     } else if (c == '(' || c == '[' || c == '{') {
       if (depth > 0) {
         --depth;
+        continue;
+      }
+      // An element of a list argument: the table's letter for the list holds for each.
+      if (c == '{' && i > 0) {
+        const size_t begin = array_type_begin(text, i - 1);
+        if (begin == std::string_view::npos) break;
+        i = begin;
+        commas = 0;
         continue;
       }
       if (c != '(') break;
@@ -257,18 +340,13 @@ ConstantAccess classify_use(std::string_view text, size_t at, size_t len,
         }
         break;
       }
-      if (callee.substr(0, 10) == "aoti_torch" && commas == 0 &&
-          (callee.back() == '_' ||
-           (callee.size() > 4 && callee.substr(callee.size() - 4) == "_out"))) {
-        return ConstantAccess::kWritten;
-      }
-      const std::string_view op = fallback_op(callee);
-      if (listed(kReadOnlyOps, op) || (commas > 0 && listed(kFirstArgumentOutOps, op))) {
-        return ConstantAccess::kRead;
-      }
-      // Wrapped in a conversion (".get()", a handle macro): keep looking outward
-      // only through calls of one argument.
-      if (commas == 0 && (callee.empty() || callee.find("handle") != std::string_view::npos)) {
+      if (callee.substr(0, 11) == "aoti_torch_") return shim_use(text, i, callee, commas);
+      // Wrapped in a conversion (".get()", a handle macro, an optional tensor's
+      // "&temporary_reference(X.get())") or a view made for this call alone
+      // ("reinterpret_tensor_wrapper(X, 2, sizes, strides, 0L)", which the op reads or writes as
+      // it would X): keep looking outward, through calls of which X is the first argument.
+      if (commas == 0 && (callee.empty() || callee.find("handle") != std::string_view::npos ||
+                          callee == "temporary_reference" || callee == "reinterpret_tensor_wrapper")) {
         continue;
       }
       break;

@@ -30,8 +30,8 @@ namespace aotrt::package {
 enum class ConstantAccess {
   kUnused,        // never named in the code (folded into a kernel, or not read)
   kRead,          // every use reads it
-  kMaybeWritten,  // some use is of another shape (a fallback op's argument, a view)
-  kWritten,       // some use writes it: a kernel's output, an in-place or _out op's first argument
+  kMaybeWritten,  // some use is of another shape (an op with no schema's argument, a view)
+  kWritten,       // some use writes it: a kernel's output, an op's Tensor(a!) or out= argument
 };
 
 struct WrapperConstant {
@@ -83,8 +83,11 @@ struct WrapperSource {
 //    parameter of call_triton_K's definition at that position, named after
 //    the Triton kernel's own argument: in_ptrN reads, out_ptrN and
 //    in_out_ptrN write (inductor's naming, torch/_inductor/codegen/triton.py).
-//  - The first argument of a C shim whose name ends in '_' (in place:
-//    aoti_torch_copy_, aoti_torch_cpu_index_put_) or "_out" is written.
+//  - A fallback-op shim's argument "aoti_torch_cuda__scaled_mm(buf0, X, ...)"
+//    is read or written as torch's schema of the op says, by its position
+//    (Note [Shim arguments a run writes] in wrapper_source.cpp); an op with no
+//    schema keeps it maybe written, but for the first argument of a shim whose
+//    name ends in '_' (in place: aoti_torch_copy_) or "_out", which is written.
 // X is the name the run gives constant i in "auto& X = constants_->at(i);".
 // Comments and string literals (raw ones too) are skipped.
 WrapperSource parse_wrapper_source(std::string_view text);

@@ -2,6 +2,7 @@
 // (package/wrapper_source.h), on lines of the shape torch 2.13 writes.
 #include <gtest/gtest.h>
 
+#include "package/shim_writes.h"
 #include "package/wrapper_source.h"
 
 namespace {
@@ -140,8 +141,8 @@ TEST(WrapperSource, ReadsWhichConstantsTheRunWrites) {
   ASSERT_EQ(src.constants.size(), 7u);
   EXPECT_EQ(src.constants[0].type, 1);
   EXPECT_EQ(src.constants[1].type, 2);
-  // w: a const kernel argument, mm_out's operand (read), then an argument of a fallback op
-  // aotrt does not know to be read-only.
+  // w: a const kernel argument, mm_out's operand (read), then the third argument of a
+  // three-argument index_put call, which is not the six-parameter shim the table knows.
   EXPECT_EQ(src.constants[0].access, ConstantAccess::kMaybeWritten);
   EXPECT_EQ(src.constants[1].access, ConstantAccess::kWritten);  // (float*)(k_cache.data_ptr())
   EXPECT_EQ(src.constants[2].access, ConstantAccess::kRead);     // (const float*)
@@ -188,6 +189,150 @@ TEST(WrapperSource, WeightBuffersOfReadOnlyOpsAreRead) {
   EXPECT_EQ(src.constants[2].access, ConstantAccess::kRead);     // _weight_int8pack_mm
   EXPECT_EQ(src.constants[3].access, ConstantAccess::kRead);     // addmm_out's operands
   EXPECT_EQ(src.constants[4].access, ConstantAccess::kWritten);  // mm_out's out
+}
+
+// The table of package/shim_writes.h against the schemas, read by hand (torch 2.13):
+// one letter per C parameter, w written, r read, m other.
+TEST(ShimWrites, AnswersAsTheSchemasSay) {
+  using aotrt::package::shim_argument_access;
+  // mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out): out first in the C call.
+  EXPECT_EQ(shim_argument_access("aoti_torch_cpu_mm_out"), "wrr");
+  EXPECT_EQ(shim_argument_access("aoti_torch_cuda_mm_out"), "wrr");
+  // _scaled_mm(self, mat2, scale_a, scale_b, Tensor? bias, Tensor? scale_result,
+  // ScalarType? out_dtype, bool use_fast_accum) -> Tensor: every tensor read, ret0 last.
+  EXPECT_EQ(shim_argument_access("aoti_torch_cuda__scaled_mm"), "rrrrrrmmm");
+  // fill_.Scalar(Tensor(a!) self, Scalar value): in place.
+  EXPECT_EQ(shim_argument_access("aoti_torch_cpu_fill__Scalar"), "wm");
+  EXPECT_EQ(shim_argument_access("aoti_torch_aten_fill__Scalar"), "wm");
+  // bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator).
+  EXPECT_EQ(shim_argument_access("aoti_torch_cpu_bernoulli__Tensor"), "wrm");
+  // index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate) -> Tensor:
+  // functional, the list is (pointer, length).
+  EXPECT_EQ(shim_argument_access("aoti_torch_cpu_index_put"), "rrmrmm");
+  // c/shim.h's aoti_torch_index_put_out(out, self, indices, num_indices, values, accumulate):
+  // index_put.out, out written.
+  EXPECT_EQ(shim_argument_access("aoti_torch_index_put_out"), "wrrmrm");
+  // scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out).
+  EXPECT_EQ(shim_argument_access("aoti_torch_cpu_scatter_src_out"), "wrmrr");
+  // _flash_attention_forward_no_dropout_inplace(Tensor(a!) out, query, key, value, ...).
+  EXPECT_EQ(shim_argument_access("aoti_torch_cuda__flash_attention_forward_no_dropout_inplace")
+                ->substr(0, 4),
+            "wrrr");
+  // narrow(Tensor(a) self, ...) -> Tensor(a): a view of self, which a later write reaches.
+  EXPECT_EQ(shim_argument_access("aoti_torch_aten_narrow"), "mmmmm");
+  // set_.source_Tensor(Tensor(a!) self, Tensor source): self comes to alias source, which
+  // the schema does not say (scripts/gen_shim_writes.py's UNDECLARED_ALIASES).
+  EXPECT_EQ(shim_argument_access("aoti_torch_cpu_set__source_Tensor"), "wm");
+  // No aten schema: not in the table, every argument maybe written.
+  // mkldnn::_linear_pointwise(Tensor X, Tensor W, Tensor? B, str attr, Scalar?[] scalars,
+  // str? algorithm): a hand-written shim, named after that schema by gen_shim_writes.py.
+  EXPECT_EQ(shim_argument_access("aoti_torch_cpu__linear_pointwise"), "rrrmmmmm");
+  EXPECT_EQ(shim_argument_access("aoti_torch_cpu__qlinear_pointwise_tensor"), std::nullopt);
+  EXPECT_EQ(shim_argument_access("aoti_torch_copy_"), std::nullopt);
+  EXPECT_EQ(shim_argument_access("aoti_torch_cpu_no_such_op"), std::nullopt);
+}
+
+// Constants passed to fallback ops as torch 2.13's wrapper codegen writes the calls: plain
+// handles, optional tensors as "&temporary_reference(X.get())", lists as std::array.
+constexpr const char* kShimCalls = R"SRC(
+    constants_info_[0].name = "w_fp8";
+    constants_info_[0].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[1].name = "scale_w";
+    constants_info_[1].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[2].name = "bias";
+    constants_info_[2].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[3].name = "cache";
+    constants_info_[3].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[4].name = "table";
+    constants_info_[4].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[5].name = "idx";
+    constants_info_[5].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[6].name = "viewed";
+    constants_info_[6].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[7].name = "filled";
+    constants_info_[7].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[8].name = "linear_w";
+    constants_info_[8].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[9].name = "short_call";
+    constants_info_[9].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[10].name = "norm_w";
+    constants_info_[10].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[11].name = "w_t";
+    constants_info_[11].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[12].name = "out_view";
+    constants_info_[12].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[13].name = "kept_view";
+    constants_info_[13].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[14].name = "packed_w";
+    constants_info_[14].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[15].name = "accum";
+    constants_info_[15].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+    constants_info_[16].name = "after_string";
+    constants_info_[16].type = static_cast<int32_t>(torch::aot_inductor::ConstantType::Buffer);
+void AOTInductorModel::run_impl(...) {
+    [[maybe_unused]] auto& w_fp8 = constants_->at(0);
+    [[maybe_unused]] auto& scale_w = constants_->at(1);
+    [[maybe_unused]] auto& bias = constants_->at(2);
+    [[maybe_unused]] auto& cache = constants_->at(3);
+    [[maybe_unused]] auto& table = constants_->at(4);
+    [[maybe_unused]] auto& idx = constants_->at(5);
+    [[maybe_unused]] auto& viewed = constants_->at(6);
+    [[maybe_unused]] auto& filled = constants_->at(7);
+    [[maybe_unused]] auto& linear_w = constants_->at(8);
+    [[maybe_unused]] auto& short_call = constants_->at(9);
+    [[maybe_unused]] auto& norm_w = constants_->at(10);
+    [[maybe_unused]] auto& w_t = constants_->at(11);
+    [[maybe_unused]] auto& out_view = constants_->at(12);
+    [[maybe_unused]] auto& kept_view = constants_->at(13);
+    [[maybe_unused]] auto& packed_w = constants_->at(14);
+    [[maybe_unused]] auto& accum = constants_->at(15);
+    [[maybe_unused]] auto& after_string = constants_->at(16);
+    AtenTensorHandle buf1_handle;
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda__scaled_mm(buf0, w_fp8, buf2, scale_w, &temporary_reference(bias.get()), nullptr, &var_0, 0, &buf1_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_index_put(table, std::array<const AtenTensorHandle*, 2>{&temporary_reference(idx.get()), nullptr}.data(), 2, buf3, 0, &buf4_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_index_put_out(cache, cache, std::array<AtenTensorHandle, 1>{buf5.get()}.cbegin(), 1, buf6, 0));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_view_dtype(viewed, cached_torch_dtype_float32, &buf7_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_fill__Scalar(filled, 0.0));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu__qlinear_pointwise_tensor(buf8, buf9, buf10, linear_w, buf11, buf12, nullptr, 1.0, 0L, &var_8, "none", nullptr, 0, "", &buf9_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda__scaled_mm(buf0, short_call, buf2));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu__scaled_mm_out(buf1, buf0, wrap_with_raii_handle_if_needed(reinterpret_tensor_wrapper(w_t, 2, int_array_4, int_array_5, 0L)), buf2, buf3, nullptr, nullptr, &var_2, 0));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_mm_out(wrap_with_raii_handle_if_needed(reinterpret_tensor_wrapper(out_view, 2, int_array_4, int_array_5, 0L)), buf0, buf1));
+    auto tmp_view = reinterpret_tensor_wrapper(kept_view, 2, int_array_4, int_array_5, 0L);
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu__linear_pointwise(buf13, packed_w, nullptr, "none", std::array<const double*, 1>{&var_3}.data(), 1, &var_4, &buf14_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_mkldnn__convolution_pointwise_binary_(accum, buf15, packed_w, nullptr, std::array<int64_t, 2>{0L, 0L}.cbegin(), 2, std::array<int64_t, 2>{1L, 1L}.cbegin(), 2, std::array<int64_t, 2>{1L, 1L}.cbegin(), 2, 1L, "add", &var_5, &var_6, std::array<const double*, 1>{nullptr}.data(), 1, &var_7, &buf16_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu__mkl_linear(buf17, buf18, "a,\"b", after_string, 0L, &buf19_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda__fused_rms_norm(buf10, std::array<int64_t, 1>{64L}.cbegin(), 1, &temporary_reference(norm_w.get()), &var_1, &buf11_handle, &buf12_handle));
+}
+)SRC";
+
+TEST(WrapperSource, ShimArgumentsAreReadOrWrittenAsTheSchemasSay) {
+  using aotrt::package::ConstantAccess;
+  const auto src = aotrt::package::parse_wrapper_source(kShimCalls);
+  ASSERT_TRUE(src.access_known);
+  ASSERT_EQ(src.constants.size(), 17u);
+  EXPECT_EQ(src.constants[0].access, ConstantAccess::kRead);     // _scaled_mm's mat2 (fp8 weight)
+  EXPECT_EQ(src.constants[1].access, ConstantAccess::kRead);     // its scale_b
+  EXPECT_EQ(src.constants[2].access, ConstantAccess::kRead);     // its optional bias
+  EXPECT_EQ(src.constants[3].access, ConstantAccess::kWritten);  // index_put.out's out (and self)
+  EXPECT_EQ(src.constants[4].access, ConstantAccess::kRead);     // functional index_put's self
+  EXPECT_EQ(src.constants[5].access, ConstantAccess::kRead);     // an element of its indices
+  EXPECT_EQ(src.constants[6].access, ConstantAccess::kMaybeWritten);  // a view is made of it
+  EXPECT_EQ(src.constants[7].access, ConstantAccess::kWritten);  // fill_'s self
+  EXPECT_EQ(src.constants[8].access, ConstantAccess::kMaybeWritten);  // no schema: oneDNN int8
+  // Three arguments where the table has nine: not this signature, so not trusted.
+  EXPECT_EQ(src.constants[9].access, ConstantAccess::kMaybeWritten);
+  EXPECT_EQ(src.constants[10].access, ConstantAccess::kRead);  // _fused_rms_norm's weight
+  // A view made for the call alone is read or written as the op treats that argument.
+  EXPECT_EQ(src.constants[11].access, ConstantAccess::kRead);     // _scaled_mm.out's mat2 = w.t()
+  EXPECT_EQ(src.constants[12].access, ConstantAccess::kWritten);  // mm.out's out
+  EXPECT_EQ(src.constants[13].access, ConstantAccess::kMaybeWritten);  // a view kept by name
+  // mkldnn::_linear_pointwise reads its prepacked weight; _convolution_pointwise_.binary
+  // writes its first argument (Tensor(a!) other).
+  EXPECT_EQ(src.constants[14].access, ConstantAccess::kRead);
+  EXPECT_EQ(src.constants[15].access, ConstantAccess::kWritten);
+  // Commas inside a string argument separate no arguments: the 4th of _mkl_linear (read), not
+  // the 5th (an integer, maybe written). The scanner's test, not a call inductor writes.
+  EXPECT_EQ(src.constants[16].access, ConstantAccess::kRead);
 }
 
 TEST(WrapperSource, SkipsRawStringLiterals) {
