@@ -54,6 +54,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "cuda/kernel_switch.h"
 #include "cuda/library_ops.h"
 #include "cuda/ops/launch.cuh"
 #include "cuda/ops/mma.cuh"
@@ -685,19 +686,7 @@ __global__ void __launch_bounds__(128) decode_combine_kernel(const DecodeParams 
   }
 }
 
-// -1: AOTRT_DECODE_ATTENTION decides (read once); 0 or 1: set_decode_attention_enabled.
-std::atomic<int> g_decode_override{-1};
-std::atomic<int64_t> g_decode_calls{0};
-
-bool decode_enabled() {
-  const int o = g_decode_override.load(std::memory_order_relaxed);
-  if (o >= 0) return o == 1;
-  static const bool enabled = [] {
-    const char* v = std::getenv("AOTRT_DECODE_ATTENTION");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
-  return enabled;
-}
+KernelSwitch g_decode{"AOTRT_DECODE_ATTENTION", /*default_on=*/true};
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
 
@@ -765,7 +754,7 @@ void launch_typed(DecodeParams& p, int64_t blocks_y, int64_t splits_wanted, int 
 
 bool decode_attention(const DecodeAttentionCall& c, int device, cudaStream_t stream,
                       const char* fn) {
-  if (!decode_enabled()) return false;
+  if (!g_decode.enabled()) return false;
   const int64_t B = c.sizes[0], H = c.sizes[1], Hk = c.sizes[2], Lq = c.sizes[3], Lk = c.sizes[4],
                 E = c.sizes[5], Ev = c.sizes[6];
   if (Lq < 1 || Lq > 8 || Lk < 1 || B < 1 || E != Ev) return false;
@@ -826,14 +815,14 @@ bool decode_attention(const DecodeAttentionCall& c, int device, cudaStream_t str
     default: launch_typed<__nv_bfloat16>(p, blocks_y, c.splits_for_testing, device, stream); break;
   }
   (void)fn;
-  g_decode_calls.fetch_add(1, std::memory_order_relaxed);
+  g_decode.served();
   return true;
 }
 
 void set_decode_attention_enabled(bool enabled) {
-  g_decode_override.store(enabled ? 1 : 0, std::memory_order_relaxed);
+  g_decode.set(enabled);
 }
 
-int64_t decode_attention_calls() { return g_decode_calls.load(std::memory_order_relaxed); }
+int64_t decode_attention_calls() { return g_decode.calls(); }
 
 }  // namespace aotrt::cuda

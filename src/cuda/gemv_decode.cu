@@ -33,6 +33,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "cuda/kernel_switch.h"
 #include "cuda/library_ops.h"
 #include "cuda/ops/launch.cuh"
 #include "cuda/runtime.h"
@@ -143,19 +144,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvParams p, int spl
   static_cast<T*>(p.out)[lane * p.out_row_stride + n * p.out_col_stride] = static_cast<T>(value);
 }
 
-// -1: AOTRT_DECODE_GEMV decides (read once); 0 or 1: set_decode_gemv_enabled.
-std::atomic<int> g_gemv_override{-1};
-std::atomic<int64_t> g_gemv_calls{0};
-
-bool gemv_enabled() {
-  const int o = g_gemv_override.load(std::memory_order_relaxed);
-  if (o >= 0) return o == 1;
-  static const bool enabled = [] {
-    const char* v = std::getenv("AOTRT_DECODE_GEMV");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
-  return enabled;
-}
+KernelSwitch g_gemv{"AOTRT_DECODE_GEMV", /*default_on=*/true};
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
 
@@ -192,7 +181,7 @@ void launch_rows(const GemvParams& p, int64_t rows, int device, cudaStream_t str
 }  // namespace
 
 bool decode_gemv(const DecodeGemvCall& c, int device, cudaStream_t stream) {
-  if (!gemv_enabled()) return false;
+  if (!g_gemv.enabled()) return false;
   if (c.dtype != ScalarType::BFloat16 && c.dtype != ScalarType::Float16) return false;
   if (c.M < 1 || c.M > kMaxDecodeGemvRows || c.N < 1 || c.K < 8 || c.K % 8 != 0) return false;
   if (c.N > INT32_MAX) return false;  // the grid's x dimension
@@ -207,13 +196,13 @@ bool decode_gemv(const DecodeGemvCall& c, int device, cudaStream_t stream) {
   } else {
     launch_rows<__half>(p, c.M, device, stream);
   }
-  g_gemv_calls.fetch_add(1, std::memory_order_relaxed);
+  g_gemv.served();
   return true;
 }
 
 void set_decode_gemv_enabled(bool enabled) {
-  g_gemv_override.store(enabled ? 1 : 0, std::memory_order_relaxed);
+  g_gemv.set(enabled);
 }
-int64_t decode_gemv_calls() { return g_gemv_calls.load(std::memory_order_relaxed); }
+int64_t decode_gemv_calls() { return g_gemv.calls(); }
 
 }  // namespace aotrt::cuda
