@@ -226,7 +226,9 @@ void run(const float* x, int64_t M, int64_t K, const W* w, int64_t ldw, int64_t 
          int64_t ldo) {
   const std::pair<Rows<W>, bool> kernel = pick<W>(M);  // no structured binding: clang 14's OpenMP
   const Rows<W> rows = kernel.first;
-  std::vector<float> buf;
+  // The calling thread's packing buffer, kept between calls: it only grows, so a decode loop
+  // allocates once instead of mapping and unmapping M * K floats every call.
+  thread_local std::vector<float> buf;
   const float* xp = kernel.second ? pack_rows(x, M, K, buf) : nullptr;
   const int64_t tiles = (N + kTile - 1) / kTile;
 #pragma omp parallel for schedule(static) if (tiles > 1 && M * N * K > 65536)
