@@ -299,9 +299,18 @@ void int4_few_rows_block(const float* x, const uint8_t* packed, const float* sz,
 
 // The (scale, zero) pairs of 8 columns at g, as a vector of scales and one of
 // zeros minus 8 scales (Note [Int4 few-row sums per group]).
-__attribute__((target("avx2,fma"))) inline void int4_scales_of(const float* g, __m256& s,
-                                                               __m256& z) {
-  const __m256 a = _mm256_loadu_ps(g), b = _mm256_loadu_ps(g + 8);
+// (Bfloat16 scales, as a bf16 model's are, read in place: widening the whole
+// [K/group, N, 2] every call cost a tenth of a call.)
+template <class S>
+__attribute__((target("avx2,fma"))) inline void int4_scales_of(const S* g, __m256& s, __m256& z) {
+  __m256 a, b;
+  if constexpr (std::is_same_v<S, float>) {
+    a = _mm256_loadu_ps(g), b = _mm256_loadu_ps(g + 8);
+  } else {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g));
+    a = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(h)), 16));
+    b = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(h, 1)), 16));
+  }
   // In-lane: s0 s1 s4 s5 | s2 s3 s6 s7; the 64-bit swap puts them in order.
   s = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
   z = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
@@ -311,16 +320,19 @@ __attribute__((target("avx2,fma"))) inline void int4_scales_of(const float* g, _
 // Columns [8 C0, 8 C0 + 8 C) and [H + 8 C0, H + 8 C0 + 8 C) of a block (bytes
 // 8 C0 .. of each row of H bytes) for one group, k in [k0, k1): the sums
 // sum_k x_k q_k of M rows, then folded into acc with the group's scales.
-template <int M, int NB, int C, int U>
+template <int M, int NB, int C, int U, class S>
 __attribute__((target("avx2,fma"))) inline void int4_group_pass(
-    const float* x, const uint8_t* block, const float* g, const float* xsum, float (*acc)[NB],
+    const float* x, const uint8_t* block, const S* g, const float* xsum, float (*acc)[NB],
     int64_t K, int64_t k0, int64_t k1, int c0, bool prefetch, int64_t ahead) {
   constexpr int H = NB / 2;
   // U sets of sums over alternate k: a chain of one fma per k would wait on
   // the fma's latency when there are few sums (M = 1).
   __m256 lo[U][M][C], hi[U][M][C];
+#pragma GCC unroll 2
   for (int u = 0; u < U; ++u) {
+#pragma GCC unroll 4
     for (int i = 0; i < M; ++i) {
+#pragma GCC unroll 4
       for (int c = 0; c < C; ++c) lo[u][i][c] = hi[u][i][c] = _mm256_setzero_ps();
     }
   }
@@ -333,6 +345,7 @@ __attribute__((target("avx2,fma"))) inline void int4_group_pass(
         _mm_prefetch(reinterpret_cast<const char*>(bytes - 8 * c0 + ahead), _MM_HINT_T0);
       }
       __m256 xv[M];
+#pragma GCC unroll 4
       for (int i = 0; i < M; ++i) xv[i] = _mm256_broadcast_ss(x + i * K + k + u);
 #pragma GCC unroll 4
       for (int c = 0; c < C; ++c) {
@@ -357,6 +370,7 @@ __attribute__((target("avx2,fma"))) inline void int4_group_pass(
 #pragma GCC unroll 4
     for (int i = 0; i < M; ++i) {
       __m256 l = lo[0][i][c], h = hi[0][i][c];
+#pragma GCC unroll 2
       for (int u = 1; u < U; ++u) {
         l = _mm256_add_ps(l, lo[u][i][c]);
         h = _mm256_add_ps(h, hi[u][i][c]);
@@ -370,9 +384,9 @@ __attribute__((target("avx2,fma"))) inline void int4_group_pass(
   }
 }
 
-template <int M, int NB>
+template <int M, int NB, class S>
 __attribute__((target("avx2,fma"))) void int4_few_rows_avx2(const float* x, const uint8_t* block,
-                                                             const float* sz, float* o, int64_t K,
+                                                             const S* sz, float* o, int64_t K,
                                                              int64_t N, int64_t group, int64_t n0) {
   constexpr int H = NB / 2, Chunks = H / 8;  // bytes per k; 8-byte chunks per row
   // Chunks per pass and sets of sums: 2 U C M sums in at most 8 ymm registers.
@@ -392,22 +406,37 @@ __attribute__((target("avx2,fma"))) void int4_few_rows_avx2(const float* x, cons
       for (; k < group; ++k) t += xi[k];
       xsum[i] = t;
     }
-    const float* g = sz + ((k0 / group) * N + n0) * 2;
+    const S* g = sz + ((k0 / group) * N + n0) * 2;
     for (int c0 = 0; c0 < Chunks; c0 += C) {
-      int4_group_pass<M, NB, C, U>(x, block, g, xsum, acc, K, k0, k0 + group, c0, c0 == 0, ahead);
+      int4_group_pass<M, NB, C, U, S>(x, block, g, xsum, acc, K, k0, k0 + group, c0, c0 == 0, ahead);
     }
   }
   for (int i = 0; i < M; ++i) std::copy(acc[i], acc[i] + NB, o + i * N + n0);
 }
 
-template <int NB>
-void int4_few_rows_avx2_rows(const float* x, const uint8_t* block, const float* sz, float* o, int64_t M,
+template <int NB, class S>
+void int4_few_rows_avx2_rows(const float* x, const uint8_t* block, const S* sz, float* o, int64_t M,
                              int64_t K, int64_t N, int64_t group, int64_t n0) {
   switch (M) {
     case 1: return int4_few_rows_avx2<1, NB>(x, block, sz, o, K, N, group, n0);
     case 2: return int4_few_rows_avx2<2, NB>(x, block, sz, o, K, N, group, n0);
     case 3: return int4_few_rows_avx2<3, NB>(x, block, sz, o, K, N, group, n0);
     default: return int4_few_rows_avx2<4, NB>(x, block, sz, o, K, N, group, n0);
+  }
+}
+
+// The blocks of a few-row product in bfloat16 scales, every one full and split
+// (int4_weight_mm checked): the AVX2 kernel reads the scales as they are.
+void int4_few_rows_bf16_scales(const float* x, const uint8_t* packed, const uint16_t* sz,
+                               float* o, int64_t M, int64_t K, int64_t N, int64_t group,
+                               int64_t block_n) {
+  const int64_t blocks = N / block_n;
+#pragma omp parallel for schedule(static) if (blocks > 1 && M * N * K > 65536)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t n0 = b * block_n;
+    const uint8_t* block = packed + n0 * (K / 2);
+    if (block_n == 32) int4_few_rows_avx2_rows<32>(x, block, sz, o, M, K, N, group, n0);
+    else int4_few_rows_avx2_rows<64>(x, block, sz, o, M, K, N, group, n0);
   }
 }
 
@@ -445,8 +474,28 @@ void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   const int64_t M = a.sizes()[0], K = a.sizes()[1], N = w.sizes()[0];
   const auto* x = static_cast<const float*>(a.data_ptr());
   const auto* packed = static_cast<const uint8_t*>(w.data_ptr());
-  const auto* sz = static_cast<const float*>(scale_zeros.data_ptr());
   auto* o = static_cast<float*>(out.data_ptr());
+#ifdef AOTRT_INT4_AVX2
+  // Note [Int4 few-row sums per group]: bfloat16 scales read in place when
+  // every block takes the AVX2 kernel.
+  if (M <= kFewRows && scale_zeros.dtype() == ScalarType::BFloat16 && layout.split &&
+      (layout.block_n == 32 || layout.block_n == 64) && N % layout.block_n == 0 && avx2_kernels()) {
+    return int4_few_rows_bf16_scales(x, packed, static_cast<const uint16_t*>(scale_zeros.data_ptr()),
+                                     o, M, K, N, group, layout.block_n);
+  }
+#endif
+  // Other scales as float32 (a copy unless they are).
+  std::vector<float> sz_copy;
+  const float* sz = static_cast<const float*>(scale_zeros.data_ptr());
+  if (scale_zeros.dtype() != ScalarType::Float32) {
+    const auto* s16 = static_cast<const uint16_t*>(scale_zeros.data_ptr());
+    const bool bf16 = scale_zeros.dtype() == ScalarType::BFloat16;
+    sz_copy.resize(static_cast<size_t>(scale_zeros.numel()));
+    for (size_t e = 0; e < sz_copy.size(); ++e) {
+      sz_copy[e] = bf16 ? bfloat16_to_float(s16[e]) : half_to_float(s16[e]);
+    }
+    sz = sz_copy.data();
+  }
   if (M <= kFewRows) return int4_weight_mm_few_rows(x, packed, sz, o, M, K, N, group, layout);
   const int64_t chunk = std::max<int64_t>(1, 128 / layout.block_n) * layout.block_n;
   dequantized_gemm(x, M, K, N, chunk, /*rows_along_k=*/false, o, fn,
