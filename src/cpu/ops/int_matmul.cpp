@@ -287,20 +287,24 @@ void int4_few_rows_block(const float* x, const uint8_t* packed, const float* sz,
 // per row (the subtract, the dequantizing fma and its dependency are gone),
 // and scale and zero are applied once a group. Not ATen's k order: the sums
 // differ from eager's by float32 rounding over K terms (tests allow that).
-// Sums of one group are kept per pass of at most 16 columns for M >= 3 (the
-// accumulators of M rows must fit the 16 ymm registers), and the next group's
-// bytes are prefetched (a thread's blocks are contiguous, but the hardware
-// prefetcher stops at 4 KiB pages). For 1 x 2048 by 2048 x 2048 bf16 on this
-// 2-core AVX2 machine (bench/cpu_int4.py): 0.86 ms with the portable fused
-// loop, 0.55 ms with the per-weight dequantizing kernel this replaced, and
-// eager 0.60 (bench/results/cpu-int4-2026-12-02.md); figures of this kernel in
-// bench/results/decode-cpu-2026-12-06.md. Chosen per call by avx2_kernels()
-// (Note [Hand-written AVX2 kernels]).
+// A pass keeps the sums of 16 or 32 columns (2 U C M registers, at most 8),
+// so a block of NB columns takes one to four passes over a group's bytes
+// (re-read from L1); the next group's bytes are prefetched (a thread's blocks
+// are contiguous, but the hardware prefetcher stops at 4 KiB pages);
+// bfloat16 scales are read in place. Measured on this 2-core Zen 3 machine
+// (bench/results/decode-cpu-2026-12-06.md, last section): 1 x 2048 by 2048 x
+// 2048 bf16 alone (bench/cpu_int4.py, 1 thread) 0.35 ms against 0.64 before
+// and eager's 0.68; from DRAM (aotrt_int8_gemv_bench --int4, 2 threads) M = 1
+// at 10-11 GB/s of packed weights against 4-5.5 before, M = 4 at 3.8-6.7
+// against 2-3; the 1B decode step's int4 matmuls 132-162 -> 77-80 ms (paired
+// runs), its step 0.65-0.74x eager's (was 1.1-1.2x). Chosen per call
+// by avx2_kernels() (Note [Hand-written AVX2 kernels]).
 
 // The (scale, zero) pairs of 8 columns at g, as a vector of scales and one of
 // zeros minus 8 scales (Note [Int4 few-row sums per group]).
-// (Bfloat16 scales, as a bf16 model's are, read in place: widening the whole
-// [K/group, N, 2] every call cost a tenth of a call.)
+// (Bfloat16 scales, as a bf16 model's are, read in place: a float32 copy of
+// the whole [K/group, N, 2] every call held M = 1 from DRAM at 8 GB/s, 16
+// without it, in one measurement.)
 template <class S>
 __attribute__((target("avx2,fma"))) inline void int4_scales_of(const S* g, __m256& s, __m256& z) {
   __m256 a, b;
