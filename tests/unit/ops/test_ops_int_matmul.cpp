@@ -128,8 +128,10 @@ TEST(OpsIntMatmulLarge, EveryLayoutMatchesADoubleReference) {
   const Backend b = built_backends()[0];
   AOTRT_FIND_OP(f, Int4Mm, b, kOp);
   const int64_t M = 37, K = 512, G = 128;
-  for (const auto& [dtype, N] : {std::pair{kF32, int64_t{208}}, std::pair{kBF16, int64_t{208}},
-                                  std::pair{kF32, int64_t{192}}, std::pair{kBF16, int64_t{192}}}) {
+  for (const auto& run : {std::pair{kF32, int64_t{208}}, std::pair{kBF16, int64_t{208}},
+                          std::pair{kF32, int64_t{192}}, std::pair{kBF16, int64_t{192}}}) {
+    const int32_t dtype = run.first;  // no structured binding: clang 14's lambdas cannot capture one
+    const int64_t N = run.second;
     // Values as the dtype holds them, so that the reference sees what the kernel does.
     const auto held = [&](double v) {
       const float f = static_cast<float>(v);
