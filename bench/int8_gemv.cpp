@@ -5,10 +5,12 @@
 // step does (1 GB of int8 weights for the 1B LLaMA); --hot reuses one weight instead.
 // The pool is mapped with 4 KiB pages (MADV_NOHUGEPAGE), as the model .so's file-backed
 // constants are; --huge asks for transparent huge pages instead. Per shape, the median and
-// the best of --reps rounds, each the mean call over one pass through the pool.
+// the best of --reps rounds, each the mean call over one pass through the pool. --int4
+// times aoti_torch_cpu__weight_int4pack_mm_cpu_tensor instead (packed [N, K/2] bytes, groups
+// of 128, bfloat16 scales and zeros; GB/s of packed weight bytes).
 //
 //   OMP_NUM_THREADS=2 aotrt_int8_gemv_bench [--reps R] [--pool-mib MIB] [--hot] [--huge]
-//                                           [--m 1,8] [--shapes 2048x2048,8192x2048]
+//                                           [--int4] [--m 1,8] [--shapes 2048x2048,8192x2048]
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -27,6 +29,9 @@ extern "C" AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle se
                                                              AtenTensorHandle mat2,
                                                              AtenTensorHandle scales,
                                                              AtenTensorHandle* ret0);
+extern "C" AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(
+    AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle group,
+    AtenTensorHandle scales_and_zeros, AtenTensorHandle* ret0);
 
 namespace {
 
@@ -63,7 +68,7 @@ std::vector<int64_t> ints(const char* s) {
 int main(int argc, char** argv) {
   int reps = 7;
   int64_t pool_mib = 512;
-  bool hot = false, huge = false;
+  bool hot = false, huge = false, int4 = false;
   std::vector<int64_t> ms = {1, 8};
   std::vector<std::pair<int64_t, int64_t>> shapes = {{2048, 2048}, {8192, 2048}};
   for (int i = 1; i < argc; ++i) {
@@ -75,6 +80,8 @@ int main(int argc, char** argv) {
       pool_mib = std::atoll(next), ++i;
     } else if (a == "--hot") {
       hot = true;
+    } else if (a == "--int4") {
+      int4 = true;
     } else if (a == "--huge") {
       huge = true;
     } else if (a == "--m") {
@@ -126,18 +133,28 @@ int main(int argc, char** argv) {
     if (r > 0) read_best = std::max(read_best, static_cast<double>(pool_bytes) / dt.count() / 1e9);
   }
   const char* threads = std::getenv("OMP_NUM_THREADS");
-  std::printf("threads %s, weights %s, %s pages\n", threads != nullptr ? threads : "(default)",
+  std::printf("%s, threads %s, weights %s, %s pages\n", int4 ? "int4 (groups of 128)" : "int8",
+              threads != nullptr ? threads : "(default)",
               hot ? "one, reused (cache-hot)" : "cycling through a pool (from DRAM)",
               huge ? "huge" : "4 KiB");
   std::printf("read bandwidth over the pool: %.1f GB/s (best pass)\n", read_best);
   std::printf("%6s %6s %3s %10s %10s %10s %10s\n", "N", "K", "M", "us med", "us best",
               "GB/s med", "GB/s best");
   for (const auto& [N, K] : shapes) {
-    const int64_t count = hot ? 1 : std::max<int64_t>(1, static_cast<int64_t>(pool_bytes) / (N * K));
+    const int64_t wbytes = int4 ? N * K / 2 : N * K;
+    const int64_t count = hot ? 1 : std::max<int64_t>(1, static_cast<int64_t>(pool_bytes) / wbytes);
     std::vector<AtenTensorHandle> weights;
-    for (int64_t c = 0; c < count; ++c) weights.push_back(blob(bytes + c * N * K, {N, K}, aoti_torch_dtype_int8()));
-    std::vector<uint16_t> scales(static_cast<size_t>(N), 0x3c00 /* bf16 0.0078 */);
-    AtenTensorHandle sc = blob(scales.data(), {N}, aoti_torch_dtype_bfloat16());
+    for (int64_t c = 0; c < count; ++c) {
+      weights.push_back(int4 ? blob(bytes + c * wbytes, {N, K / 2}, aoti_torch_dtype_uint8())
+                             : blob(bytes + c * wbytes, {N, K}, aoti_torch_dtype_int8()));
+    }
+    constexpr int64_t kGroup = 128;
+    int64_t group_value = kGroup;
+    // int8: a scale per column; int4: (scale, zero) per group and column.
+    std::vector<uint16_t> scales(static_cast<size_t>(int4 ? K / kGroup * N * 2 : N), 0x3c00 /* bf16 0.0078 */);
+    AtenTensorHandle sc = int4 ? blob(scales.data(), {K / kGroup, N, 2}, aoti_torch_dtype_bfloat16())
+                               : blob(scales.data(), {N}, aoti_torch_dtype_bfloat16());
+    AtenTensorHandle group = blob(&group_value, {}, aoti_torch_dtype_int64());
     for (const int64_t M : ms) {
       std::vector<uint16_t> x(static_cast<size_t>(M * K));
       for (auto& v : x) v = static_cast<uint16_t>(0x3f80 + (rng() & 0x7f));  // bf16 in [1, 2)
@@ -148,8 +165,10 @@ int main(int argc, char** argv) {
         const auto t0 = std::chrono::steady_clock::now();
         for (int64_t c = 0; c < calls; ++c) {
           AtenTensorHandle out = nullptr;
-          check(aoti_torch_cpu__weight_int8pack_mm(xt, weights[static_cast<size_t>(c % count)], sc, &out),
-                "aoti_torch_cpu__weight_int8pack_mm");
+          AtenTensorHandle w = weights[static_cast<size_t>(c % count)];
+          check(int4 ? aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(xt, w, group, sc, &out)
+                     : aoti_torch_cpu__weight_int8pack_mm(xt, w, sc, &out),
+                "the weight matmul");
           check(aoti_torch_delete_tensor_object(out), "aoti_torch_delete_tensor_object");
         }
         const std::chrono::duration<double, std::micro> dt = std::chrono::steady_clock::now() - t0;
@@ -157,7 +176,7 @@ int main(int argc, char** argv) {
       }
       std::sort(per_call.begin(), per_call.end());
       const double med = per_call[per_call.size() / 2], best = per_call.front();
-      const double gb = static_cast<double>(N * K) / 1e9;
+      const double gb = static_cast<double>(wbytes) / 1e9;
       std::printf("%6ld %6ld %3ld %10.1f %10.1f %10.2f %10.2f\n", static_cast<long>(N),
                   static_cast<long>(K), static_cast<long>(M), med, best, gb / (med * 1e-6),
                   gb / (best * 1e-6));
@@ -165,6 +184,7 @@ int main(int argc, char** argv) {
     }
     for (AtenTensorHandle w : weights) check(aoti_torch_delete_tensor_object(w), "aoti_torch_delete_tensor_object");
     check(aoti_torch_delete_tensor_object(sc), "aoti_torch_delete_tensor_object");
+    check(aoti_torch_delete_tensor_object(group), "aoti_torch_delete_tensor_object");
   }
   ::munmap(pool, pool_bytes);
   return 0;

@@ -323,7 +323,7 @@ std::unique_ptr<TensorImpl> weight_int4pack_mm(const TensorImpl& self, const Ten
       empty_strided(sizes, contiguous_strides(sizes), ScalarType::Float32, self.device(), fn);
   kernel(&IntMatmulKernels::int4_weight_mm, self.device(), fn)(
       *acc, *dense(self, ScalarType::Float32, fn), *dense(mat2, ScalarType::UInt8, fn), g,
-      *dense(scale_zeros, ScalarType::Float32, fn), host_int4_pack_layout(), fn);
+      *dense(scale_zeros, self.dtype(), fn), host_int4_pack_layout(), fn);
   copy_tensor(*out, *acc, fn);
   return out;
 }

@@ -279,74 +279,168 @@ void int4_few_rows_block(const float* x, const uint8_t* packed, const float* sz,
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define AOTRT_INT4_AVX2 1
+// Note [Int4 few-row sums per group]
 // The split layouts ATen packs on AVX2 and AVX-512 hosts (NB = 32, 64), with
-// AVX2 and FMA: the same sums in the same k order as int4_few_rows_fused (each
-// weight fma(q - 8, scale, zero), then fma into the row sums), 16 weights per
-// 128-bit load, the sums of M rows in registers. For 1 x 2048 by 2048 x 2048
-// bf16 on this 2-core AVX2 machine (bench/cpu_int4.py): 1.84 ms with the
-// dequantized tile in memory, 0.86 ms with the portable fused loop (GCC keeps
-// it 4 floats wide with the sums on the stack), 0.55 ms here against eager's
-// 0.60 (bench/results/cpu-int4-2026-12-02.md). Chosen per call by
-// avx2_kernels() (Note [Hand-written AVX2 kernels]).
-template <int M, int NB>
-__attribute__((target("avx2,fma"))) void int4_few_rows_avx2(const float* x, const uint8_t* block,
-                                                             const float* sz, float* o, int64_t K,
-                                                             int64_t N, int64_t group, int64_t n0) {
-  constexpr int H = NB / 2, V = NB / 8;  // bytes per k; 8-float vectors per row of sums
-  __m256 acc[M][V];
-  for (int i = 0; i < M; ++i) {
-    for (int v = 0; v < V; ++v) acc[i][v] = _mm256_setzero_ps();
+// AVX2 and FMA, for M <= 4 rows. Inside a group of k the scale s and zero z
+// of a column are fixed, so  sum_k x_k ((q_k - 8) s + z)  =  s * sum_k x_k q_k
+// + (z - 8 s) * sum_k x_k: per 8 weights one widen, one convert and one fma
+// per row (the subtract, the dequantizing fma and its dependency are gone),
+// and scale and zero are applied once a group. Not ATen's k order: the sums
+// differ from eager's by float32 rounding over K terms (tests allow that).
+// A pass keeps the sums of 16 or 32 columns (2 U C M registers, at most 8),
+// so a block of NB columns takes one to four passes over a group's bytes
+// (re-read from L1); the next group's bytes are prefetched (a thread's blocks
+// are contiguous, but the hardware prefetcher stops at 4 KiB pages);
+// bfloat16 scales are read in place. Measured on this 2-core Zen 3 machine
+// (bench/results/decode-cpu-2026-12-06.md, last section): 1 x 2048 by 2048 x
+// 2048 bf16 alone (bench/cpu_int4.py, 1 thread) 0.35 ms against 0.64 before
+// and eager's 0.68; from DRAM (aotrt_int8_gemv_bench --int4, 2 threads) M = 1
+// at 10-11 GB/s of packed weights against 4-5.5 before, M = 4 at 3.8-6.7
+// against 2-3; the 1B decode step's int4 matmuls 132-162 -> 77-80 ms (paired
+// runs), its step 0.65-0.74x eager's (was 1.1-1.2x). Chosen per call
+// by avx2_kernels() (Note [Hand-written AVX2 kernels]).
+
+// The (scale, zero) pairs of 8 columns at g, as a vector of scales and one of
+// zeros minus 8 scales (Note [Int4 few-row sums per group]).
+// (Bfloat16 scales, as a bf16 model's are, read in place: a float32 copy of
+// the whole [K/group, N, 2] every call held M = 1 from DRAM at 8 GB/s, 16
+// without it, in one measurement.)
+template <class S>
+__attribute__((target("avx2,fma"))) inline void int4_scales_of(const S* g, __m256& s, __m256& z) {
+  __m256 a, b;
+  if constexpr (std::is_same_v<S, float>) {
+    a = _mm256_loadu_ps(g), b = _mm256_loadu_ps(g + 8);
+  } else {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g));
+    a = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_castsi256_si128(h)), 16));
+    b = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm256_extracti128_si256(h, 1)), 16));
   }
-  alignas(32) float scale[NB], zero[NB];
-  __m256 sv[V], zv[V];
-  const __m128i nibble = _mm_set1_epi8(0x0F);
-  const __m256 eight = _mm256_set1_ps(8.0f);
-  for (int64_t k = 0; k < K; ++k) {
-    if (k % group == 0) {
-      const float* g = sz + ((k / group) * N + n0) * 2;
-      for (int j = 0; j < NB; ++j) {
-        scale[j] = g[j * 2];
-        zero[j] = g[j * 2 + 1];
-      }
-      for (int v = 0; v < V; ++v) {
-        sv[v] = _mm256_load_ps(scale + 8 * v);
-        zv[v] = _mm256_load_ps(zero + 8 * v);
-      }
-    }
-    __m256 xv[M];
-    for (int i = 0; i < M; ++i) xv[i] = _mm256_set1_ps(x[i * K + k]);
-    const uint8_t* bytes = block + k * H;
-    // Unrolled whole, so that the sums live in registers, not on the stack.
+  // In-lane: s0 s1 s4 s5 | s2 s3 s6 s7; the 64-bit swap puts them in order.
+  s = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+  z = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+  z = _mm256_fnmadd_ps(_mm256_set1_ps(8.0f), s, z);
+}
+
+// Columns [8 C0, 8 C0 + 8 C) and [H + 8 C0, H + 8 C0 + 8 C) of a block (bytes
+// 8 C0 .. of each row of H bytes) for one group, k in [k0, k1): the sums
+// sum_k x_k q_k of M rows, then folded into acc with the group's scales.
+template <int M, int NB, int C, int U, class S>
+__attribute__((target("avx2,fma"))) inline void int4_group_pass(
+    const float* x, const uint8_t* block, const S* g, const float* xsum, float (*acc)[NB],
+    int64_t K, int64_t k0, int64_t k1, int c0, bool prefetch, int64_t ahead) {
+  constexpr int H = NB / 2;
+  // U sets of sums over alternate k: a chain of one fma per k would wait on
+  // the fma's latency when there are few sums (M = 1).
+  __m256 lo[U][M][C], hi[U][M][C];
 #pragma GCC unroll 2
-    for (int c = 0; c < H / 16; ++c) {
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + 16 * c));
-      const __m128i lo = _mm_and_si128(b, nibble);
-      const __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), nibble);
-      // Byte j: column j (low nibble) and column j + H (high nibble).
-      const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
-      const int cols[4] = {2 * c, 2 * c + 1, H / 8 + 2 * c, H / 8 + 2 * c + 1};
+  for (int u = 0; u < U; ++u) {
 #pragma GCC unroll 4
-      for (int p = 0; p < 4; ++p) {
-        const __m256 q = _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(parts[p])), eight);
-        const __m256 w = _mm256_fmadd_ps(q, sv[cols[p]], zv[cols[p]]);
+    for (int i = 0; i < M; ++i) {
 #pragma GCC unroll 4
-        for (int i = 0; i < M; ++i) acc[i][cols[p]] = _mm256_fmadd_ps(xv[i], w, acc[i][cols[p]]);
+      for (int c = 0; c < C; ++c) lo[u][i][c] = hi[u][i][c] = _mm256_setzero_ps();
+    }
+  }
+  const __m256i nibble = _mm256_set1_epi32(0x0F);
+  const uint8_t* bytes = block + k0 * H + 8 * c0;
+  for (int64_t k = k0; k < k1; k += U) {
+#pragma GCC unroll 2
+    for (int u = 0; u < U; ++u, bytes += H) {
+      if (prefetch && ((k + u) * H) % 64 == 0) {
+        _mm_prefetch(reinterpret_cast<const char*>(bytes - 8 * c0 + ahead), _MM_HINT_T0);
+      }
+      __m256 xv[M];
+#pragma GCC unroll 4
+      for (int i = 0; i < M; ++i) xv[i] = _mm256_broadcast_ss(x + i * K + k + u);
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) {
+        // 8 bytes widened: low nibbles are columns 8 (c0 + c) .., high ones H + 8 (c0 + c) ..
+        const __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + 8 * c)));
+        const __m256 ql = _mm256_cvtepi32_ps(_mm256_and_si256(w, nibble));
+        const __m256 qh = _mm256_cvtepi32_ps(_mm256_srli_epi32(w, 4));
+#pragma GCC unroll 4
+        for (int i = 0; i < M; ++i) {
+          lo[u][i][c] = _mm256_fmadd_ps(xv[i], ql, lo[u][i][c]);
+          hi[u][i][c] = _mm256_fmadd_ps(xv[i], qh, hi[u][i][c]);
+        }
       }
     }
   }
-  for (int i = 0; i < M; ++i) {
-    for (int v = 0; v < V; ++v) _mm256_storeu_ps(o + i * N + n0 + 8 * v, acc[i][v]);
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c) {
+    const int cl = 8 * (c0 + c), ch = H + cl;
+    __m256 sl, zl, sh, zh;
+    int4_scales_of(g + 2 * cl, sl, zl);
+    int4_scales_of(g + 2 * ch, sh, zh);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; ++i) {
+      __m256 l = lo[0][i][c], h = hi[0][i][c];
+#pragma GCC unroll 2
+      for (int u = 1; u < U; ++u) {
+        l = _mm256_add_ps(l, lo[u][i][c]);
+        h = _mm256_add_ps(h, hi[u][i][c]);
+      }
+      const __m256 xs = _mm256_set1_ps(xsum[i]);
+      __m256 a = _mm256_fmadd_ps(zl, xs, _mm256_load_ps(acc[i] + cl));
+      _mm256_store_ps(acc[i] + cl, _mm256_fmadd_ps(sl, l, a));
+      a = _mm256_fmadd_ps(zh, xs, _mm256_load_ps(acc[i] + ch));
+      _mm256_store_ps(acc[i] + ch, _mm256_fmadd_ps(sh, h, a));
+    }
   }
 }
 
-template <int NB>
-void int4_few_rows_avx2_rows(const float* x, const uint8_t* block, const float* sz, float* o, int64_t M,
+template <int M, int NB, class S>
+__attribute__((target("avx2,fma"))) void int4_few_rows_avx2(const float* x, const uint8_t* block,
+                                                             const S* sz, float* o, int64_t K,
+                                                             int64_t N, int64_t group, int64_t n0) {
+  constexpr int H = NB / 2, Chunks = H / 8;  // bytes per k; 8-byte chunks per row
+  // Chunks per pass and sets of sums: 2 U C M sums in at most 8 ymm registers.
+  constexpr int U = M == 1 ? 2 : 1, C = M <= 2 ? std::min(Chunks, 4 / (M * U)) : 1;
+  alignas(32) float acc[M][NB] = {};
+  const int64_t ahead = group * H;  // one group on: the next group, or the next block
+  for (int64_t k0 = 0; k0 < K; k0 += group) {
+    float xsum[M];
+    for (int i = 0; i < M; ++i) {
+      const float* xi = x + i * K + k0;
+      __m256 s = _mm256_setzero_ps();
+      int64_t k = 0;
+      for (; k + 8 <= group; k += 8) s = _mm256_add_ps(s, _mm256_loadu_ps(xi + k));
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, s);
+      float t = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+      for (; k < group; ++k) t += xi[k];
+      xsum[i] = t;
+    }
+    const S* g = sz + ((k0 / group) * N + n0) * 2;
+    for (int c0 = 0; c0 < Chunks; c0 += C) {
+      int4_group_pass<M, NB, C, U, S>(x, block, g, xsum, acc, K, k0, k0 + group, c0, c0 == 0, ahead);
+    }
+  }
+  for (int i = 0; i < M; ++i) std::copy(acc[i], acc[i] + NB, o + i * N + n0);
+}
+
+template <int NB, class S>
+void int4_few_rows_avx2_rows(const float* x, const uint8_t* block, const S* sz, float* o, int64_t M,
                              int64_t K, int64_t N, int64_t group, int64_t n0) {
   switch (M) {
     case 1: return int4_few_rows_avx2<1, NB>(x, block, sz, o, K, N, group, n0);
     case 2: return int4_few_rows_avx2<2, NB>(x, block, sz, o, K, N, group, n0);
     case 3: return int4_few_rows_avx2<3, NB>(x, block, sz, o, K, N, group, n0);
     default: return int4_few_rows_avx2<4, NB>(x, block, sz, o, K, N, group, n0);
+  }
+}
+
+// The blocks of a few-row product in bfloat16 scales, every one full and split
+// (int4_weight_mm checked): the AVX2 kernel reads the scales as they are.
+void int4_few_rows_bf16_scales(const float* x, const uint8_t* packed, const uint16_t* sz,
+                               float* o, int64_t M, int64_t K, int64_t N, int64_t group,
+                               int64_t block_n) {
+  const int64_t blocks = N / block_n;
+#pragma omp parallel for schedule(static) if (blocks > 1 && M * N * K > 65536)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t n0 = b * block_n;
+    const uint8_t* block = packed + n0 * (K / 2);
+    if (block_n == 32) int4_few_rows_avx2_rows<32>(x, block, sz, o, M, K, N, group, n0);
+    else int4_few_rows_avx2_rows<64>(x, block, sz, o, M, K, N, group, n0);
   }
 }
 
@@ -384,8 +478,28 @@ void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   const int64_t M = a.sizes()[0], K = a.sizes()[1], N = w.sizes()[0];
   const auto* x = static_cast<const float*>(a.data_ptr());
   const auto* packed = static_cast<const uint8_t*>(w.data_ptr());
-  const auto* sz = static_cast<const float*>(scale_zeros.data_ptr());
   auto* o = static_cast<float*>(out.data_ptr());
+#ifdef AOTRT_INT4_AVX2
+  // Note [Int4 few-row sums per group]: bfloat16 scales read in place when
+  // every block takes the AVX2 kernel.
+  if (M <= kFewRows && scale_zeros.dtype() == ScalarType::BFloat16 && layout.split &&
+      (layout.block_n == 32 || layout.block_n == 64) && N % layout.block_n == 0 && avx2_kernels()) {
+    return int4_few_rows_bf16_scales(x, packed, static_cast<const uint16_t*>(scale_zeros.data_ptr()),
+                                     o, M, K, N, group, layout.block_n);
+  }
+#endif
+  // Other scales as float32 (a copy unless they are).
+  std::vector<float> sz_copy;
+  const float* sz = static_cast<const float*>(scale_zeros.data_ptr());
+  if (scale_zeros.dtype() != ScalarType::Float32) {
+    const auto* s16 = static_cast<const uint16_t*>(scale_zeros.data_ptr());
+    const bool bf16 = scale_zeros.dtype() == ScalarType::BFloat16;
+    sz_copy.resize(static_cast<size_t>(scale_zeros.numel()));
+    for (size_t e = 0; e < sz_copy.size(); ++e) {
+      sz_copy[e] = bf16 ? bfloat16_to_float(s16[e]) : half_to_float(s16[e]);
+    }
+    sz = sz_copy.data();
+  }
   if (M <= kFewRows) return int4_weight_mm_few_rows(x, packed, sz, o, M, K, N, group, layout);
   const int64_t chunk = std::max<int64_t>(1, 128 / layout.block_n) * layout.block_n;
   dequantized_gemm(x, M, K, N, chunk, /*rows_along_k=*/false, o, fn,

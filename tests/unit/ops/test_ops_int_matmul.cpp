@@ -20,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/handles.h"
@@ -116,59 +117,75 @@ std::vector<double> pack(const std::vector<int>& q, int64_t N, int64_t K,
   return bytes;
 }
 
-// [37, 512] float32 x [208, 512] int4 (groups of 128), and its first 1 to 4 rows (the
-// few-rows path): the parallel paths, three full AVX512 blocks and a tail, random values;
+// [37, 512] x [208, 512] int4 (groups of 128), and its first 1 to 4 rows (the
+// few-rows path): the parallel paths, three full AVX512 blocks and a tail (and N = 192:
+// full blocks only, as the bfloat16 scales read in place ask), random values;
 // against a double sum, 1e-5 relative to the largest output (float32 accumulation over
-// 512 terms).
+// 512 terms, not in ATen's k order: Note [Int4 few-row sums per group]). In float32 and
+// in bfloat16 (A and the scales rounded to it, read in place by the AVX2 kernel; the
+// output one bfloat16 rounding more).
 TEST(OpsIntMatmulLarge, EveryLayoutMatchesADoubleReference) {
   const Backend b = built_backends()[0];
   AOTRT_FIND_OP(f, Int4Mm, b, kOp);
-  const int64_t M = 37, N = 208, K = 512, G = 128;
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal;
-  std::uniform_int_distribution<int> nibble(0, 15);
-  std::vector<double> a(static_cast<size_t>(M * K)), sz(static_cast<size_t>(K / G * N * 2));
-  std::vector<int> q(static_cast<size_t>(N * K));
-  for (double& v : a) v = normal(rng);
-  for (size_t i = 0; i < sz.size(); ++i) sz[i] = i % 2 == 0 ? 0.01 + std::abs(normal(rng)) * 0.1 : normal(rng) * 0.1;
-  for (int& v : q) v = nibble(rng);
-  std::vector<double> want(static_cast<size_t>(M * N), 0.0);
-  double largest = 0;
-  for (int64_t i = 0; i < M; ++i) {
-    for (int64_t n = 0; n < N; ++n) {
-      double s = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        const size_t g = static_cast<size_t>(((k / G) * N + n) * 2);
-        const double w = (q[static_cast<size_t>(n * K + k)] - 8) * static_cast<double>(static_cast<float>(sz[g])) +
-                         static_cast<double>(static_cast<float>(sz[g + 1]));
-        s += static_cast<double>(static_cast<float>(a[static_cast<size_t>(i * K + k)])) * w;
-      }
-      want[static_cast<size_t>(i * N + n)] = s;
-      largest = std::max(largest, std::abs(s));
+  const int64_t M = 37, K = 512, G = 128;
+  for (const auto& run : {std::pair{kF32, int64_t{208}}, std::pair{kBF16, int64_t{208}},
+                          std::pair{kF32, int64_t{192}}, std::pair{kBF16, int64_t{192}}}) {
+    const int32_t dtype = run.first;  // no structured binding: clang 14's lambdas cannot capture one
+    const int64_t N = run.second;
+    // Values as the dtype holds them, so that the reference sees what the kernel does.
+    const auto held = [&](double v) {
+      const float f = static_cast<float>(v);
+      return static_cast<double>(dtype == kBF16 ? bfloat16_to_float(float_to_bfloat16(f)) : f);
+    };
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal;
+    std::uniform_int_distribution<int> nibble(0, 15);
+    std::vector<double> a(static_cast<size_t>(M * K)), sz(static_cast<size_t>(K / G * N * 2));
+    std::vector<int> q(static_cast<size_t>(N * K));
+    for (double& v : a) v = held(normal(rng));
+    for (size_t i = 0; i < sz.size(); ++i) {
+      sz[i] = held(i % 2 == 0 ? 0.01 + std::abs(normal(rng)) * 0.1 : normal(rng) * 0.1);
     }
-  }
-  Tensor tsz = make_tensor(b, Values{kF32, {K / G, N, 2}, {N * 2, 2, 1}, 0, sz});
-  Tensor tg = make_tensor(b, Values{kI64, {}, {}, 0, {static_cast<double>(G)}});
-  for (const ops::Int4PackLayout& layout : kLayouts) {
-    Tensor tw = make_tensor(b, Values{kU8, {N, K / 2}, {K / 2, 1}, 0, pack(q, N, K, layout)});
-    const ops::Int4PackLayoutOverride use(layout);
-    // The gemm path, and each row count of the few-rows kernels (on an AVX2 host the
-    // full split blocks take the AVX2 kernel, the 16-column tail the portable one), then
-    // the same under PortableKernels.
-    for (const int64_t rows : {M, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}}) {
-      for (const bool portable : {false, true}) {
-        SCOPED_TRACE(std::to_string(layout.block_n) + (layout.split ? " split, " : " pairs, ") +
-                     std::to_string(rows) + " rows" + (portable ? ", portable" : ""));
-        std::optional<cpu::PortableKernels> fallback;
-        if (portable) fallback.emplace();
-        Tensor ta = make_tensor(b, Values{kF32, {rows, K}, {K, 1}, 0,
-                                          std::vector<double>(a.begin(), a.begin() + rows * K)});
-        Tensor out;
-        ASSERT_EQ(f(ta.get(), tw.get(), tg.get(), tsz.get(), out.out()), AOTI_TORCH_SUCCESS)
-            << aotrt_last_error();
-        EXPECT_TRUE(close_values(values_of(out.get()),
-                                 std::vector<double>(want.begin(), want.begin() + rows * N), 0,
-                                 1e-5 * largest));
+    for (int& v : q) v = nibble(rng);
+    std::vector<double> want(static_cast<size_t>(M * N), 0.0);
+    double largest = 0;
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t n = 0; n < N; ++n) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const size_t g = static_cast<size_t>(((k / G) * N + n) * 2);
+          const double w = (q[static_cast<size_t>(n * K + k)] - 8) * sz[g] + sz[g + 1];
+          s += a[static_cast<size_t>(i * K + k)] * w;
+        }
+        want[static_cast<size_t>(i * N + n)] = s;
+        largest = std::max(largest, std::abs(s));
+      }
+    }
+    const double rtol = dtype == kBF16 ? tolerance_of(kBF16) : 0;
+    Tensor tsz = make_tensor(b, Values{dtype, {K / G, N, 2}, {N * 2, 2, 1}, 0, sz});
+    Tensor tg = make_tensor(b, Values{kI64, {}, {}, 0, {static_cast<double>(G)}});
+    for (const ops::Int4PackLayout& layout : kLayouts) {
+      Tensor tw = make_tensor(b, Values{kU8, {N, K / 2}, {K / 2, 1}, 0, pack(q, N, K, layout)});
+      const ops::Int4PackLayoutOverride use(layout);
+      // The gemm path, and each row count of the few-rows kernels (on an AVX2 host the
+      // full split blocks take the AVX2 kernel, the 16-column tail the portable one), then
+      // the same under PortableKernels.
+      for (const int64_t rows : {M, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}}) {
+        for (const bool portable : {false, true}) {
+          SCOPED_TRACE(std::to_string(layout.block_n) + (layout.split ? " split, " : " pairs, ") +
+                       std::to_string(rows) + " rows" + (portable ? ", portable" : "") +
+                       (dtype == kBF16 ? ", bfloat16, N " : ", float32, N ") + std::to_string(N));
+          std::optional<cpu::PortableKernels> fallback;
+          if (portable) fallback.emplace();
+          Tensor ta = make_tensor(b, Values{dtype, {rows, K}, {K, 1}, 0,
+                                            std::vector<double>(a.begin(), a.begin() + rows * K)});
+          Tensor out;
+          ASSERT_EQ(f(ta.get(), tw.get(), tg.get(), tsz.get(), out.out()), AOTI_TORCH_SUCCESS)
+              << aotrt_last_error();
+          EXPECT_TRUE(close_values(values_of(out.get()),
+                                   std::vector<double>(want.begin(), want.begin() + rows * N),
+                                   rtol, 1e-5 * largest));
+        }
       }
     }
   }
