@@ -3,6 +3,7 @@
 // permuted views of one projection), with causal masking and additive masks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -43,6 +44,7 @@ void reference(const std::vector<float>& buf, const int64_t* qs, int64_t qo, con
           s[j] = (causal && j > i) ? -INFINITY : d * scale + (mask ? mask[i * L + j] : 0.0);
           mx = std::max(mx, s[j]);
         }
+        if (mx == -INFINITY) continue;  // Note [A row that sees no key]: output 0, logsumexp 0
         double sum = 0;
         for (int64_t j = 0; j < L; ++j) sum += std::exp(s[j] - mx);
         for (int64_t e = 0; e < E; ++e) {
@@ -56,7 +58,8 @@ void reference(const std::vector<float>& buf, const int64_t* qs, int64_t qo, con
 }
 
 // L <= 8 query rows take the decode kernel (Note [Attention at decode]), more the gemms.
-void run_case(bool causal, bool with_mask, int64_t L = 7) {
+// hide_row: the mask hides every key from that query row (Note [A row that sees no key]).
+void run_case(bool causal, bool with_mask, int64_t L = 7, int64_t hide_row = -1) {
   // One projection buffer [L, B, 3*H*E]; q, k, v are permuted views of it,
   // as nn.MultiheadAttention's in_proj output is handed to SDPA.
   const int64_t B = 2, H = 3, E = 5;
@@ -74,6 +77,7 @@ void run_case(bool causal, bool with_mask, int64_t L = 7) {
   ASSERT_EQ(aoti_torch__reinterpret_tensor(base.h, 4, sizes, strides, 2 * H * E, &v.h), 0);
   std::vector<float> mask_data(L * L);
   for (float& x : mask_data) x = nd(rng);
+  if (hide_row >= 0) std::fill_n(mask_data.begin() + hide_row * L, L, -INFINITY);
   if (with_mask) {
     // [L, L] additive mask broadcast over batch and heads.
     int64_t ms[] = {L, L}, mst[] = {L, 1};
@@ -129,6 +133,13 @@ TEST(CpuSdpa, CausalWithMask) { run_case(true, true); }
 TEST(CpuSdpa, ThroughGemms) {
   run_case(false, false, 12);
   run_case(true, true, 12);
+}
+// A padded query row: zeros and a zero logsumexp, as ATen's; the decode kernel, the gemms.
+TEST(CpuSdpa, ARowThatSeesNoKey) {
+  run_case(false, true, 7, 3);
+  run_case(true, true, 7, 6);
+  run_case(false, true, 12, 5);
+  run_case(true, true, 12, 11);
 }
 
 TEST(CpuSdpa, RefusesDropoutAndBadShapes) {

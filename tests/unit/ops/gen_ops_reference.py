@@ -1943,6 +1943,17 @@ def cpusdpa_cases():
     row("decode_f32_q8_gqa_causal", f32, 1, 4, 2, 8, 8, 16, causal=True)
     row("decode_bf16_q2_transposed_query", bf16, 1, 4, 2, 2, 30, 32,
         q_view=torch.randn(1, 2, 4, 32, generator=g).to(bf16).transpose(1, 2))
+    # Rows that hide different keys (a chunk of prompt over a static cache: row i sees keys
+    # < 20 + 3 i), keys no row sees (not read: Note [Attention at decode]) and, in the
+    # second case, a row that sees none (eager: NaN output, -inf logsumexp).
+    stair = torch.zeros(1, 1, 4, 64)
+    for i in range(4):
+        stair[..., i, 20 + 3 * i:] = -math.inf
+    row("decode_f32_q4_rows_hide_different_keys", f32, 1, 4, 2, 4, 64, 16, mask=stair.clone())
+    stair[..., 2, :] = -math.inf
+    row("decode_bf16_q4_a_row_sees_no_key", bf16, 1, 4, 2, 4, 64, 16, mask=stair.to(bf16))
+    # float64 takes the loop of Note [Attention loop order], whatever the length.
+    row("f64_q4_a_row_sees_no_key", torch.float64, 1, 4, 2, 4, 64, 16, mask=stair.double())
     return out
 
 
