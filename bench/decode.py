@@ -1058,7 +1058,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--aotrt-env", type=parse_env_variants, default=[],
                    help="LABEL:VAR=VAL[,VAR=VAL][;LABEL:...]: also run the default aotrt package "
                         "under these variables as contender aotrt<LABEL> (e.g. "
-                        "'gemv:AOTRT_DECODE_GEMV=1': the decode GEMV kernel)")
+                        "'lt:AOTRT_DECODE_GEMV=0': cuBLASLt in place of the decode GEMV kernel)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--prompt-len", type=int, default=None, help="default 512 on cuda, 32 on cpu")
     p.add_argument("--new-tokens", type=int, default=None, help="timed decode steps (default 64 cuda, 16 cpu)")

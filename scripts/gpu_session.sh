@@ -37,7 +37,8 @@
 #   large          scripts/gpu_large.sh: the weights layouts of large packages on cpu and cuda
 #   unit           build-gpu/aotrt_unit_tests --gtest_filter=$UNIT_FILTER (default: sampling,
 #                  CUDA graphs, sessions' streams): a slice of the unit tests, no skips allowed
-#   gentests       tests/generate's CUDA tests (scripts/python_gpu.sh --tests tests/generate -k cuda)
+#   gentests       tests/generate's CUDA tests (scripts/python_gpu.sh --tests tests/generate -k cuda;
+#                  carry .whl: the extension builds with the nanobind wheel there)
 #   llm8b          bench/llm_large.py: the Llama-3-8B shape by torch's defaults, load, run, generate
 #   decode         bench/decode.py on cuda ($DECODE_ARGS, default: --shapes 1b --dtypes bf16
 #                  --batches 1 --caches 1024, eager, torch.compile and aotrt), configs that would

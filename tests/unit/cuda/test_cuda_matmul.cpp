@@ -444,10 +444,6 @@ TEST(CudaMatmul, HalfPrecisionsAccumulateInFp32) {
 // Each against the double reference, the whole output storage checked.
 TEST(CudaMatmul, DecodeRowsOnTheGemv) {
   AOTRT_REQUIRE_GPU();
-  aotrt::cuda::set_decode_gemv_enabled(true);  // off by default for now (Note [Decode GEMV])
-  struct Restore {
-    ~Restore() { aotrt::cuda::set_decode_gemv_enabled(false); }
-  } restore;
   struct Shape {
     int64_t K, N;
   };
