@@ -440,6 +440,14 @@ void manual_seed(uint64_t seed);
 // CUDA] in src/ops/linalg.h).
 void synchronize(Device device);
 
+// Call before destroying a CUDA stream (a cudaStream_t) on which aotrt ran work, for one made
+// current with aoti_torch_create_cuda_stream_guard. The memory that aotrt cached for the stream
+// and its per-thread library workspaces then stop naming it, so nothing records an event on
+// the destroyed stream later. It does not wait for the stream: aotrt reuses that memory only
+// after the work queued there so far has run. A no-op for a CPU device, for a stream that
+// aotrt never used, and in a build without CUDA. Never throws.
+void forget_cuda_stream(Device device, void* stream) noexcept;
+
 // Host time spent in one C ABI function (an aoti_torch_* shim) while shim
 // profiling was on. Only the outermost shim on a thread is counted (one
 // called inside another is part of the outer one's time); failed calls

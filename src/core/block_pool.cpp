@@ -168,6 +168,28 @@ void BlockPool::move_segment(Segment* s, Owner owner) {
   to.of(s->small).insert(s->first);
 }
 
+int64_t BlockPool::hand_over(Owner from, Owner to, const std::function<void(Segment&)>& moved) {
+  auto o = owners_.find(from);
+  if (from == to || o == owners_.end()) return 0;
+  OwnerPools& dst = pools_of(to);  // may throw; nothing changed yet
+  OwnerPools& src = o->second;
+  int64_t count = 0;
+  for (auto& [base, s] : segments_) {
+    if (s->owner != from) continue;
+    for (Block* b = s->first; b != nullptr; b = b->next) {
+      // Node handles: the move allocates nothing, so it cannot fail halfway.
+      if (!b->allocated) dst.of(s->small).insert(src.of(s->small).extract(b));
+    }
+    s->owner = to;
+    ++dst.segments;
+    --src.segments;
+    ++count;
+    if (moved) moved(*s);
+  }
+  owners_.erase(o);  // every segment of `from` moved
+  return count;
+}
+
 int64_t BlockPool::release_free_segments(const std::function<bool(const Segment&)>& select,
                                          const std::function<void(const Segment&)>& release) {
   int64_t released = 0;

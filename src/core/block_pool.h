@@ -105,6 +105,11 @@ class BlockPool {
                              const std::function<bool(const Segment&)>& movable) const;
   // Gives the wholly free segment `s` to `owner`.
   void move_segment(Segment* s, Owner owner);
+  // Gives every segment of `from`, live blocks and all, to `to` (an owner
+  // that goes away: Note [A stream that goes away] in cuda/runtime.h); its
+  // free blocks join to's pools. Calls `moved` (which must not throw) on each;
+  // returns how many.
+  int64_t hand_over(Owner from, Owner to, const std::function<void(Segment&)>& moved);
   // Removes every wholly free segment that `select` accepts, calling
   // `release` on each first; returns how many.
   int64_t release_free_segments(const std::function<bool(const Segment&)>& select,

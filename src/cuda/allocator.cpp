@@ -65,6 +65,10 @@ BlockPool::Owner owner_of(cudaStream_t stream) { return reinterpret_cast<BlockPo
 
 cudaStream_t stream_of(BlockPool::Owner owner) { return reinterpret_cast<cudaStream_t>(owner); }
 
+// The owner of the segments of streams that went away (Note [A stream that goes away]): no
+// stream has this handle, so no request is served from its pools and no event is recorded on it.
+constexpr BlockPool::Owner kGone = ~BlockPool::Owner{0};
+
 }  // namespace
 
 class CachingAllocator final : public Allocator {
@@ -124,9 +128,25 @@ class CachingAllocator final : public Allocator {
     // Note [Private pools for graph capture]: no event, so no other stream takes it.
     // Note [Cross-stream reuse]: only a wholly free segment moves, so only the
     // free that empties it records the event.
-    const cudaStream_t stream = stream_of(segment.owner);
-    segment.fence_armed = !is_private(stream) && segment.wholly_free() && record_free(segment);
+    // Note [A stream that goes away]: the fence recorded then stays armed.
+    if (segment.owner != kGone) {
+      const cudaStream_t stream = stream_of(segment.owner);
+      segment.fence_armed = !is_private(stream) && segment.wholly_free() && record_free(segment, stream);
+    }
     sync_stats();
+  }
+
+  // Note [A stream that goes away]. Never throws.
+  void forget(cudaStream_t stream) noexcept {
+    std::lock_guard<std::mutex> lock(mu_);
+    try {
+      private_.erase(stream);
+      pool_.hand_over(owner_of(stream), kGone, [&](BlockPool::Segment& s) {
+        s.fence_armed = record_free(s, stream);
+      });
+    } catch (...) {
+      // Out of host memory before anything moved: the segments stay the stream's.
+    }
   }
 
   AllocatorStats stats() const override {
@@ -226,9 +246,9 @@ class CachingAllocator final : public Allocator {
     return false;
   }
 
-  // Records the segment's event on its stream now; false if that failed
-  // (then the segment stays with its stream). Called with mu_ held; never throws.
-  bool record_free(BlockPool::Segment& segment) noexcept {
+  // Records the segment's event on `stream` (its owner's) now; false if that
+  // failed (then the segment stays with its owner). Called with mu_ held; never throws.
+  bool record_free(BlockPool::Segment& segment, cudaStream_t stream) noexcept {
     try {
       DeviceGuard guard(device_);  // the legacy default stream is the current device's
       if (segment.fence == nullptr) {
@@ -242,7 +262,7 @@ class CachingAllocator final : public Allocator {
         }
         segment.fence = event;
       }
-      if (cudaEventRecord(static_cast<cudaEvent_t>(segment.fence), stream_of(segment.owner)) !=
+      if (cudaEventRecord(static_cast<cudaEvent_t>(segment.fence), stream) !=
           cudaSuccess) {
         (void)cudaGetLastError();
         return false;
@@ -377,6 +397,10 @@ int64_t driver_allocations(int device_index) {
 
 void profiler_range(bool start) {
   AOTRT_CUDA_CHECK(start ? cudaProfilerStart() : cudaProfilerStop());
+}
+
+void forget_stream_memory(int device_index, cudaStream_t stream) {
+  caching_allocator(device_index).forget(stream);
 }
 
 void set_private_pool(int device_index, cudaStream_t stream, bool is_private) {

@@ -44,8 +44,10 @@ struct ThreadCallGraphs {
   }
   ~ThreadCallGraphs() {
     clear();
-    for (cudaStream_t s : capture_streams) {
-      if (s != nullptr) (void)cudaStreamDestroy(s);
+    for (size_t d = 0; d < capture_streams.size(); ++d) {
+      if (capture_streams[d] == nullptr) continue;
+      forget_stream(static_cast<int>(d), capture_streams[d]);  // Note [A stream that goes away]
+      (void)cudaStreamDestroy(capture_streams[d]);
     }
     (void)cudaGetLastError();
   }

@@ -75,9 +75,15 @@ void unload_model_modules(void* so_handle) noexcept;
 // One of a fixed set of non-blocking streams of a device, handed out in
 // turn, made at first use and never destroyed (as c10's stream pool): the
 // caching allocator keeps blocks per stream and records frees on it, so a
-// stream must outlive every block allocated while it was current, which a
-// stream owned by an object (a generation sequence) would not.
+// stream owned by an object (a generation sequence) would have to be
+// forgotten before it goes (Note [A stream that goes away] in
+// cuda/runtime.h) and its memory would sit idle until its work ran.
 void* pooled_stream(int device_index);
+
+// Call before destroying a stream (a cudaStream_t) that aotrt ran work on: the memory and
+// workspaces aotrt keeps for it stop naming it (Note [A stream that goes away] in
+// cuda/runtime.h). Does not wait for the stream. Never throws.
+void forget_stream(int device_index, void* stream) noexcept;
 
 // Host memory that device-to-host copies fill without the host waiting
 // (cudaHostAlloc), freed with this object.

@@ -57,6 +57,7 @@ Graph::~Graph() {
     if (g.exec != nullptr) (void)cudaGraphExecDestroy(g.exec);
     if (g.graph != nullptr) (void)cudaGraphDestroy(g.graph);
     set_private_pool(g.device, g.stream, false);
+    forget_stream(g.device, g.stream);  // a block still live keeps its segment (Note [A stream that goes away])
     (void)cudaEventDestroy(g.fork);
     (void)cudaEventDestroy(g.last);
     (void)cudaStreamDestroy(g.stream);

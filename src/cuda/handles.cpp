@@ -63,6 +63,7 @@ struct ThreadHandles {
   };
   std::array<WorkspaceSlot, kLtWorkspaceSlots> lt_workspaces;
   uint64_t lt_workspace_clock = 0;
+  uint64_t streams_forgotten_seen = 0;  // g_streams_forgotten when the slots were last checked
   std::vector<size_t> lt_workspace_bytes;  // per device; 0: not asked yet
 
   ~ThreadHandles() {
@@ -84,6 +85,7 @@ struct ThreadHandles {
 };
 
 thread_local ThreadHandles t_handles;
+std::atomic<uint64_t> g_streams_forgotten{0};  // Note [A stream that goes away]
 
 template <typename H>
 H& slot(std::vector<H>& handles, int device_index) {
@@ -137,6 +139,13 @@ LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, size_t nee
                                DeviceBuffer& scratch) {
   if (need == 0) return LtWorkspace{};
   auto& slots = t_handles.lt_workspaces;
+  const uint64_t forgotten = g_streams_forgotten.load(std::memory_order_acquire);
+  if (forgotten != t_handles.streams_forgotten_seen) {
+    // A slot may name a destroyed stream whose handle a new one now has (Note [A stream
+    // that goes away]): all go back to the cache, stream-ordered as any free.
+    for (auto& slot : slots) slot = ThreadHandles::WorkspaceSlot{};
+    t_handles.streams_forgotten_seen = forgotten;
+  }
   const uint64_t now = ++t_handles.lt_workspace_clock;
   ThreadHandles::WorkspaceSlot* victim = &slots[0];
   for (auto& slot : slots) {
@@ -165,6 +174,8 @@ LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, size_t nee
   victim->last_use = now;
   return LtWorkspace{victim->buffer.data(), victim->buffer.nbytes()};
 }
+
+void forget_stream_workspaces() noexcept { g_streams_forgotten.fetch_add(1, std::memory_order_release); }
 
 cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream) {
   cudnnHandle_t& h = slot(t_handles.cudnn, device_index);

@@ -91,6 +91,9 @@ struct LtWorkspace {
 };
 LtWorkspace cublaslt_workspace(int device_index, cudaStream_t stream, size_t need,
                                DeviceBuffer& scratch);
+// A stream went away (Note [A stream that goes away] in cuda/runtime.h): every thread drops
+// its workspaces at its next cublaslt_workspace call.
+void forget_stream_workspaces() noexcept;
 // The most workspace a plan of that device may need.
 size_t cublaslt_workspace_bytes(int device_index);
 cudnnHandle_t cudnn_handle(int device_index, cudaStream_t stream);

@@ -26,6 +26,7 @@ size_t loaded_module_count() { return 0; }
 void unload_model_modules(void*) noexcept {}
 
 void* pooled_stream(int) { not_built(); }
+void forget_stream(int, void*) noexcept {}
 PinnedHostBuffer::PinnedHostBuffer(size_t) { not_built(); }
 PinnedHostBuffer::~PinnedHostBuffer() = default;
 Event::Event(int device_index) : device_(device_index) { not_built(); }

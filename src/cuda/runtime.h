@@ -93,6 +93,25 @@ bool is_private_pool(int device_index, cudaStream_t stream);
 // The bytes of the segments a stream holds (a graph's private pool).
 int64_t stream_reserved_bytes(int device_index, cudaStream_t stream);
 
+// Note [A stream that goes away]
+// The allocator keeps each segment under the stream it was made on (Note [Cross-stream
+// reuse]), and a thread's cuBLASLt workspaces are kept per stream. A stream destroyed while
+// they still name it would have its handle passed to cudaEventRecord by a later free: a
+// use after free in the driver (the unit tests died so at exit, and the Triton backend's
+// instance streams did so after an unload). So whoever destroys a stream that aotrt ran work
+// on calls forget_stream (cuda/cuda.h; aotrt::forget_cuda_stream for users) first, and:
+// - the stream's segments, live blocks and all, go to an owner no stream has: each gets its
+//   event recorded on the stream then, which completes once the work queued there so far
+//   has run. A later free in such a segment records nothing; once wholly free and its event
+//   complete, the segment moves to whichever stream asks, as any idle segment does. (A block
+//   live at that point and then used on another stream is not tracked, as before.)
+// - a private pool's mark is dropped;
+// - every thread drops its cuBLASLt workspaces at its next GEMM (a count of forgotten
+//   streams, compared there), so a new stream that gets the same handle does not reuse a
+//   workspace that work queued on the old one may still use.
+// Work already queued on the stream is not waited for.
+void forget_stream_memory(int device_index, cudaStream_t stream);
+
 // A temporary device buffer from the caching allocator, stream-ordered on the
 // current stream; freed (returned to the cache) when it goes out of scope.
 class DeviceBuffer {

@@ -10,6 +10,7 @@
 #include <array>
 #include <mutex>
 
+#include "cuda/handles.h"
 #include "cuda/runtime.h"
 
 namespace aotrt::cuda {
@@ -110,6 +111,15 @@ void* pooled_stream(int device_index) {
     AOTRT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   }
   return s;
+}
+
+void forget_stream(int device_index, void* stream) noexcept {
+  try {
+    forget_stream_memory(device_index, static_cast<cudaStream_t>(stream));
+  } catch (...) {
+    // A device index out of range: aotrt never allocated on it.
+  }
+  forget_stream_workspaces();
 }
 
 PinnedHostBuffer::PinnedHostBuffer(size_t nbytes) : nbytes_(nbytes) {

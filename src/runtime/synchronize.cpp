@@ -1,4 +1,4 @@
-// aotrt::synchronize (aotrt/aotrt.h).
+// aotrt::synchronize and aotrt::forget_cuda_stream (aotrt/aotrt.h).
 #include "aotrt/aotrt.h"
 #include "cuda/cuda.h"
 #include "ops/linalg.h"
@@ -15,6 +15,15 @@ void synchronize(Device device) {
   cuda::synchronize(index);
   // What the work just waited for found (Note [Linalg errors on CUDA]).
   ops::raise_deferred_errors(Device{DeviceType::CUDA, index}, "aotrt::synchronize");
+}
+
+void forget_cuda_stream(Device device, void* stream) noexcept {
+  if (!device.is_cuda()) return;
+  try {
+    cuda::forget_stream(device.index >= 0 ? device.index : cuda::current_device(), stream);
+  } catch (...) {
+    // No device to ask for the current index: aotrt ran nothing there.
+  }
 }
 
 }  // namespace aotrt

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "aotrt/aotrt.h"
 #include "aotrt/error.h"
 #include "aotrt/shim_cuda.h"
 
@@ -32,6 +33,7 @@ CudaStream::CudaStream(int device_index) : device_index_(device_index) {
 CudaStream::~CudaStream() {
   if (stream_ == nullptr) return;
   cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
+  aotrt::forget_cuda_stream(aotrt::Device{aotrt::DeviceType::CUDA, device_index_}, stream_);
   cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
 

@@ -345,6 +345,50 @@ TEST(CoreBlockPool, OwnersKeepTheirBlocksAndMoveOnlyWhollyFreeSegments) {
   EXPECT_EQ(check_invariants(pool, {{a1, 2 * MiB}}), "");
 }
 
+// An owner that goes away hands every segment over, live blocks and all: its free
+// blocks serve the new owner's requests, none stays indexed under the old one, and a
+// block live at the hand-over frees into the new owner's pool.
+TEST(CoreBlockPool, HandOverMovesEverySegmentLiveOrFree) {
+  BlockPool pool;
+  FakeDriver driver;
+  const BlockPool::Owner A = 0xA, B = 0xB, Gone = ~BlockPool::Owner{0};
+  const uintptr_t small_live = take(pool, driver, A, 4 * KiB);
+  const uintptr_t small_freed = take(pool, driver, A, 8 * KiB);
+  const uintptr_t large_live = take(pool, driver, A, 3 * MiB);
+  const uintptr_t large_freed = take(pool, driver, A, 18 * MiB);  // past the 17 MiB rest: its own segment
+  const uintptr_t b_live = take(pool, driver, B, 4 * KiB);
+  pool.free(small_freed);
+  pool.free(large_freed);
+  const int64_t segments = pool.segment_count();
+  std::vector<uintptr_t> moved;
+  EXPECT_EQ(pool.hand_over(A, Gone, [&](BlockPool::Segment& s) { moved.push_back(s.base); }), 3);
+  EXPECT_EQ(moved.size(), 3u);
+  EXPECT_EQ(pool.segment_count(), segments) << "a hand-over releases nothing";
+  EXPECT_EQ(pool.find_free(A, 4 * KiB), nullptr) << "A's free blocks stayed indexed under A";
+  EXPECT_EQ(pool.find_free(A, 3 * MiB), nullptr);
+  ASSERT_NE(pool.find_free(Gone, 4 * KiB), nullptr);
+  EXPECT_EQ(pool.find_free(Gone, 4 * KiB)->segment->base, small_live);
+  ASSERT_NE(pool.find_free(Gone, 3 * MiB), nullptr);
+  pool.for_each_segment([&](const BlockPool::Segment& s) {
+    EXPECT_EQ(s.owner, s.base == pool.find_free(B, 4 * KiB)->segment->base ? B : Gone) << s.base;
+  });
+  EXPECT_EQ(pool.hand_over(A, Gone, nullptr), 0) << "A has nothing left";
+  EXPECT_EQ(check_invariants(pool, {{small_live, 4 * KiB}, {large_live, 3 * MiB}, {b_live, 4 * KiB}}), "");
+  // A new A starts empty: its request makes a segment of its own.
+  const int64_t mallocs = driver.mallocs;
+  const uintptr_t again = take(pool, driver, A, 4 * KiB);
+  EXPECT_EQ(driver.mallocs, mallocs + 1);
+  // Blocks live at the hand-over free into Gone's pool; the wholly free segments move on.
+  pool.free(small_live);
+  pool.free(large_live);
+  auto any = [](const BlockPool::Segment&) { return true; };
+  BlockPool::Segment* idle = pool.find_idle_segment(B, 3 * MiB, any);
+  ASSERT_NE(idle, nullptr);
+  EXPECT_EQ(idle->owner, Gone);
+  pool.move_segment(idle, B);
+  EXPECT_EQ(check_invariants(pool, {{again, 4 * KiB}, {b_live, 4 * KiB}}), "");
+}
+
 TEST(CoreBlockPool, ReleaseFreesOnlyWhollyFreeSelectedSegments) {
   BlockPool pool;
   FakeDriver driver;
@@ -404,7 +448,6 @@ TEST(CoreBlockPool, RandomOperationsKeepEveryInvariant) {
     BlockPool pool;
     FakeDriver driver;
     std::map<uintptr_t, size_t> live;             // address -> rounded request
-    std::map<uintptr_t, BlockPool::Owner> owner_of;
     auto random_size = [&]() -> size_t {
       switch (rng() % 8) {
         case 0: return 1 + rng() % 512;
@@ -429,14 +472,12 @@ TEST(CoreBlockPool, RandomOperationsKeepEveryInvariant) {
         if (pool.indexed_free_blocks() + pool.live_blocks() > blocks_before + 1) ++splits_seen;
         ASSERT_EQ(live.count(addr), 0u) << "address handed out twice at step " << step;
         live.emplace(addr, size);
-        owner_of.emplace(addr, owner);
       } else if (r < 95) {
         auto it = live.begin();
         std::advance(it, static_cast<long>(rng() % live.size()));
         const int64_t free_before = pool.indexed_free_blocks();
         ASSERT_NE(pool.free(it->first), nullptr) << "step " << step;
         if (pool.indexed_free_blocks() <= free_before) ++merges_seen;
-        owner_of.erase(it->first);
         live.erase(it);
       } else if (r < 98) {
         const size_t size = BlockPool::round(random_size());
@@ -449,6 +490,11 @@ TEST(CoreBlockPool, RandomOperationsKeepEveryInvariant) {
           ASSERT_EQ(s->small, BlockPool::is_small(size));
           pool.move_segment(s, owner);
         }
+      } else if (r < 99) {
+        // The owner goes away (owner 3 stands for the retired streams): live blocks and all.
+        const BlockPool::Owner gone = 3;
+        pool.hand_over(owner, gone, [&](BlockPool::Segment& s) { ASSERT_EQ(s.owner, gone); });
+        pool.for_each_segment([&](const BlockPool::Segment& s) { ASSERT_NE(s.owner, owner); });
       } else {
         pool.release_free_segments([&](const BlockPool::Segment& s) { return s.owner == owner; },
                                    [&](const BlockPool::Segment& s) {

@@ -559,7 +559,7 @@ std::vector<ConstantCase> constant_cases() {
                                                                           {16, 1, 16, 16}, 5},
                                                 std::nullopt, {2}, {0}, {1}),
        // On AVX2 oneDNN 2.6 runs this one as gemm on the plain weight (Note [oneDNN's ISA]).
-       cpu::onednn_avx512() ? 1 : 0},
+       cpu::onednn_avx512() ? size_t{1} : size_t{0}},
   };
 }
 

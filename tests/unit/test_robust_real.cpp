@@ -224,7 +224,11 @@ TEST_F(RobustReal, EightThreadsMatchSerialRuns) {
       }
 #ifdef AOTRT_WITH_CUDA
       if (guard != nullptr) aoti_torch_delete_cuda_stream_guard(guard);
-      if (stream != nullptr) cudaStreamDestroy(stream);
+      if (stream != nullptr) {
+        cudaStreamSynchronize(stream);
+        aotrt::forget_cuda_stream(m.device(), stream);
+        cudaStreamDestroy(stream);
+      }
 #endif
     });
   }

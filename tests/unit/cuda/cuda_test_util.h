@@ -345,10 +345,14 @@ inline void apply_cuda_float_to_int(char* dst, const Layout& dl, ScalarType dt, 
 // A non-blocking stream for one test.
 class TestStream {
  public:
-  TestStream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), cudaSuccess); }
+  TestStream() {
+    EXPECT_EQ(cudaGetDevice(&device_), cudaSuccess);
+    EXPECT_EQ(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), cudaSuccess);
+  }
   ~TestStream() {
     if (s_) {
       (void)cudaStreamSynchronize(s_);
+      forget_stream(device_, s_);  // Note [A stream that goes away]
       (void)cudaStreamDestroy(s_);
     }
   }
@@ -357,6 +361,7 @@ class TestStream {
   cudaStream_t get() const { return s_; }
 
  private:
+  int device_ = 0;
   cudaStream_t s_ = nullptr;
 };
 

@@ -9,6 +9,7 @@
 
 #include <thread>
 
+#include "aotrt/aotrt.h"
 #include "core/error.h"
 #include "cuda_test_util.h"
 
@@ -225,6 +226,54 @@ TEST(CudaAllocator, CrossStreamReuseWaitsForTheFree) {
   std::vector<unsigned char> head(16);
   CUDA_OK(cudaMemcpy(head.data(), later, head.size(), cudaMemcpyDeviceToHost));
   for (unsigned char b : head) EXPECT_EQ(b, 0xCD);
+  a.deallocate(other, size);
+  a.deallocate(later, size);
+  CUDA_OK(cudaDeviceSynchronize());
+  empty_cache(0);
+}
+
+// Note [A stream that goes away]: a stream forgotten and destroyed with work still queued,
+// one block live and one freed. Its segments stop naming it; the later free records nothing
+// on the dead stream (the driver would read freed memory); another stream takes the memory
+// only once the queued work has run. (The cuBLASLt workspace half: CudaCallGraphs'
+// NothingIsCapturedInsideTheCallersCaptureOrWhenOff, and the unit binary's clean exit.)
+TEST(CudaAllocator, AStreamThatGoesAwayHandsItsMemoryOver) {
+  require_device();
+  Scope scope;
+  Allocator& a = allocator(0);
+  const size_t size = 12 << 20;  // a segment of its own
+  empty_cache(0);
+  cudaStream_t s = nullptr;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  set_current_cuda_stream(0, s);
+  void* live = a.allocate(size);
+  void* freed = a.allocate(size);
+  StreamBlocker blocker;
+  blocker.block(s);
+  CUDA_OK(cudaMemsetAsync(live, 0xAB, size, s));
+  CUDA_OK(cudaMemsetAsync(freed, 0xAB, size, s));
+  a.deallocate(freed, size);
+  set_current_cuda_stream(0, nullptr);
+  EXPECT_GT(stream_reserved_bytes(0, s), 0);
+  aotrt::forget_cuda_stream(Device{DeviceType::CUDA, 0}, s);
+  EXPECT_EQ(stream_reserved_bytes(0, s), 0) << "a segment still names the forgotten stream";
+  CUDA_OK(cudaStreamDestroy(s));  // returns at once: the blocked work runs later
+  a.deallocate(live, size);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+
+  TestStream sb;
+  set_current_cuda_stream(0, sb.get());
+  const int64_t mallocs = allocator_counters(0).cuda_mallocs;
+  void* other = a.allocate(size);
+  EXPECT_TRUE(other != live && other != freed) << "memory with queued work went to another stream";
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, mallocs + 1);
+  blocker.release();
+  CUDA_OK(cudaDeviceSynchronize());
+  const int64_t reuses = allocator_counters(0).cross_stream_reuses;
+  void* later = a.allocate(size);
+  EXPECT_TRUE(later == live || later == freed) << "the forgotten stream's memory was not reused";
+  EXPECT_EQ(allocator_counters(0).cross_stream_reuses, reuses + 1);
+  EXPECT_EQ(allocator_counters(0).cuda_mallocs, mallocs + 1);
   a.deallocate(other, size);
   a.deallocate(later, size);
   CUDA_OK(cudaDeviceSynchronize());

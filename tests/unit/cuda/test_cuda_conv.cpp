@@ -688,6 +688,7 @@ TEST_F(CudaConvTuning, NothingIsTimedWhileTheStreamCaptures) {
       EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
       aotrt::cuda::set_current_cuda_stream(0, nullptr);
       aotrt::cuda::set_private_pool(0, stream, false);
+      aotrt::cuda::forget_stream(0, stream);  // Note [A stream that goes away]
       EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
     }
   };

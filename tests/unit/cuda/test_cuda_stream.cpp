@@ -122,6 +122,7 @@ TEST(CudaGuard, StreamGuardOnAnotherDeviceRestoresBoth) {
   ASSERT_EQ(aoti_torch_delete_cuda_stream_guard(g), AOTI_TORCH_SUCCESS);
   EXPECT_EQ(current_device(), 0);
   EXPECT_EQ(current_via_shim(1), nullptr);
+  aotrt::cuda::forget_stream(1, s1);  // Note [A stream that goes away]
   ASSERT_EQ(cudaStreamDestroy(s1), cudaSuccess);
 }
 
