@@ -462,23 +462,11 @@ void int4_few_rows_avx2_rows(const float* x, const uint8_t* block, const S* sz, 
   }
 }
 
-// The blocks of a few-row product in bfloat16 scales, every one full and split
-// (int4_weight_mm checked): the AVX2 kernel reads the scales as they are.
-void int4_few_rows_bf16_scales(const float* x, const uint8_t* packed, const uint16_t* sz,
-                               float* o, int64_t M, int64_t K, int64_t N, int64_t group,
-                               int64_t block_n) {
-  const int64_t blocks = N / block_n;
-#pragma omp parallel for schedule(static) if (blocks > 1 && M * N * K > 65536)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t n0 = b * block_n;
-    const uint8_t* block = packed + n0 * (K / 2);
-    if (block_n == 32) int4_few_rows_avx2_rows<32>(x, block, sz, o, M, K, N, group, n0);
-    else int4_few_rows_avx2_rows<64>(x, block, sz, o, M, K, N, group, n0);
-  }
-}
-
 #endif
 
+// The blocks of a few-row product, S float or uint16_t (bfloat16 scales, read
+// in place by both kernels): full split blocks of 32 or 64 columns take the
+// AVX2 kernel where avx2_kernels() says so, the others int4_few_rows_block.
 template <class S>
 void int4_weight_mm_few_rows(const float* x, const uint8_t* packed, const S* sz, float* o,
                              int64_t M, int64_t K, int64_t N, int64_t group,
@@ -530,15 +518,6 @@ void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
   const auto* x = static_cast<const float*>(a.data_ptr());
   const auto* packed = static_cast<const uint8_t*>(w.data_ptr());
   auto* o = static_cast<float*>(out.data_ptr());
-#ifdef AOTRT_INT4_AVX2
-  // Note [Int4 few-row sums per group]: bfloat16 scales read in place when
-  // every block takes the AVX2 kernel.
-  if (M <= kFewRows && scale_zeros.dtype() == ScalarType::BFloat16 && layout.split &&
-      (layout.block_n == 32 || layout.block_n == 64) && N % layout.block_n == 0 && avx2_kernels()) {
-    return int4_few_rows_bf16_scales(x, packed, static_cast<const uint16_t*>(scale_zeros.data_ptr()),
-                                     o, M, K, N, group, layout.block_n);
-  }
-#endif
   // Float32 and bfloat16 scales read in place (ops::weight_int4pack_mm widens float16 ones).
   if (scale_zeros.dtype() == ScalarType::BFloat16) {
     return int4_weight_mm_typed(x, packed, static_cast<const uint16_t*>(scale_zeros.data_ptr()),
