@@ -476,11 +476,8 @@ void attend_decode_task(const DecodeCall& c, const RowKernels& rk, int64_t b, in
     lse = max + std::log(sums[r]);
   }
   for (int64_t j = 0; j < keys; ++j) {
-    int64_t first = 0;  // the first row that weighs value row j: none, then it is not read
-    while (first < R && sc[first * c.Lk + j] == 0.0f) ++first;
-    if (first == R) continue;
     rk.widen(c.v + (b * c.vs[0] + hk * c.vs[1] + j * c.vs[2]) * esz, c.Ev, c.dtype, row);
-    for (int64_t r = first; r < R; ++r) {
+    for (int64_t r = 0; r < R; ++r) {
       const float p = sc[r * c.Lk + j];
       if (p != 0.0f) rk.axpy(of + r * c.Ev, p, row, c.Ev);
     }

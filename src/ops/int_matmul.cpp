@@ -321,9 +321,13 @@ std::unique_ptr<TensorImpl> weight_int4pack_mm(const TensorImpl& self, const Ten
   if (out->numel() == 0) return out;
   auto acc =
       empty_strided(sizes, contiguous_strides(sizes), ScalarType::Float32, self.device(), fn);
+  // The kernel reads float32 and bfloat16 scales in place (a bf16 model's: no copy of the
+  // whole [K/g, N, 2] every call); float16 ones it is given as float32.
+  const ScalarType sz_dtype =
+      self.dtype() == ScalarType::BFloat16 ? ScalarType::BFloat16 : ScalarType::Float32;
   kernel(&IntMatmulKernels::int4_weight_mm, self.device(), fn)(
       *acc, *dense(self, ScalarType::Float32, fn), *dense(mat2, ScalarType::UInt8, fn), g,
-      *dense(scale_zeros, self.dtype(), fn), host_int4_pack_layout(), fn);
+      *dense(scale_zeros, sz_dtype, fn), host_int4_pack_layout(), fn);
   copy_tensor(*out, *acc, fn);
   return out;
 }

@@ -144,8 +144,9 @@ struct IntMatmulKernels {
   // it does not serve (int_mm above then runs on dense copies).
   bool (*int_mm_views)(const TensorImpl& out, const TensorImpl& self, const TensorImpl& mat2);
   // out [M, N] float32 dense; a [M, K] float32; w [N, K/2] uint8 packed in
-  // `layout`; scale_zeros [K/group, N, 2] float32, bfloat16 or float16 (A's
-  // dtype: read in place, not widened every call); all dense. fn names a failure.
+  // `layout`; scale_zeros [K/group, N, 2] float32 or bfloat16, read in place (a
+  // bf16 model's scales are not widened every call; weight_int4pack_mm widens
+  // float16 ones); all dense. fn names a failure.
   void (*int4_weight_mm)(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
                          int64_t group, const TensorImpl& scale_zeros, Int4PackLayout layout,
                          const char* fn);

@@ -167,6 +167,10 @@ void int8_weight_mm_native(const TensorImpl& out, const TensorImpl& a, const Ten
   }
 }
 
+// A scale or zero of Note [Int4 packed weights] as float32: S is float, or
+// uint16_t holding a bfloat16 (a bf16 model's scales, read in place).
+inline float scale_value(float v) { return v; }
+inline float scale_value(uint16_t v) { return bfloat16_to_float(v); }
 
 // Rows [k0, k1) of one packed block (nb <= 64 columns starting at n0)
 // dequantized into rows of `out` (leading dimension ld): byte i of a row holds
@@ -176,18 +180,19 @@ void int8_weight_mm_native(const TensorImpl& out, const TensorImpl& a, const Ten
 // a second pass stalled every 32-byte load of the second pass on the 16-byte
 // stores of the first: store forwarding fails across them; 68% of an M = 1
 // call, measured with perf on this machine.)
-AOTRT_CLONE_FOR_AVX2
-void dequantize_block(const uint8_t* block, int64_t k0, int64_t k1, int64_t nb, bool split,
-                      int64_t group, const float* sz, int64_t N, int64_t n0, float* out,
-                      int64_t ld) {
+template <class S>
+[[gnu::always_inline]] inline void dequantize_block_of(const uint8_t* block, int64_t k0, int64_t k1,
+                                                       int64_t nb, bool split, int64_t group,
+                                                       const S* sz, int64_t N, int64_t n0,
+                                                       float* out, int64_t ld) {
   const int64_t half = nb / 2;
   float scale[64], zero[64];
   for (int64_t k = k0; k < k1; ++k) {
     if (k % group == 0 || k == k0) {
-      const float* g = sz + ((k / group) * N + n0) * 2;
+      const S* g = sz + ((k / group) * N + n0) * 2;
       for (int64_t j = 0; j < nb; ++j) {
-        scale[j] = g[j * 2];
-        zero[j] = g[j * 2 + 1];
+        scale[j] = scale_value(g[j * 2]);
+        zero[j] = scale_value(g[j * 2 + 1]);
       }
     }
     const uint8_t* bytes = block + k * half;
@@ -209,6 +214,20 @@ void dequantize_block(const uint8_t* block, int64_t k0, int64_t k1, int64_t nb, 
   }
 }
 
+// Not templates: target_clones takes none (clang 14 refuses them).
+AOTRT_CLONE_FOR_AVX2
+void dequantize_block(const uint8_t* block, int64_t k0, int64_t k1, int64_t nb, bool split,
+                      int64_t group, const float* sz, int64_t N, int64_t n0, float* out,
+                      int64_t ld) {
+  dequantize_block_of(block, k0, k1, nb, split, group, sz, N, n0, out, ld);
+}
+AOTRT_CLONE_FOR_AVX2
+void dequantize_block(const uint8_t* block, int64_t k0, int64_t k1, int64_t nb, bool split,
+                      int64_t group, const uint16_t* sz, int64_t N, int64_t n0, float* out,
+                      int64_t ld) {
+  dequantize_block_of(block, k0, k1, nb, split, group, sz, N, n0, out, ld);
+}
+
 // Few rows of A (decoding) take a fused per-block kernel instead of the gemm.
 constexpr int64_t kFewRows = 4;
 
@@ -218,9 +237,9 @@ constexpr int64_t kFewRows = 4;
 // tile's store and reload were most of the call). NB > 0: the block's width
 // at compile time (full blocks of the layouts ATen packs: 16, 32, 64), so the
 // sums stay in vector registers; NB = 0: any width (a last, partial block).
-template <int M, int NB, bool Split>
+template <int M, int NB, bool Split, class S>
 [[gnu::always_inline]] inline void int4_few_rows_fused(const float* x, const uint8_t* block,
-                                                       const float* sz, float* o, int64_t K,
+                                                       const S* sz, float* o, int64_t K,
                                                        int64_t N, int64_t group, int64_t n0,
                                                        int64_t nb_runtime) {
   const int64_t nb = NB > 0 ? NB : nb_runtime, half = nb / 2;
@@ -228,10 +247,10 @@ template <int M, int NB, bool Split>
   float acc[M][64] = {};
   for (int64_t k = 0; k < K; ++k) {
     if (k % group == 0) {
-      const float* g = sz + ((k / group) * N + n0) * 2;
+      const S* g = sz + ((k / group) * N + n0) * 2;
       for (int64_t j = 0; j < nb; ++j) {
-        scale[j] = g[j * 2];
-        zero[j] = g[j * 2 + 1];
+        scale[j] = scale_value(g[j * 2]);
+        zero[j] = scale_value(g[j * 2 + 1]);
       }
     }
     const uint8_t* bytes = block + k * half;
@@ -252,9 +271,9 @@ template <int M, int NB, bool Split>
   for (int i = 0; i < M; ++i) std::copy(acc[i], acc[i] + nb, o + i * N + n0);
 }
 
-template <int M>
+template <int M, class S>
 [[gnu::always_inline]] inline void int4_few_rows_width(const float* x, const uint8_t* block,
-                                                       const float* sz, float* o, int64_t K,
+                                                       const S* sz, float* o, int64_t K,
                                                        int64_t N, int64_t group, int64_t n0,
                                                        int64_t nb, bool split) {
   if (split && nb == 32) return int4_few_rows_fused<M, 32, true>(x, block, sz, o, K, N, group, n0, nb);
@@ -265,9 +284,11 @@ template <int M>
   return int4_few_rows_fused<M, 0, false>(x, block, sz, o, K, N, group, n0, nb);
 }
 
-AOTRT_CLONE_FOR_AVX2
-void int4_few_rows_block(const float* x, const uint8_t* packed, const float* sz, float* o, int64_t M,
-                         int64_t K, int64_t N, int64_t group, int64_t n0, int64_t nb, bool split) {
+template <class S>
+[[gnu::always_inline]] inline void int4_few_rows_block_of(const float* x, const uint8_t* packed,
+                                                          const S* sz, float* o, int64_t M,
+                                                          int64_t K, int64_t N, int64_t group,
+                                                          int64_t n0, int64_t nb, bool split) {
   const uint8_t* block = packed + n0 * (K / 2);
   switch (M) {
     case 1: return int4_few_rows_width<1>(x, block, sz, o, K, N, group, n0, nb, split);
@@ -275,6 +296,18 @@ void int4_few_rows_block(const float* x, const uint8_t* packed, const float* sz,
     case 3: return int4_few_rows_width<3>(x, block, sz, o, K, N, group, n0, nb, split);
     default: return int4_few_rows_width<4>(x, block, sz, o, K, N, group, n0, nb, split);
   }
+}
+
+AOTRT_CLONE_FOR_AVX2
+void int4_few_rows_block(const float* x, const uint8_t* packed, const float* sz, float* o, int64_t M,
+                         int64_t K, int64_t N, int64_t group, int64_t n0, int64_t nb, bool split) {
+  int4_few_rows_block_of(x, packed, sz, o, M, K, N, group, n0, nb, split);
+}
+AOTRT_CLONE_FOR_AVX2
+void int4_few_rows_block(const float* x, const uint8_t* packed, const uint16_t* sz, float* o,
+                         int64_t M, int64_t K, int64_t N, int64_t group, int64_t n0, int64_t nb,
+                         bool split) {
+  int4_few_rows_block_of(x, packed, sz, o, M, K, N, group, n0, nb, split);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -429,24 +462,13 @@ void int4_few_rows_avx2_rows(const float* x, const uint8_t* block, const S* sz, 
   }
 }
 
-// The blocks of a few-row product in bfloat16 scales, every one full and split
-// (int4_weight_mm checked): the AVX2 kernel reads the scales as they are.
-void int4_few_rows_bf16_scales(const float* x, const uint8_t* packed, const uint16_t* sz,
-                               float* o, int64_t M, int64_t K, int64_t N, int64_t group,
-                               int64_t block_n) {
-  const int64_t blocks = N / block_n;
-#pragma omp parallel for schedule(static) if (blocks > 1 && M * N * K > 65536)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t n0 = b * block_n;
-    const uint8_t* block = packed + n0 * (K / 2);
-    if (block_n == 32) int4_few_rows_avx2_rows<32>(x, block, sz, o, M, K, N, group, n0);
-    else int4_few_rows_avx2_rows<64>(x, block, sz, o, M, K, N, group, n0);
-  }
-}
-
 #endif
 
-void int4_weight_mm_few_rows(const float* x, const uint8_t* packed, const float* sz, float* o,
+// The blocks of a few-row product, S float or uint16_t (bfloat16 scales, read
+// in place by both kernels): full split blocks of 32 or 64 columns take the
+// AVX2 kernel where avx2_kernels() says so, the others int4_few_rows_block.
+template <class S>
+void int4_weight_mm_few_rows(const float* x, const uint8_t* packed, const S* sz, float* o,
                              int64_t M, int64_t K, int64_t N, int64_t group,
                              ops::Int4PackLayout layout) {
   const int64_t blocks = (N + layout.block_n - 1) / layout.block_n;
@@ -472,34 +494,10 @@ void int4_weight_mm_few_rows(const float* x, const uint8_t* packed, const float*
 // Columns in chunks of whole layout blocks (about 128), each dequantized as
 // [K, cn] (Note [Dequantize, then gemm]; in the gemm's order over k). At most
 // kFewRows rows of A take int4_weight_mm_few_rows instead.
-void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
-                    int64_t group, const TensorImpl& scale_zeros, ops::Int4PackLayout layout,
-                    const char* fn) {
-  const int64_t M = a.sizes()[0], K = a.sizes()[1], N = w.sizes()[0];
-  const auto* x = static_cast<const float*>(a.data_ptr());
-  const auto* packed = static_cast<const uint8_t*>(w.data_ptr());
-  auto* o = static_cast<float*>(out.data_ptr());
-#ifdef AOTRT_INT4_AVX2
-  // Note [Int4 few-row sums per group]: bfloat16 scales read in place when
-  // every block takes the AVX2 kernel.
-  if (M <= kFewRows && scale_zeros.dtype() == ScalarType::BFloat16 && layout.split &&
-      (layout.block_n == 32 || layout.block_n == 64) && N % layout.block_n == 0 && avx2_kernels()) {
-    return int4_few_rows_bf16_scales(x, packed, static_cast<const uint16_t*>(scale_zeros.data_ptr()),
-                                     o, M, K, N, group, layout.block_n);
-  }
-#endif
-  // Other scales as float32 (a copy unless they are).
-  std::vector<float> sz_copy;
-  const float* sz = static_cast<const float*>(scale_zeros.data_ptr());
-  if (scale_zeros.dtype() != ScalarType::Float32) {
-    const auto* s16 = static_cast<const uint16_t*>(scale_zeros.data_ptr());
-    const bool bf16 = scale_zeros.dtype() == ScalarType::BFloat16;
-    sz_copy.resize(static_cast<size_t>(scale_zeros.numel()));
-    for (size_t e = 0; e < sz_copy.size(); ++e) {
-      sz_copy[e] = bf16 ? bfloat16_to_float(s16[e]) : half_to_float(s16[e]);
-    }
-    sz = sz_copy.data();
-  }
+template <class S>
+void int4_weight_mm_typed(const float* x, const uint8_t* packed, const S* sz, float* o, int64_t M,
+                          int64_t K, int64_t N, int64_t group, ops::Int4PackLayout layout,
+                          const char* fn) {
   if (M <= kFewRows) return int4_weight_mm_few_rows(x, packed, sz, o, M, K, N, group, layout);
   const int64_t chunk = std::max<int64_t>(1, 128 / layout.block_n) * layout.block_n;
   dequantized_gemm(x, M, K, N, chunk, /*rows_along_k=*/false, o, fn,
@@ -511,6 +509,25 @@ void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl
                                         n0, tile + (n0 - c0), cn);
                      }
                    });
+}
+
+void int4_weight_mm(const TensorImpl& out, const TensorImpl& a, const TensorImpl& w,
+                    int64_t group, const TensorImpl& scale_zeros, ops::Int4PackLayout layout,
+                    const char* fn) {
+  const int64_t M = a.sizes()[0], K = a.sizes()[1], N = w.sizes()[0];
+  const auto* x = static_cast<const float*>(a.data_ptr());
+  const auto* packed = static_cast<const uint8_t*>(w.data_ptr());
+  auto* o = static_cast<float*>(out.data_ptr());
+  // Float32 and bfloat16 scales read in place (ops::weight_int4pack_mm widens float16 ones).
+  if (scale_zeros.dtype() == ScalarType::BFloat16) {
+    return int4_weight_mm_typed(x, packed, static_cast<const uint16_t*>(scale_zeros.data_ptr()),
+                                o, M, K, N, group, layout, fn);
+  }
+  AOTRT_CHECK(scale_zeros.dtype() == ScalarType::Float32, kInternal, fn,
+              ": int4 weight kernel given ", dtype_name(scale_zeros.dtype()),
+              " scales (float32 or bfloat16 expected)");
+  int4_weight_mm_typed(x, packed, static_cast<const float*>(scale_zeros.data_ptr()), o, M, K, N,
+                       group, layout, fn);
 }
 
 // The inverse of dequantize_block's reading: each output byte from its two columns.
