@@ -109,6 +109,11 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
     "max_autotune": {"max_autotune": True},
     "coordinate_descent": {"coordinate_descent_tuning": True},
     "both": {"max_autotune": True, "coordinate_descent_tuning": True},
+    # freezing=True: the weights become constants, so inductor's freezing patterns may fold
+    # linears that share an input into one matmul on concatenated weights (gate and up; q, k
+    # and v where their shapes agree), fewer launches a layer.
+    "freezing": {"freezing": True},
+    "freezing_cd": {"freezing": True, "coordinate_descent_tuning": True},
     # Not an option set: aotrt's own generation export (aotrt_tools.llm.export_generation, its
     # options), a prefill graph of up to --prompt-len tokens beside the decode step, so that the
     # prompt runs as one graph (TTFT) instead of token by token. Batch 1 only.
