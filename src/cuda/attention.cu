@@ -442,9 +442,12 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
                                                          e4 * kKtPitch + kBlockKeys * Ev);
   DeviceGuard guard(device.index);
   cudaStream_t stream = current_cuda_stream(device.index);
-  // A decode step (a few query rows): flash-decoding over the cache (Note [Decode attention]).
+  // A decode step (a few query rows): flash-decoding over the cache (Note [Decode attention]),
+  // before cuDNN or after it (Note [Decode attention or cuDNN]).
+  DecodeAttentionCall decode{};
+  bool decode_after_cudnn = false;
   if (Lq <= 8) {
-    DecodeAttentionCall call{};
+    DecodeAttentionCall& call = decode;
     call.dtype = dtype;
     call.q = p.q;
     call.k = p.k;
@@ -465,7 +468,8 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
     call.causal_offset = p.causal_offset;
     call.scale = p.scale;
     call.masked_row_lse = p.masked_row_lse;
-    if (decode_attention(call, device.index, stream, fn)) return result;
+    decode_after_cudnn = decode_attention_prefers_cudnn(call);
+    if (!decode_after_cudnn && decode_attention(call, device.index, stream, fn)) return result;
   }
   // fp16/bf16 go to cuDNN's tensor-core kernels when it serves the call (Note
   // [cuDNN attention]); the memory-efficient flavour's padded logsumexp rows
@@ -503,6 +507,7 @@ AttentionOutputs attention(const TensorImpl& query, const TensorImpl& key,
     call.scale = p.scale;
     if (cudnn_attention(call, device.index, stream, fn)) return result;
   }
+  if (decode_after_cudnn && decode_attention(decode, device.index, stream, fn)) return result;
   switch (dtype) {
     case ScalarType::Float32: launch_dv<float>(p, blocks, smem, stream); break;
     case ScalarType::Float16: launch_dv<__half>(p, blocks, smem, stream); break;

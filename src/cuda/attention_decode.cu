@@ -42,7 +42,8 @@
 // A row that sees no key gets output 0 and the flavor's masked logsumexp
 // (Note [Attention outputs]); padding rows of the efficient flavor's
 // logsumexp get +inf.
-// AOTRT_DECODE_ATTENTION=0 (read once) turns this path off.
+// AOTRT_DECODE_ATTENTION=0 (read once) turns this path off; Note [Decode
+// attention or cuDNN] says which calls cuDNN is offered first.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -686,9 +687,24 @@ __global__ void __launch_bounds__(128) decode_combine_kernel(const DecodeParams 
   }
 }
 
-KernelSwitch g_decode{"AOTRT_DECODE_ATTENTION", /*default_on=*/true};
+KernelSwitch g_decode{"AOTRT_DECODE_ATTENTION", SwitchMode::kAuto};
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
+
+// Note [Decode attention or cuDNN]
+// In the auto mode (AOTRT_DECODE_ATTENTION unset) attention() offers a call to
+// cuDNN first where cuDNN is measured faster, and to the decode path after it
+// only if cuDNN does not serve it: one query row (Lq 1) of fp16/bf16 against at
+// most kCudnnFirstMaxKeys keys. Measured (bench/results/decode-h100-2026-12-07.md):
+// a Llama decode step at a 1024-key cache (repeat_kv's 32 key heads, E 64) took
+// 1.831 ms with cuDNN against 1.918 with the decode path on an H100; alone, a
+// full 1024- and 4096-key cache (8 key heads, E 128) took cuDNN 10.9 and 15.6 us
+// against 15.9 and 22.1 on an H200. The decode path wins where it can skip what
+// cuDNN reads: several query rows (Lq 4 and 8: 5x), or a long cache mostly
+// unfilled (32768 keys, 1024 filled: 20.7 against 41.6 us), which the host
+// cannot see; so past kCudnnFirstMaxKeys, and for Lq > 1, it comes first.
+// AOTRT_DECODE_ATTENTION=1 gives it every call it serves, =0 none.
+constexpr int64_t kCudnnFirstMaxKeys = 4096;
 
 // The kernel's shared memory past the default 48 KiB (the tensor-core path's
 // rings): set per device on every launch, as attention.cu does.
@@ -819,8 +835,17 @@ bool decode_attention(const DecodeAttentionCall& c, int device, cudaStream_t str
   return true;
 }
 
-void set_decode_attention_enabled(bool enabled) {
-  g_decode.set(enabled);
+bool decode_attention_prefers_cudnn(const DecodeAttentionCall& c) {
+  if (g_decode.mode() != SwitchMode::kAuto) return false;
+  const int64_t Lq = c.sizes[3], Lk = c.sizes[4];
+  return (c.dtype == ScalarType::Float16 || c.dtype == ScalarType::BFloat16) && Lq == 1 &&
+         Lk <= kCudnnFirstMaxKeys;
+}
+
+void set_decode_attention_mode(DecodeAttentionMode mode) {
+  g_decode.set(mode == DecodeAttentionMode::kOff  ? SwitchMode::kOff
+               : mode == DecodeAttentionMode::kOn ? SwitchMode::kOn
+                                                  : SwitchMode::kAuto);
 }
 
 int64_t decode_attention_calls() { return g_decode.calls(); }

@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvParams p, int spl
   static_cast<T*>(p.out)[lane * p.out_row_stride + n * p.out_col_stride] = static_cast<T>(value);
 }
 
-KernelSwitch g_gemv{"AOTRT_DECODE_GEMV", /*default_on=*/true};
+KernelSwitch g_gemv{"AOTRT_DECODE_GEMV", SwitchMode::kOn};
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
 
@@ -204,7 +204,7 @@ bool decode_gemv(const DecodeGemvCall& c, int device, cudaStream_t stream) {
 }
 
 void set_decode_gemv_enabled(bool enabled) {
-  g_gemv.set(enabled);
+  g_gemv.set(enabled ? SwitchMode::kOn : SwitchMode::kOff);
 }
 int64_t decode_gemv_calls() { return g_gemv.calls(); }
 

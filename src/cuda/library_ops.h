@@ -202,9 +202,15 @@ struct DecodeAttentionCall {
 };
 bool decode_attention(const DecodeAttentionCall& call, int device, cudaStream_t stream,
                       const char* fn);
-// Tests and benchmarks: turns the decode path on or off for the process (in
-// place of AOTRT_DECODE_ATTENTION), and counts the calls it served.
-void set_decode_attention_enabled(bool enabled);
+// Whether attention() offers `call` to cuDNN before the decode path (Note
+// [Decode attention or cuDNN]): true in the auto mode for the calls cuDNN
+// runs faster; the decode path then serves it only if cuDNN does not.
+bool decode_attention_prefers_cudnn(const DecodeAttentionCall& call);
+// The decode path's mode for the process, in place of AOTRT_DECODE_ATTENTION
+// ("0": off, "1": on for every call it serves, unset: auto), for tests and
+// benchmarks; and the calls it served.
+enum class DecodeAttentionMode { kOff, kOn, kAuto };
+void set_decode_attention_mode(DecodeAttentionMode mode);
 int64_t decode_attention_calls();
 
 // The matmul of a decode step (gemv_decode.cu, Note [Decode GEMV]): out[m, n] =

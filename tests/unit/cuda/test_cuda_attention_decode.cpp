@@ -6,7 +6,8 @@
 // a per-head bias, top-left and bottom-right causal masks, and rows that see no key.
 // Key and value rows of whole masked units hold NaN: the kernel must not read them
 // (a read would poison the output). Each case also checks that the decode path served
-// it (decode_attention_calls()).
+// it (decode_attention_calls()); the auto mode's test, which path did (Note [Decode
+// attention or cuDNN]).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,6 +42,11 @@ struct DecodeCase {
   bool bottom_right = false;    // forward only: custom_mask_type 2
   bool blhe = false;            // q, k, v as [B, L, H, E] memory viewed transposed
   bool compute_lse = true;
+  // The decode path's mode for the call; kOn: it must serve the call, whose key and value
+  // rows of whole masked units hold NaN. kAuto: served by the decode path only if
+  // `decode_serves`; no NaN (cuDNN reads every key).
+  cuda::DecodeAttentionMode mode = cuda::DecodeAttentionMode::kOn;
+  bool decode_serves = true;
   std::string label;
 };
 
@@ -106,10 +112,11 @@ void run(const DecodeCase& c) {
           for (int64_t e = 0; e < E; ++e) {
             const size_t at = static_cast<size_t>(b * ks.strides[0] + hk * ks.strides[1] +
                                                   j * ks.strides[2] + e);
-            kst[at] = dead ? NAN : rng.next();
-            vst[at] = dead ? NAN : rng.next();
+            const bool poison = dead && c.mode == cuda::DecodeAttentionMode::kOn;
+            kst[at] = poison ? NAN : rng.next();
+            vst[at] = poison ? NAN : rng.next();
           }
-        poisoned += dead ? 1 : 0;
+        poisoned += dead && c.mode == cuda::DecodeAttentionMode::kOn ? 1 : 0;
       }
   DeviceView q(c.dtype, qs, extent(qs), rng);
   DeviceView k(c.dtype, ks, kst), v(c.dtype, ks, vst);
@@ -150,6 +157,7 @@ void run(const DecodeCase& c) {
         }
       }
 
+  cuda::set_decode_attention_mode(c.mode);
   const int64_t calls_before = cuda::decode_attention_calls();
   AtenTensorHandle bias_h = bias_view ? bias_view->get() : nullptr;
   Handle out, lse, r2, r3, r6, r7, r8;
@@ -175,7 +183,9 @@ void run(const DecodeCase& c) {
         q.get(), k.get(), v.get(), 0.0, c.causal, 0, nullptr, out.out(), lse.out(), r2.out(),
         r3.out(), &max_q, &max_k, r6.out(), r7.out(), r8.out()));
   }
-  EXPECT_EQ(cuda::decode_attention_calls(), calls_before + 1) << "the decode path did not serve it";
+  cuda::set_decode_attention_mode(cuda::DecodeAttentionMode::kAuto);
+  EXPECT_EQ(cuda::decode_attention_calls(), calls_before + (c.decode_serves ? 1 : 0))
+      << (c.decode_serves ? "the decode path did not serve it" : "the decode path served it");
 
   const double atol = c.dtype == kF32 ? 1e-4 : c.dtype == kF16 ? 2e-3 : 4e-3;
   const double rtol = c.dtype == kF32 ? 1e-4 : c.dtype == kF16 ? 1.0 / 512 : 1.0 / 128;
@@ -201,6 +211,43 @@ void run(const DecodeCase& c) {
   }
   std::printf("  %s: %lld of %lld key units poisoned (never read)\n", c.label.c_str(),
               static_cast<long long>(poisoned), static_cast<long long>(B * Hk * ((Lk + 7) / 8)));
+}
+
+// Note [Decode attention or cuDNN]: in the auto mode cuDNN gets one fp16/bf16 query row
+// against up to 4096 keys; the decode path keeps longer caches, several query rows and fp32.
+TEST(CudaDecodeAttention, AutoModeOffersShortCachesToCudnnFirst) {
+  AOTRT_REQUIRE_GPU();
+  DecodeCase c;
+  c.mode = cuda::DecodeAttentionMode::kAuto;
+  c.H = 32;
+  c.Hk = 32;
+  c.E = 64;
+  c.mask = Mask::kStaticCache;
+  c.Lk = 1024;
+  c.filled = {540};
+  c.decode_serves = false;
+  c.label = "auto: bf16 cudnn, Lq 1, Lk 1024 filled 540, 32 over 32, E 64 (cuDNN)";
+  run(c);
+  c.Lk = 4096;
+  c.filled = {4000};
+  c.dtype = kF16;
+  c.label = "auto: fp16 cudnn, Lq 1, Lk 4096 (cuDNN)";
+  run(c);
+  c.dtype = kBF16;
+  c.Lk = 4104;
+  c.label = "auto: bf16 cudnn, Lq 1, Lk 4104 (the decode path)";
+  c.decode_serves = true;
+  run(c);
+  c.Lk = 1024;
+  c.Lq = 4;
+  c.filled = {500};
+  c.label = "auto: bf16 cudnn, Lq 4, Lk 1024 (the decode path)";
+  run(c);
+  c.Lq = 1;
+  c.dtype = kF32;
+  c.flavor = Flavor::kEfficient;
+  c.label = "auto: fp32 efficient, Lq 1, Lk 1024 (the decode path: cuDNN has no fp32)";
+  run(c);
 }
 
 TEST(CudaDecodeAttention, StaticCacheGqaBf16) {
