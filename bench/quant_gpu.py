@@ -16,7 +16,8 @@ Correctness (each line PASS or FAIL; the exit status is 1 if any fails):
     mask and GQA, within bf16's (fp32's) tolerance.
 Timing (GPU time per call, CUDA events around CUDA-graph replays for ATen; aotrt's
 own graph-replay times come from `aotrt_quant_bench`'s table, given with --bench, and
-the table joins them per shape with the ratio ATen / aotrt).
+the table joins them per shape: for int4 aotrt's auto choice beside its gemv (M <= 8)
+and decode (M <= 64) kernels, with the ratio ATen / auto).
 
 Usage: python3 bench/quant_gpu.py --lib build-gpu/libaotrt.so [--bench bench.md]
        [--iters 20] [--skip-timing]
@@ -152,7 +153,8 @@ def check_int4(rt):
                                     (16, 1024, 4096, 64, 8), (17, 4096, 4096, 128, 8),
                                     (64, 4096, 4096, 128, 8), (200, 1032, 1024, 32, 4),
                                     (5, 520, 512, 256, 2), (1, 14336, 4096, 128, 8),
-                                    (1, 4096, 14336, 128, 8)]:
+                                    (1, 4096, 14336, 128, 8), (8, 4096, 4096, 128, 8),
+                                    (1, 256, 2048, 32, 8), (2, 2048, 5632, 64, 4)]:
         q = torch.randint(0, 16, (N, K), device="cuda", generator=g, dtype=torch.int32)
         packed = torch.ops.aten._convert_weight_to_int4pack(uint8_weight(q), inner)
         for exact in (True, False):
@@ -290,7 +292,8 @@ def aten_times(iters):
     for (M, N, K) in [(1, 4096, 4096), (1, 14336, 4096), (1, 4096, 14336), (4, 4096, 4096),
                       (8, 4096, 4096), (16, 4096, 4096), (17, 4096, 4096), (32, 4096, 4096),
                       (64, 4096, 4096), (128, 4096, 4096), (256, 4096, 4096), (1024, 4096, 4096),
-                      (64, 14336, 4096)]:
+                      (64, 14336, 4096), (1, 2048, 2048), (1, 256, 2048), (1, 5632, 2048),
+                      (1, 2048, 5632), (1, 32000, 2048)]:
         copies = max(2, min(16, (150 << 20) // (N * K // 2)))
         ws = [torch.ops.aten._convert_weight_to_int4pack(
             torch.randint(0, 256, (N, K // 2), device="cuda", generator=g, dtype=torch.int32).to(torch.uint8), 8)
@@ -325,22 +328,25 @@ def aten_times(iters):
 
 
 def joined_table(times, bench_path):
-    """The bench's aotrt rows beside ATen's time for the same shape."""
+    """The bench's aotrt rows beside ATen's time for the same shape: what aotrt runs
+    (auto; attention: its decode kernel) and, for int4, the gemv and decode kernels."""
     rows = {}
     for line in open(bench_path):
-        m = re.match(r"\| (\d+ x \d+ x \d+) auto \| ([\d.]+) \|", line)
+        m = re.match(r"\| (\d+ x \d+ x \d+) (auto|gemv|decode) \| ([\d.]+) \|", line)
         if m:
-            rows[("int4", m.group(1))] = float(m.group(2))
+            rows.setdefault(("int4", m.group(1)), {})[m.group(2)] = float(m.group(3))
         m = re.match(r"\| (Lq \d+, \d+ \(\d+\)) decode kernel \| ([\d.]+) \|", line)
         if m:
-            rows[("attention", m.group(1))] = float(m.group(2))
+            rows.setdefault(("attention", m.group(1)), {})["auto"] = float(m.group(2))
     print("\n## GPU time per call, CUDA-graph replays (aotrt from aotrt_quant_bench; ATen's "
           "attention on K/V repeated to the 32 query heads, as repeat_kv hands them over)\n")
-    print("| op | shape | ATen us | aotrt us | ATen / aotrt |\n|---|---|---|---|---|")
+    print("| op | shape | ATen us | aotrt us | gemv us | decode us | ATen / aotrt |\n"
+          "|---|---|---|---|---|---|---|")
     for key, aten in times.items():
-        ours = rows.get(key)
-        ratio = f"{aten / ours:.2f}" if ours else "-"
-        print(f"| {key[0]} | {key[1]} | {aten:.2f} | {ours if ours else '-'} | {ratio} |")
+        ours = rows.get(key, {})
+        cells = " | ".join(f"{ours[k]:.2f}" if k in ours else "-" for k in ("auto", "gemv", "decode"))
+        ratio = f"{aten / ours['auto']:.2f}" if ours.get("auto") else "-"
+        print(f"| {key[0]} | {key[1]} | {aten:.2f} | {cells} | {ratio} |")
 
 
 def main():

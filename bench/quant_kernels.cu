@@ -224,11 +224,14 @@ void bench_int4(bool sweep) {
   struct Shape {
     int64_t M, N, K;
   };
+  // An 8B model's projections (hidden 4096, MLP 14336) at M 1 to 1024, then the 1.1B
+  // LLaMA's decode step at M 1: q/o, k/v, gate/up, down, lm_head.
   const std::vector<Shape> shapes = {{1, 4096, 4096},   {1, 14336, 4096}, {1, 4096, 14336},
                                      {4, 4096, 4096},   {8, 4096, 4096},  {16, 4096, 4096},
                                      {17, 4096, 4096},  {32, 4096, 4096}, {64, 4096, 4096},
                                      {128, 4096, 4096}, {256, 4096, 4096}, {1024, 4096, 4096},
-                                     {64, 14336, 4096}};
+                                     {64, 14336, 4096}, {1, 2048, 2048},  {1, 256, 2048},
+                                     {1, 5632, 2048},   {1, 2048, 5632},  {1, 32000, 2048}};
   const int64_t group = 128, inner = 8;
   for (const Shape& s : shapes) {
     const int64_t weight_bytes = s.N * s.K / 2, sz_bytes = s.K / group * s.N * 4;
@@ -255,9 +258,14 @@ void bench_int4(bool sweep) {
     using aotrt::cuda::Int4Kernel;
     if (s.M <= 64) run("exact", {Int4Kernel::kExact});
     run("auto", {});
+    if (s.M <= 8) run("gemv", {Int4Kernel::kGemv});
     if (s.M <= 64) run("decode", {Int4Kernel::kDecode});
     run("gemm", {Int4Kernel::kGemm});
     if (!sweep) continue;
+    if (s.M <= 8) {
+      for (int splits : {1, 2, 4, 8})
+        run("gemv splits " + std::to_string(splits), {Int4Kernel::kGemv, splits, 0});
+    }
     if (s.M <= 64) {
       for (int tiles : {1, 2, 4})
         for (int splits : {1, 2, 4, 8})

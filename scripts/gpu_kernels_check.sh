@@ -59,7 +59,7 @@ echo "unit tests: exit $UNIT"
 echo "== 2. aotrt_quant_bench $SWEEP ($(( $(date +%s) - T0 )) s)"
 timeout 120 "$BUILD_DIR/aotrt_quant_bench" $SWEEP >"$LOG_DIR/quant_bench.md" 2>&1
 BENCH=$?
-grep -E '^#|auto \||decode kernel \||previous path|native|cuBLASLt|GEMV' "$LOG_DIR/quant_bench.md" | head -n 80
+grep -E '^#|(auto|gemv|decode) \||decode kernel \||previous path|native|cuBLASLt|GEMV' "$LOG_DIR/quant_bench.md" | head -n 120
 echo "bench: exit $BENCH"
 [ "$BENCH" = 0 ] || RC=1
 

@@ -102,8 +102,9 @@ void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorIm
 // over K (blocks of a cluster, at most 8) and its tile (decode, M <= 64: n
 // tiles a warp, 1, 2 or 4; gemm: rows a block, 64 or 128); 0 picks as
 // int4_tinygemm_mm does. False, with nothing queued, when that kernel does not
-// serve the call (an alignment, a device before sm_80, M past 64 for decode).
-enum class Int4Kernel { kAuto, kExact, kDecode, kGemm };
+// serve the call (an alignment, a device before sm_80, M past 64 for decode,
+// M past 8 for gemv).
+enum class Int4Kernel { kAuto, kExact, kGemv, kDecode, kGemm };
 struct Int4KernelChoice {
   Int4Kernel kernel = Int4Kernel::kAuto;
   int splits = 0;

@@ -3,25 +3,37 @@
 // it lies in memory.
 //
 // Note [Int4 matmul kernels]
-// int4_tinygemm_mm picks, by M, one of three kernels:
-// - decode (M <= 64): a GEMV on tensor cores. tinygemm's layout is the B
-//   fragment of mma.m16n8k16 (Note [mma fragments]): lane (n % 8) * 4 +
-//   (k % 8) / 2 of an 8-column tile holds, in each int32, the fragments of
-//   two 16-deep k tiles, so a lane loads its own int32s (16 bytes at once for
-//   innerKTiles 8, the layout torchao packs) and dequantizes them in
-//   registers straight into fragments: the nibble pairs (i, i + 4) at bits
-//   4i and 16 + 4i become two bfloat16 128 + q by an OR with 0x4300 (exact),
-//   then w = fma(q - 8, scale, zero) in bfloat16x2 (one rounding, ATen's
-//   dequantization bit for bit). Each warp of a block owns 1, 2 or 4 n tiles
-//   and walks the block's K range; A's rows (8, 16, 32 or 64 of them, rows
-//   past M read a zero row) stage through shared memory in chunks (cp.async,
-//   two buffers) that all 4 warps share, and reach the fragments by ldmatrix.
-//   A warp loads the weights and (scale, zero) pairs of its next batch of
-//   outer k tiles (about 2 KiB) while it multiplies the current one, so two
-//   batches are in flight and no load waits inside the multiply (the first
-//   version loaded the pairs there and ran at a quarter of the bandwidth).
-//   The grid is about one wave of the device: blocks split K as a cluster
-//   (sm_90) and sum through distributed shared memory, in rank order.
+// int4_tinygemm_mm picks, by M, one of four kernels: gemv to 8 rows, decode to 64,
+// gemm past (auto); exact serves what they refuse. tinygemm's layout is the B fragment
+// of mma.m16n8k16 (Note [mma fragments]): lane (n % 8) * 4 + (k % 8) / 2 of an 8-column
+// tile holds, in each int32, the fragments of two 16-deep k tiles, so a lane loads its
+// own int32s (16 bytes at once for innerKTiles 8, the layout torchao packs) and
+// dequantizes them in registers straight into fragments: the nibble pairs (i, i + 4) at
+// bits 4i and 16 + 4i become two bfloat16 128 + q by an OR with 0x4300 (exact), then
+// w = fma(q - 8, scale, zero) in bfloat16x2 (one rounding, ATen's dequantization bit for
+// bit).
+// - gemv (M <= 8): out^T = W A^T, the weight as mma's A operand. The fragments (b0, b1)
+//   of two n tiles T0, T1 are, as they come, the A fragment {T0 b0, T1 b0, T0 b1, T1 b1}
+//   (rows g: T0's column g, rows g + 8: T1's), and A's rows are the B operand's 8 columns:
+//   lane (g, c) reads A[g][k + 2c] and A[g][k + 2c + 8] (4 bytes each, zero past M)
+//   straight from global memory, where L1 and L2 hold it. One mma a 16-deep k tile
+//   serves both n tiles and every row, and C's element e of lane (g, c) is
+//   out[2c + e % 2][8 T + g]. A block is 8 warps on a pair of n tiles; each warp takes a
+//   contiguous run of the block's outer k tiles and loads their weights and (scale, zero)
+//   pairs 8 k pairs a batch (2 KiB a warp), two batches before it reads A and each next
+//   one as it finishes one, so that the weights, not A, are what a warp waits for: no
+//   shared memory and no barrier until the warps' sums add, in warp order, at the end.
+//   Fewer blocks than SMs split K as a cluster (sm_90), summed in rank order.
+// - decode (M <= 64; auto: 9 to 64): a GEMV on tensor cores, the weight as the B
+//   operand. Each warp of a block owns 1, 2 or 4 n tiles and walks the block's K range;
+//   A's rows (8, 16, 32 or 64 of them, rows past M read a zero row) stage through shared
+//   memory in chunks (cp.async, two buffers) that all 4 warps share, and reach the
+//   fragments by ldmatrix. A warp loads the weights and (scale, zero) pairs of its next
+//   batch of outer k tiles (about 2 KiB) while it multiplies the current one, so two
+//   batches are in flight and no load waits inside the multiply (the first version
+//   loaded the pairs there and ran at a quarter of the bandwidth). The grid is about
+//   one wave of the device: blocks split K as a cluster (sm_90) and sum through
+//   distributed shared memory, in rank order.
 // - gemm (M > 64): 64 or 128 rows x 128 columns a block, 8 warps of 32 x 32
 //   (or 64 x 32); A's tile through shared memory (cp.async, two stages,
 //   ldmatrix), the weights loaded by each warp into registers one 128-deep
@@ -39,7 +51,9 @@
 // ulp; the tensor cores' truncating adds are within that) differs from
 // another by at most 2 * K * 2^-23 * sum_k |a_k w_k| before the two
 // roundings to bfloat16, which add at most 2^-8 relative each: the bound the
-// tests check against the exact kernel and torch.
+// tests check against the exact kernel and torch. Each kernel's order (gemv: the
+// mma chains, their accumulator sets, the warps, the cluster's blocks) is fixed by
+// the shape and the choice, with no atomics: a call gives the same bits every time.
 // Grid sizes: the splits are chosen on the host from the shape and the
 // device's SM count only; no host sync, no allocation.
 #include <cooperative_groups.h>
@@ -186,6 +200,165 @@ __device__ __forceinline__ void cluster_sum(float* local, int count, Emit&& emit
 #else
   __trap();  // clusters are launched on sm_90 and later only
 #endif
+}
+
+// --- gemv: M <= 8 --------------------------------------------------------------------------
+
+constexpr int kGemvWarps = 8;
+constexpr int kGemvMaxRows = 8;  // M the gemv kernel serves (auto: up to here)
+constexpr int kGemvPairs = 8;    // 32-deep k pairs of a batch: 16 int32s a lane (2 KiB a warp)
+constexpr int kGemvSets = 4;     // accumulators a warp: mma chains a quarter as long
+
+// A hint that the line holding p is about to be read (into L1; a no-op if not kept).
+__device__ __forceinline__ void prefetch_l1(const void* p) {
+  asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
+}
+
+// out^T = W A^T (Note [Int4 matmul kernels]). Block (x, y): n tiles T0 = 2x and T1 = 2x + 1
+// (rows g and g + 8 of mma's A operand), outer k tiles [y * per_split, ...) in contiguous
+// runs, one a warp; its cluster (splits > 1) is its column of blocks along y. A warp loads
+// the weights and (scale, zero) pairs of its first two batches before it reads A, and the
+// batch after next as it finishes each; A's rows come straight from global memory.
+// kScales: the groups in an outer k tile (its kInner / 2 k pairs; 1 where a group covers
+// it). A lane loads each one's (scale, zero) pair once a column: none twice, none copied
+// from another register (the copy would wait for that register's load).
+// Every index fits 32 bits: M K, N K / 8 and M N are below 2^31 (the host checks).
+template <int kInner, int kScales>
+__global__ void __launch_bounds__(kGemvWarps * 32, 2)
+    int4_gemv_kernel(const bf16* __restrict__ a, const uint32_t* __restrict__ b,
+                     const uint32_t* __restrict__ sz, bf16* __restrict__ out, int M, int N,
+                     int K, int group_shift, int per_split, int splits) {
+  constexpr int kWords = kInner / 2;  // int32s a lane holds of one outer k tile and n tile
+  constexpr int kOuterK = 16 * kInner;
+  constexpr int kB = kGemvPairs / kWords;  // outer k tiles a batch
+  static_assert(kScales >= 1 && kWords % kScales == 0);
+  __shared__ __align__(16) float part[kGemvWarps][32 * 4];  // each warp's C fragments
+  __shared__ float block_sum[kGemvMaxRows * 16];
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, c = lane % 4;
+  const int n_tiles = N / 8, k_outer = K / kOuterK;
+  const int tile0 = 2 * static_cast<int>(blockIdx.x);
+  const bool has1 = tile0 + 1 < n_tiles;  // an odd count: the last block's T1 is zero
+  const int split0 = static_cast<int>(blockIdx.y) * per_split;
+  const int span = max(0, min(k_outer, split0 + per_split) - split0);
+  const int o_begin = split0 + span * warp / kGemvWarps;
+  const int o_end = split0 + span * (warp + 1) / kGemvWarps;
+  const int batches = (o_end - o_begin + kB - 1) / kB;
+  // This lane's int32s of T0 at o_begin (T1's a packed n tile on), its (scale, zero)
+  // column of T0 (T1's 8 on), its row of A (row g; none past M).
+  const uint32_t* const w0 = b + ((tile0 * k_outer + o_begin) * 32 + lane) * kWords;
+  const int t1_words = k_outer * 32 * kWords;
+  const uint32_t* const s0 = sz + tile0 * 8 + g;
+  const bool row_in = g < M;
+  const bf16* const a_row = a + (row_in ? g : 0) * K;
+
+  // A batch: kB outer tiles of both n tiles' int32s and (scale, zero) pairs; k pair j of
+  // an outer tile is in its group j * kScales / kWords.
+  struct Batch {
+    uint32_t w[kB][2][kWords];
+    uint32_t s[kB][2][kScales];
+  };
+  auto load = [&](int bi, Batch& d) {
+    const int ob = o_begin + bi * kB;            // the batch's first outer tile
+    const int left = min(kB, o_end - ob);        // its outer tiles in the run
+    const uint32_t* const wb = w0 + bi * (kB * 32 * kWords);
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+        const bool ok = u < left && (t == 0 || has1);
+        if (ok) {
+          load_words<kWords>(d.w[u][t], wb + t * t1_words + u * 32 * kWords);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kWords; ++j) d.w[u][t][j] = 0;
+        }
+#pragma unroll
+        for (int i = 0; i < kScales; ++i) {
+          const int k = ((ob + u) * kWords + i * (kWords / kScales)) * 32;  // the group's first
+          d.s[u][t][i] = ok ? __ldg(s0 + t * 8 + (k >> group_shift) * N) : 0u;
+        }
+      }
+    }
+    // The batch's A into L1 while its weights come: lane (g, c) the quarters c of row g.
+    if (row_in) {
+      const char* const p = reinterpret_cast<const char*>(a_row + ob * kOuterK);
+      const int last = left * kOuterK * 2 - 1;  // bytes, from p
+      prefetch_l1(p + min(kGemvPairs * 16 * c, last));
+      prefetch_l1(p + min(kGemvPairs * 16 * c + kGemvPairs * 16 - 1, last));
+    }
+  };
+
+  float acc[kGemvSets][4] = {};
+  auto compute = [&](const Batch& d, int bi) {
+#pragma unroll
+    for (int u = 0; u < kB; ++u) {
+      const int o = o_begin + bi * kB + u;
+      if (o >= o_end) break;  // uniform over the warp
+      // The B fragments of the outer tile's k pairs: A[g][k0 + 2c + 8h .. + 1] for
+      // h = 0, 1 (k tile 2p's b0, b1) and 2, 3 (k tile 2p + 1's).
+      const bf16* const ap = a_row + o * kOuterK + 2 * c;
+      uint32_t x[kWords][4];
+#pragma unroll
+      for (int j = 0; j < kWords; ++j) {
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+          x[j][h] = row_in ? __ldg(reinterpret_cast<const uint32_t*>(ap + 32 * j + 8 * h)) : 0u;
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kWords; ++j) {
+        const int q = u * kWords + j, i = j * kScales / kWords;
+        // The A fragment {T0 b0, T1 b0, T0 b1, T1 b1}: rows g and g + 8, k 2c.. and 2c + 8..
+        uint32_t f[4];
+        dequant_tile<0>(d.w[u][0][j], d.s[u][0][i], f[0], f[2]);
+        dequant_tile<0>(d.w[u][1][j], d.s[u][1][i], f[1], f[3]);
+        mma::m16n8k16<bf16>(acc[(2 * q) % kGemvSets], f, x[j][0], x[j][1]);
+        dequant_tile<1>(d.w[u][0][j], d.s[u][0][i], f[0], f[2]);
+        dequant_tile<1>(d.w[u][1][j], d.s[u][1][i], f[1], f[3]);
+        mma::m16n8k16<bf16>(acc[(2 * q + 1) % kGemvSets], f, x[j][2], x[j][3]);
+      }
+    }
+  };
+
+  // Two batches in flight: while one is multiplied the other loads, and each is
+  // reloaded (two batches on) as soon as it is multiplied.
+  Batch p{}, r{};
+  if (batches > 0) load(0, p);
+  if (batches > 1) load(1, r);
+  for (int bi = 0; bi < batches; bi += 2) {
+    compute(p, bi);
+    if (bi + 2 < batches) load(bi + 2, p);
+    if (bi + 1 < batches) {
+      compute(r, bi + 1);
+      if (bi + 3 < batches) load(bi + 3, r);
+    }
+  }
+
+  // C: element e of lane (g, c) is out[2c + e % 2][8 (T0 + e / 2) + g]. The sets' sums, in
+  // set order, then the warps' in warp order (each warp's k run follows the previous one's).
+  float res[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) res[e] = ((acc[0][e] + acc[1][e]) + acc[2][e]) + acc[3][e];
+  *reinterpret_cast<float4*>(&part[warp][lane * 4]) = make_float4(res[0], res[1], res[2], res[3]);
+  __syncthreads();
+  // Thread i < 16 M: row i / 16, column 16 x + i % 16 of the output.
+  const int count = M * 16, m = tid / 16, col = tid % 16;
+  float sum = 0.0f;
+  if (tid < count) {
+    const int at = ((col % 8) * 4 + m / 2) * 4 + m % 2 + 2 * (col / 8);
+#pragma unroll
+    for (int w = 0; w < kGemvWarps; ++w) sum += part[w][at];
+  }
+  auto emit = [&](int i, float s) {
+    if (i % 16 < 8 || has1) out[(i / 16) * N + tile0 * 8 + i % 16] = __float2bfloat16_rn(s);
+  };
+  if (splits == 1) {
+    if (tid < count) emit(tid, sum);
+    return;
+  }
+  if (tid < count) block_sum[tid] = sum;
+  cluster_sum(block_sum, count, emit);  // its first cluster barrier orders block_sum
 }
 
 // --- decode: M <= 64 ---------------------------------------------------------------------
@@ -625,6 +798,39 @@ int choose_splits(int64_t blocks, int64_t units, int64_t wave, const DeviceFacts
   return static_cast<int>(std::clamp<int64_t>(std::min(want, units), 1, kMaxClusterBlocks));
 }
 
+template <int kInner, int kScales>
+void launch_gemv_groups(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
+                        cudaStream_t stream) {
+  const int64_t n_tiles = o.N / 8, k_outer = o.K / (16 * kInner);
+  const int64_t blocks = (n_tiles + 1) / 2;  // M N < 2^31: within a grid's x
+  // Fewer blocks than SMs: split K over a cluster, so that more SMs load weights, each
+  // warp keeping at least one outer k tile.
+  int splits = choice.splits > 0
+                   ? std::min(choice.splits, kMaxClusterBlocks)
+                   : choose_splits(blocks, std::max<int64_t>(1, k_outer / kGemvWarps), d.sms, d);
+  if (d.capability < 90) splits = 1;
+  const int per_split = static_cast<int>((k_outer + splits - 1) / splits);
+  launch_with_clusters(int4_gemv_kernel<kInner, kScales>,
+                       dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(splits)),
+                       kGemvWarps * 32, 0, dim3(1, static_cast<unsigned>(splits), 1), stream,
+                       o.a, o.b, o.sz, o.out, static_cast<int>(o.M), static_cast<int>(o.N),
+                       static_cast<int>(o.K), o.group_shift, per_split, splits);
+}
+
+// By the groups an outer k tile (kInner / 2 pairs of 16-deep k tiles) spans: one a
+// pair for groups of 32, one every two pairs for 64, else one.
+template <int kInner>
+void launch_gemv(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
+                 cudaStream_t stream) {
+  if (o.group_shift == 5) {
+    launch_gemv_groups<kInner, kInner / 2>(o, choice, d, stream);
+  } else if (o.group_shift == 6) {
+    launch_gemv_groups<kInner, std::max(1, kInner / 4)>(o, choice, d, stream);
+  } else {
+    launch_gemv_groups<kInner, 1>(o, choice, d, stream);
+  }
+}
+
 template <int kInner, int kRows8>
 void launch_decode_rows(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
                         cudaStream_t stream) {
@@ -740,7 +946,11 @@ bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out
   const auto* sz_data = static_cast<const bf16*>(scale_zeros.data_ptr());
   auto* out_data = static_cast<bf16*>(out.data_ptr());
   Int4Kernel which = choice.kernel;
-  if (which == Int4Kernel::kAuto) which = M <= kDecodeMaxRows ? Int4Kernel::kDecode : Int4Kernel::kGemm;
+  if (which == Int4Kernel::kAuto) {
+    which = M <= kGemvMaxRows     ? Int4Kernel::kGemv
+            : M <= kDecodeMaxRows ? Int4Kernel::kDecode
+                                  : Int4Kernel::kGemm;
+  }
   if (which == Int4Kernel::kExact) {
     launch_exact(a_data, b_data, sz_data, out_data, M, N, K, b.sizes()[1], inner, group,
                  on.stream, fn);
@@ -751,8 +961,11 @@ bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out
   const bool fits = d.capability >= 80 && M * K < (int64_t{1} << 31) &&
                     N * K / 8 < (int64_t{1} << 31) && M * N < (int64_t{1} << 31) &&
                     aligned(b_data, 2 * inner) && aligned(sz_data, 4) && aligned(out_data, 4);
-  // Both stage A through cp.async (16 bytes; K is a multiple of 32).
-  if (!fits || !aligned(a_data, 16) || (which == Int4Kernel::kDecode && M > kDecodeMaxRows)) {
+  // gemv reads A by 4 bytes (K is even); decode and gemm stage it through cp.async (16 bytes;
+  // K is a multiple of 32).
+  const bool gemv = which == Int4Kernel::kGemv;
+  if (!fits || !aligned(a_data, gemv ? 4 : 16) || (gemv && M > kGemvMaxRows) ||
+      (which == Int4Kernel::kDecode && M > kDecodeMaxRows)) {
     return false;
   }
   const Operands o{on.device, a_data, b_data, reinterpret_cast<const uint32_t*>(sz_data), out_data,
@@ -760,7 +973,11 @@ bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out
   auto by_inner = [&](auto run2, auto run4, auto run8) {
     inner == 2 ? run2() : inner == 4 ? run4() : run8();
   };
-  if (which == Int4Kernel::kDecode) {
+  if (gemv) {
+    by_inner([&] { launch_gemv<2>(o, choice, d, on.stream); },
+             [&] { launch_gemv<4>(o, choice, d, on.stream); },
+             [&] { launch_gemv<8>(o, choice, d, on.stream); });
+  } else if (which == Int4Kernel::kDecode) {
     by_inner([&] { launch_decode<2>(o, choice, d, on.stream); },
              [&] { launch_decode<4>(o, choice, d, on.stream); },
              [&] { launch_decode<8>(o, choice, d, on.stream); });
