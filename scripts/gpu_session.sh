@@ -33,7 +33,9 @@
 #   generation     programs, sessions and generation on cuda: tests/python/test_generation.py
 #                  (scripts/python_gpu.sh --from-build build-gpu -k generation)
 #   kernels        issue 29's kernels: scripts/gpu_kernels_check.sh ($KERNELS_ARGS,
-#                  default --no-sweep): unit tests, GB/s table, aotrt against ATen
+#                  default --no-sweep): unit tests, GB/s table, aotrt against ATen; it builds
+#                  its own targets (aotrt_kernel_tests is not in `build`'s: never pass it
+#                  --skip-build), so it can come first, before build-cli, on a cold machine
 #   large          scripts/gpu_large.sh: the weights layouts of large packages on cpu and cuda
 #   unit           build-gpu/aotrt_unit_tests --gtest_filter=$UNIT_FILTER (default: sampling,
 #                  CUDA graphs, sessions' streams): a slice of the unit tests, no skips allowed
