@@ -23,7 +23,8 @@
 //   pairs 8 k pairs a batch (2 KiB a warp), two batches before it reads A and each next
 //   one as it finishes one, so that the weights, not A, are what a warp waits for: no
 //   shared memory and no barrier until the warps' sums add, in warp order, at the end.
-//   Fewer blocks than SMs split K as a cluster (sm_90), summed in rank order.
+//   A split over K as a cluster (sm_90, summed in rank order) is there on request only:
+//   measured, it was slower at every shape.
 // - decode (M <= 64; auto: 9 to 64): a GEMV on tensor cores, the weight as the B
 //   operand. Each warp of a block owns 1, 2 or 4 n tiles and walks the block's K range;
 //   A's rows (8, 16, 32 or 64 of them, rows past M read a zero row) stage through shared
@@ -803,11 +804,10 @@ void launch_gemv_groups(const Operands& o, const Int4KernelChoice& choice, const
                         cudaStream_t stream) {
   const int64_t n_tiles = o.N / 8, k_outer = o.K / (16 * kInner);
   const int64_t blocks = (n_tiles + 1) / 2;  // M N < 2^31: within a grid's x
-  // Fewer blocks than SMs: split K over a cluster, so that more SMs load weights, each
-  // warp keeping at least one outer k tile.
-  int splits = choice.splits > 0
-                   ? std::min(choice.splits, kMaxClusterBlocks)
-                   : choose_splits(blocks, std::max<int64_t>(1, k_outer / kGemvWarps), d.sms, d);
+  // One split unless asked (tests, the bench's --sweep): a K split over a cluster was slower
+  // at every shape measured, even 16 blocks of a 256 x 2048 weight (H100: 2.49 us whole,
+  // 3.38 in two, 3.78 in eight; bench/results/int4-gemv-h100-2026-12-07.md).
+  int splits = choice.splits > 0 ? std::min(choice.splits, kMaxClusterBlocks) : 1;
   if (d.capability < 90) splits = 1;
   const int per_split = static_cast<int>((k_outer + splits - 1) / splits);
   launch_with_clusters(int4_gemv_kernel<kInner, kScales>,
