@@ -375,7 +375,7 @@ TEST(CudaInt4Kernels, GemvEveryRowCountGivesTheRoundedSumBitForBit) {
 }
 
 // The gemv kernel on random data within the bound of the exact kernel; auto gives the
-// gemv kernel's own bits (its default splits), so auto picks it for every M to 8.
+// gemv kernel's own bits (its default split), so auto picks it for every M to 8.
 TEST(CudaInt4Kernels, GemvRandomDataAgreesWithinTheBound) {
   REQUIRE_CUDA_DEVICE();
   const Backend be = cuda_backend();
@@ -482,15 +482,15 @@ TEST(CudaInt4Kernels, ShimServesEveryMAndMisalignedA) {
 
 // Warm calls captured into a CUDA graph on aotrt's private stream (the capture
 // fails on a host wait, another stream or a cudaMalloc), the replay giving the
-// eager result: the gemv kernel (M = 1) and the decode kernel (M = 64), both split
-// in clusters.
+// eager result: the gemv kernel (M = 1, one split: Note [Int4 matmul kernels]) and the
+// decode kernel (M = 64, split in a cluster).
 TEST(CudaInt4Kernels, WarmCallsCaptureIntoAGraph) {
   REQUIRE_CUDA_DEVICE();
   const Backend be = cuda_backend();
   const auto f = find_op<Int4Mm>(be, "_weight_int4pack_mm");
   ASSERT_NE(f, nullptr);
   for (int64_t M : {1, 64}) {
-    const Int4Shape s{M, 512, 4096, 128, 8};  // few columns: the kernels split K
+    const Int4Shape s{M, 512, 4096, 128, 8};  // few columns: the decode kernel splits K
     SCOPED_TRACE(name_of(s));
     const Int4Problem p = make_int4(s, Data::kExact, 3);
     std::vector<double> sum, abs_sum;
