@@ -47,6 +47,8 @@ device-to-device copy is printed beside it) and the datasheet's (H100 3.35 TB/s,
 --profile: Nsight Compute's kernel table of one aotrt decode step (`aotrt bench --profiler-range`)
 and one torch.compile step (the same module, between cudaProfilerStart/Stop in a child process):
 kernels by name, time, share, DRAM bytes read per second (bench/kernel_times.py's ncu options).
+--attention gqa: every contender's model attends through SDPA with enable_gqa on the unrepeated
+cache (aotrt_tools.llm's Note [GQA attention in exports]) instead of transformers' repeat_kv.
 --export-options default,max_autotune,...: aotrt on packages exported with each option set,
 timed in the same rounds; the table says which won (issue 29, item 5).
 
@@ -216,8 +218,9 @@ def quantize(model, how: str) -> None:
         del lin
 
 
-def build_model(shape: str, dtype_name: str, device: str, seed: int = 0):
-    """LlamaForCausalLM of `shape` with random weights, made on `device` in its dtype."""
+def build_model(shape: str, dtype_name: str, device: str, seed: int = 0, attention: str = "hf"):
+    """LlamaForCausalLM of `shape` with random weights, made on `device` in its dtype; attention
+    "gqa": through aotrt_tools.llm's GQA SDPA (Note [GQA attention in exports]) for every contender."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -242,6 +245,11 @@ def build_model(shape: str, dtype_name: str, device: str, seed: int = 0):
     if quant:
         with torch.no_grad():
             quantize(model, quant)
+    if attention == "gqa":
+        sys.path.insert(0, str(REPO / "python"))
+        from aotrt_tools import llm
+
+        llm.use_gqa_attention(model)
     return model
 
 
@@ -555,7 +563,7 @@ def cached_export(args, model, wrapper, shape, dtype_name, batch, cache, opt_set
     want = {"fingerprint": model_fingerprint(), "torch": torch.__version__,
             "transformers": transformers.__version__, "options": {**flow_options(args.device),
                                                                   **OPTION_SETS[opt_set]},
-            "checksum": checksum, "seed": args.seed}
+            "checksum": checksum, "seed": args.seed, "attention": args.attention}
     try:
         if json.loads(meta.read_text()) == want and pkg.exists():
             log(f"  reusing {pkg}")
@@ -730,7 +738,7 @@ def child_profile_compile(args) -> int:
     import torch
 
     shape, dtype_name, batch, cache = args.shapes[0], args.dtypes[0], args.batches[0], args.caches[0]
-    model = build_model(shape, dtype_name, "cuda", args.seed)
+    model = build_model(shape, dtype_name, "cuda", args.seed, args.attention)
     wrapper = make_wrapper(model, batch, cache)
     c = TorchContender("compile", wrapper.model, "cuda", compiled=True)
     g = torch.Generator().manual_seed(args.seed + 1)
@@ -787,7 +795,7 @@ def profile_config(args, shape, dtype_name, batch, cache, pkg: Path | None, inpu
         sides["torch.compile"] = [sys.executable, str(Path(__file__).resolve()), "--child-profile-compile",
                                   "--device", "cuda", "--shapes", shape, "--dtypes", dtype_name,
                                   "--batches", str(batch), "--caches", str(cache), "--prompt-len",
-                                  str(args.prompt_len), "--seed", str(args.seed)]
+                                  str(args.prompt_len), "--seed", str(args.seed), "--attention", args.attention]
     for side, cmd in sides.items():
         log(f"  ncu: one {side} decode step ...")
         t = time.perf_counter()
@@ -1064,6 +1072,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="LABEL:VAR=VAL[,VAR=VAL][;LABEL:...]: also run the default aotrt package "
                         "under these variables as contender aotrt<LABEL> (e.g. "
                         "'lt:AOTRT_DECODE_GEMV=0': cuBLASLt in place of the decode GEMV kernel)")
+    p.add_argument("--attention", choices=["hf", "gqa"], default="hf",
+                   help="hf: transformers' SDPA (repeat_kv before attention under a mask); gqa: SDPA with "
+                        "enable_gqa on the unrepeated cache, for every contender (aotrt_tools.llm)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--prompt-len", type=int, default=None, help="default 512 on cuda, 32 on cpu")
     p.add_argument("--new-tokens", type=int, default=None, help="timed decode steps (default 64 cuda, 16 cpu)")
@@ -1150,7 +1161,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"model {shape} {dtype_name} on {args.device} ...")
             t = time.perf_counter()
             try:
-                model = build_model(shape, dtype_name, args.device, args.seed)
+                model = build_model(shape, dtype_name, args.device, args.seed, args.attention)
                 checksum = weights_checksum(model)
             except Exception as e:
                 log(f"model {shape} {dtype_name}: FAILED {type(e).__name__}: {e}")
