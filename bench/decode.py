@@ -218,9 +218,8 @@ def quantize(model, how: str) -> None:
         del lin
 
 
-def build_model(shape: str, dtype_name: str, device: str, seed: int = 0, attention: str = "hf"):
-    """LlamaForCausalLM of `shape` with random weights, made on `device` in its dtype; attention
-    "gqa": through aotrt_tools.llm's GQA SDPA (Note [GQA attention in exports]) for every contender."""
+def build_model(shape: str, dtype_name: str, device: str, seed: int = 0):
+    """LlamaForCausalLM of `shape` with random weights, made on `device` in its dtype."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -245,12 +244,20 @@ def build_model(shape: str, dtype_name: str, device: str, seed: int = 0, attenti
     if quant:
         with torch.no_grad():
             quantize(model, quant)
-    if attention == "gqa":
-        sys.path.insert(0, str(REPO / "python"))
-        from aotrt_tools import llm
-
-        llm.use_gqa_attention(model)
     return model
+
+
+def set_attention(model, attention: str) -> None:
+    """"hf": transformers' SDPA (repeat_kv under a mask); "gqa": aotrt_tools.llm's SDPA with
+    enable_gqa on the unrepeated cache (Note [GQA attention in exports]), for every contender."""
+    if attention == "hf":
+        model.set_attn_implementation("sdpa")
+        return
+    sys.path.insert(0, str(REPO / "python"))
+    from aotrt_tools import llm
+
+    if llm.use_gqa_attention(model) is None:
+        raise ValueError("--attention gqa: the model does not attend through SDPA")
 
 
 def weights_checksum(model) -> str:
@@ -550,7 +557,7 @@ def first_divergence(a: list[list[int]], b: list[list[int]]) -> int | None:
 
 
 def cached_export(args, model, wrapper, shape, dtype_name, batch, cache, opt_set: str,
-                  checksum: str) -> tuple[Path, float | None]:
+                  checksum: str, attention: str) -> tuple[Path, float | None]:
     """The package for this config and option set, exported when missing or stale; returns
     (path, export seconds or None when reused)."""
     import torch
@@ -558,12 +565,12 @@ def cached_export(args, model, wrapper, shape, dtype_name, batch, cache, opt_set
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    stem = f"{shape}-{dtype_name}-b{batch}-c{cache}-{opt_set}"
+    stem = f"{shape}-{dtype_name}-b{batch}-c{cache}-{attention}-{opt_set}"
     pkg, meta = work / f"{stem}.pt2", work / f"{stem}.json"
     want = {"fingerprint": model_fingerprint(), "torch": torch.__version__,
             "transformers": transformers.__version__, "options": {**flow_options(args.device),
                                                                   **OPTION_SETS[opt_set]},
-            "checksum": checksum, "seed": args.seed, "attention": args.attention}
+            "checksum": checksum, "seed": args.seed, "attention": attention}
     try:
         if json.loads(meta.read_text()) == want and pkg.exists():
             log(f"  reusing {pkg}")
@@ -586,7 +593,7 @@ def cached_export(args, model, wrapper, shape, dtype_name, batch, cache, opt_set
     return pkg, secs
 
 
-def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish) -> dict[str, Any]:
+def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish, attention: str = "hf") -> dict[str, Any]:
     """Times one config; publish(row) writes the tables (after the timing, again after a profile,
     so that a call cut short by its limit keeps the timing)."""
     import numpy as np
@@ -594,7 +601,7 @@ def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish) 
 
     device = args.device
     row: dict[str, Any] = {"shape": shape, "dtype": dtype_name, "batch": batch, "cache": cache,
-                           "prompt_len": args.prompt_len, "new_tokens": args.new_tokens}
+                           "attention": attention, "prompt_len": args.prompt_len, "new_tokens": args.new_tokens}
     plen, n = args.prompt_len, args.new_tokens
     if plen + n + 1 > cache:
         raise ValueError(f"prompt {plen} + {n} new tokens do not fit a cache of {cache}")
@@ -615,7 +622,7 @@ def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish) 
     for s in aotrt_sets:
         name = "aotrt" if s == "default" else f"aotrt[{s}]"
         packages[name], row["export_s"][name] = cached_export(args, model, wrapper, shape, dtype_name, batch,
-                                                              cache, s, checksum)
+                                                              cache, s, checksum, attention)
 
     # --aotrt-env: the default package again, under other environment variables (a kernel
     # path switched off), alternated with the rest.
@@ -738,7 +745,8 @@ def child_profile_compile(args) -> int:
     import torch
 
     shape, dtype_name, batch, cache = args.shapes[0], args.dtypes[0], args.batches[0], args.caches[0]
-    model = build_model(shape, dtype_name, "cuda", args.seed, args.attention)
+    model = build_model(shape, dtype_name, "cuda", args.seed)
+    set_attention(model, args.attention[0])
     wrapper = make_wrapper(model, batch, cache)
     c = TorchContender("compile", wrapper.model, "cuda", compiled=True)
     g = torch.Generator().manual_seed(args.seed + 1)
@@ -795,7 +803,7 @@ def profile_config(args, shape, dtype_name, batch, cache, pkg: Path | None, inpu
         sides["torch.compile"] = [sys.executable, str(Path(__file__).resolve()), "--child-profile-compile",
                                   "--device", "cuda", "--shapes", shape, "--dtypes", dtype_name,
                                   "--batches", str(batch), "--caches", str(cache), "--prompt-len",
-                                  str(args.prompt_len), "--seed", str(args.seed), "--attention", args.attention]
+                                  str(args.prompt_len), "--seed", str(args.seed), "--attention", row.get("attention", "hf")]
     for side, cmd in sides.items():
         log(f"  ncu: one {side} decode step ...")
         t = time.perf_counter()
@@ -827,6 +835,12 @@ def fmt(v, spec: str, none: str = "-") -> str:
     return none if v is None else format(v, spec)
 
 
+def dtype_label(row: dict[str, Any]) -> str:
+    """The dtype cell: the dtype, and the attention where it is not transformers' own."""
+    att = row.get("attention", "hf")
+    return row["dtype"] if att == "hf" else f"{row['dtype']} ({att} attention)"
+
+
 def render(report: dict[str, Any]) -> str:
     bw = report["bandwidth_gbps"]
     ds = report.get("datasheet_tbps")
@@ -855,7 +869,7 @@ def render(report: dict[str, Any]) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:
         if "skipped" in row or "error" in row:
-            lines.append(f"| {row['shape']} | {row['dtype']} | {row['batch']} | {row['cache']} | "
+            lines.append(f"| {row['shape']} | {dtype_label(row)} | {row['batch']} | {row['cache']} | "
                          f"{row.get('skipped') or row.get('error')} |||||||||")
             continue
         b = row["bytes"]
@@ -865,7 +879,7 @@ def render(report: dict[str, Any]) -> str:
             label = {"compile": "torch.compile" + (" (reduce-overhead)" if report["device"] == "cuda"
                                                    else " (default)")}.get(c, c)
             if "step_p50_ms" not in e:
-                lines.append(f"| {row['shape']} | {row['dtype']} | {row['batch']} | {row['cache']} | "
+                lines.append(f"| {row['shape']} | {dtype_label(row)} | {row['batch']} | {row['cache']} | "
                              f"{label} | failed: {e.get('error', '?')[:200]} |||||||")
                 continue
             gbps = need / (e["step_p50_ms"] / 1e3) / 1e9
@@ -878,27 +892,27 @@ def render(report: dict[str, Any]) -> str:
             timing = row["export_s"].get(c) if c.startswith("aotrt") else (row["compile_s"] if c == "compile" else None)
             timing_s = fmt(timing, ".0f", "reused" if c.startswith("aotrt") else "-")
             lines.append(
-                f"| {row['shape']} | {row['dtype']} | {row['batch']} | {row['cache']} | {label} | "
+                f"| {row['shape']} | {dtype_label(row)} | {row['batch']} | {row['cache']} | {label} | "
                 f"{e['step_p50_ms']:.3f} | {e['tokens_per_s']:.1f} | {need / 1e9:.3f} ({whole / 1e9:.3f}) | "
                 f"{100 * gbps / bw['read']:.1f} | "
                 + (f"{100 * gbps / (ds * 1000):.1f}" if ds else "-")
                 + f" | {fmt(e.get('ttft_ms'), '.1f')} | {div} | {timing_s} |")
         if row.get("error_after_timing"):
-            lines.append(f"| {row['shape']} | {row['dtype']} | {row['batch']} | {row['cache']} | "
+            lines.append(f"| {row['shape']} | {dtype_label(row)} | {row['batch']} | {row['cache']} | "
                          f"after the timing: {row['error_after_timing'][:200]} |||||||||")
         if row.get("export_options_winner"):
-            lines.append(f"| {row['shape']} | {row['dtype']} | {row['batch']} | {row['cache']} | "
+            lines.append(f"| {row['shape']} | {dtype_label(row)} | {row['batch']} | {row['cache']} | "
                          f"export options: **{row['export_options_winner']}** won |||||||||")
     lines += [""] + targets(report)
     for row in report["rows"]:
         if row.get("shim_profile"):
-            lines += ["", f"## Where aotrt's CPU step goes: {row['shape']} {row['dtype']} batch {row['batch']} "
+            lines += ["", f"## Where aotrt's CPU step goes: {row['shape']} {dtype_label(row)} batch {row['batch']} "
                           f"cache {row['cache']}", "",
                       "`aotrt bench --profile` of the decode step at position --prompt-len (host time in "
                       "each aoti_* shim call: the ATen-level ops the package calls; the rest is "
                       "inductor's generated code):", "", "```", row["shim_profile"], "```"]
         for side, prof in (row.get("profile") or {}).items():
-            lines += ["", f"## Kernels of one {side} decode step: {row['shape']} {row['dtype']} "
+            lines += ["", f"## Kernels of one {side} decode step: {row['shape']} {dtype_label(row)} "
                           f"batch {row['batch']} cache {row['cache']}", ""]
             if "error" in prof:
                 lines.append(f"ncu failed: {prof['error']}")
@@ -974,7 +988,7 @@ def targets(report: dict[str, Any]) -> list[str]:
             a, c = row["contenders"].get("aotrt", {}), row["contenders"].get("compile", {})
             if "tokens_per_s" in a and "tokens_per_s" in c:
                 ok = a["tokens_per_s"] >= c["tokens_per_s"]
-                out.append(f"- CPU {row['shape']} {row['dtype']} batch {row['batch']}: aotrt "
+                out.append(f"- CPU {row['shape']} {dtype_label(row)} batch {row['batch']}: aotrt "
                            f"{a['tokens_per_s']:.2f} tokens/s vs torch.compile {c['tokens_per_s']:.2f}: "
                            + ("at or above: met" if ok else "below: MISSED (why: the shim profile below)") + ".")
     return out
@@ -1021,7 +1035,7 @@ def estimate_s(args, shape, dtype_name, batch, cache) -> float:
     t += args.rounds * per_round
     if args.profile:
         t += 150
-    return t
+    return t * len(args.attention)  # each attention exports and times the config again
 
 
 def parse_env_variants(text: str) -> list[tuple[str, dict[str, str]]]:
@@ -1072,9 +1086,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="LABEL:VAR=VAL[,VAR=VAL][;LABEL:...]: also run the default aotrt package "
                         "under these variables as contender aotrt<LABEL> (e.g. "
                         "'lt:AOTRT_DECODE_GEMV=0': cuBLASLt in place of the decode GEMV kernel)")
-    p.add_argument("--attention", choices=["hf", "gqa"], default="hf",
+    p.add_argument("--attention", type=lambda t: parse_list(t, ["hf", "gqa"]), default=["hf"],
                    help="hf: transformers' SDPA (repeat_kv before attention under a mask); gqa: SDPA with "
-                        "enable_gqa on the unrepeated cache, for every contender (aotrt_tools.llm)")
+                        "enable_gqa on the unrepeated cache, for every contender (aotrt_tools.llm); "
+                        "hf,gqa: each config twice")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--prompt-len", type=int, default=None, help="default 512 on cuda, 32 on cpu")
     p.add_argument("--new-tokens", type=int, default=None, help="timed decode steps (default 64 cuda, 16 cpu)")
@@ -1161,7 +1176,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"model {shape} {dtype_name} on {args.device} ...")
             t = time.perf_counter()
             try:
-                model = build_model(shape, dtype_name, args.device, args.seed, args.attention)
+                model = build_model(shape, dtype_name, args.device, args.seed)
                 checksum = weights_checksum(model)
             except Exception as e:
                 log(f"model {shape} {dtype_name}: FAILED {type(e).__name__}: {e}")
@@ -1187,17 +1202,20 @@ def main(argv: list[str] | None = None) -> int:
                         published.append(row)
                     write()
 
-                try:
-                    run_config(args, model, shape, dtype_name, batch, cache, checksum, publish)
-                except Exception as e:
-                    log(f"config FAILED: {type(e).__name__}: {e}")
-                    why = f"{type(e).__name__}: {str(e)[:300]}"
-                    if published:  # timed; what came after failed
-                        published[0]["error_after_timing"] = why
-                        write()
-                    else:
-                        publish({"shape": shape, "dtype": dtype_name, "batch": batch, "cache": cache,
-                                 "error": why})
+                for attention in args.attention:
+                    published.clear()
+                    try:
+                        set_attention(model, attention)
+                        run_config(args, model, shape, dtype_name, batch, cache, checksum, publish, attention)
+                    except Exception as e:
+                        log(f"config FAILED: {type(e).__name__}: {e}")
+                        why = f"{type(e).__name__}: {str(e)[:300]}"
+                        if published:  # timed; what came after failed
+                            published[0]["error_after_timing"] = why
+                            write()
+                        else:
+                            publish({"shape": shape, "dtype": dtype_name, "batch": batch, "cache": cache,
+                                     "attention": attention, "error": why})
             del model
             if not cpu:
                 torch.cuda.empty_cache()
