@@ -336,8 +336,9 @@ def _check_lengths(max_cache_len: int, max_prefill_len: int) -> None:
 # GQA_ATTENTION: SDPA with enable_gqa on the unrepeated cache, otherwise what transformers' SDPA
 # does. Cases it does not handle (softcap, position bias, head dims that differ) go to
 # transformers' own SDPA function. The model's attention implementation is set for the export
-# and restored after it. On by default on CUDA; on the CPU torch lowers SDPA with a mask to the
-# same math either way, so the CPU keeps transformers' default (`gqa_attention`).
+# and restored after it. On by default on CUDA. The CPU keeps transformers' default until measured:
+# there torch lowers a one-row SDPA with a mask to its math ops (matmuls and softmax) with or
+# without the repeat, so the gain is not obvious (`hf_decoder_graphs(gqa=True)` turns it on).
 GQA_ATTENTION = "aotrt_gqa_sdpa"
 
 
