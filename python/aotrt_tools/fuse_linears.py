@@ -14,7 +14,11 @@ split back along its last dim. Served ops, one rule each (`KINDS`):
 - aten.linear(x, w[, b]): w [N, K] and b [N] concatenated on dim 0;
 - aten._weight_int8pack_mm(x2, w int8 [N, K], scales [N]): both on dim 0;
 - aten._weight_int4pack_mm_for_cpu(x2, w uint8 [N, K/2], group, sz [K/group, N, 2]): w on dim 0,
-  sz on dim 1;
+  sz on dim 1. ATen packs w in blocks of BLOCK_N rows (64 with AVX512, 32 with AVX2 or none;
+  `weight_to_int4pack_kernel` in aten/src/ATen/native/cpu/int4mm_kernel.cpp), interleaving the
+  rows of a block and packing a short last block apart, so the rows of the concatenation are
+  the packing of the concatenated weight only where every member but the last fills whole
+  blocks: its N must be a multiple of 64 (CPU_INT4_BLOCK_N), else the run is cut after it;
 - aten._weight_int4pack_mm(x2, w int32 [N/8, K/(16*inner), 32, inner/2], group, sz): tinygemm's
   packing keeps each tile of 8 output rows in its own slice of dim 0 (a tile's 32 lanes hold
   only its 8 rows), so concatenating on dim 0 is the packing of the concatenated weight when
@@ -76,6 +80,8 @@ class Kind:
     same_args: tuple[int, ...] = ()
     # Extra grouping key from the member's tensors (int4: the packing's inner tiles).
     layout_of: Callable[[list[torch.Tensor]], Any] = lambda ts: None
+    # Every member but the last of a fused run has N a multiple of this (packing blocks).
+    n_align: int = 1
 
 
 def concat_int4pack_cuda(weights: list[torch.Tensor], scales_and_zeros: list[torch.Tensor]
@@ -96,13 +102,16 @@ def _int4_cuda_k(ts: list[torch.Tensor]) -> int:
     return ts[0].shape[1] * 16 * ts[0].shape[3] * 2
 
 
+# The largest BLOCK_N of ATen's CPU int4 packing (AVX512; AVX2 and scalar use 32, a divisor).
+CPU_INT4_BLOCK_N = 64
+
 KINDS: dict[Any, Kind] = {
     aten.linear.default: Kind("linear", ((1, 0), (2, 0)), lambda ts: ts[0].shape[0], lambda ts: ts[0].shape[1]),
     aten._weight_int8pack_mm.default: Kind("int8pack_mm", ((1, 0), (2, 0)), lambda ts: ts[0].shape[0],
                                            lambda ts: ts[0].shape[1]),
     aten._weight_int4pack_mm_for_cpu.default: Kind("int4pack_mm_for_cpu", ((1, 0), (3, 1)),
                                                    lambda ts: ts[0].shape[0], lambda ts: 2 * ts[0].shape[1],
-                                                   same_args=(2,)),
+                                                   same_args=(2,), n_align=CPU_INT4_BLOCK_N),
     aten._weight_int4pack_mm.default: Kind("int4pack_mm", ((1, 0), (3, 1)), lambda ts: 8 * ts[0].shape[0],
                                            _int4_cuda_k, same_args=(2,), layout_of=lambda ts: ts[0].shape[3]),
 }
@@ -194,9 +203,16 @@ def fuse_linears(gm: fx.GraphModule) -> list[FusedGroup]:
         groups.setdefault(key, []).append((node, ts))
 
     fused = []
-    for key, members in groups.items():
-        if len(members) >= 2:
-            fused.append(_fuse_group(gm, KINDS[members[0][0].target], members))
+    for members in groups.values():
+        kind = KINDS[members[0][0].target]
+        run: list[tuple[fx.Node, list[torch.Tensor]]] = []
+        for i, member in enumerate(members):
+            run.append(member)
+            if kind.n_of(member[1]) % kind.n_align == 0 and i + 1 < len(members):
+                continue
+            if len(run) >= 2:  # a member that ends a packing block short ends its run
+                fused.append(_fuse_group(gm, kind, run))
+            run = []
         del members[:]  # the originals are no longer needed here
     gm.graph.lint()
     gm.recompile()
