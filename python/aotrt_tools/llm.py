@@ -67,6 +67,17 @@ Measured on transformers 5.24 (`Seq2SeqLMExportableModule` and its parts):
   being the first generated token, and so on, one token per call, the same encoder output
   every time. transformers' wrapper makes its cache float32 whatever the model's dtype; the
   buffers are cast to the model's dtype here so that bfloat16 exports have bfloat16 caches.
+
+Note [Fused linears]
+Every graph is compiled after aotrt_tools.fuse_linears (on both devices; `--no-fuse-linears`
+for A/B runs): linears that read the same input (q/k/v, gate/up; the int8/int4 weight-only
+ops too) become one matmul over their weights concatenated along N, split back after, since a
+decode step at batch 1 pays a launch and a tail per matmul. The members' weights leave the
+package and the fused one is named from them on their common module
+(`...self_attn.fused_q_proj_k_proj_v_proj_weight`); each graph's record lists the groups under
+"fused_linears" (name, members, sizes, each fused tensor's members and dim) for users of external
+weights. Left alone: mixed dtypes, bias or K, weights that are inputs or read elsewhere (tied
+weights, caches the graph writes). See Note [Fused linears] in fuse_linears.py.
 """
 
 from __future__ import annotations
@@ -89,6 +100,7 @@ from torch import nn
 
 from . import export as aotrt_export
 from . import llm_models
+from .fuse_linears import fuse_linears as fuse_sibling_linears
 
 GENERATION_KEY = "aotrt.generation"
 GENERATION_VERSION = 1
@@ -536,9 +548,17 @@ def _flat_example_inputs(program: Any) -> list[Any]:
     return flat + [kwargs[n] for n in names]
 
 
-def compile_graph(graph: Graph, options: dict[str, Any], record: dict[str, Any]) -> list[Any]:
-    """aot_compile of one graph with aot_inductor.package=True: the files package_aoti takes."""
+def compile_graph(graph: Graph, options: dict[str, Any], record: dict[str, Any],
+                  fuse_linears: bool = True) -> list[Any]:
+    """aot_compile of one graph with aot_inductor.package=True: the files package_aoti takes.
+    fuse_linears: fuse sibling linears first (Note [Fused linears]), listing them in `record`."""
     program = graph.program
+    try:
+        module = program.module(check_guards=False)
+    except TypeError:  # torch 2.11: no check_guards
+        module = program.module()
+    if fuse_linears:
+        record["fused_linears"] = [g.record() for g in fuse_sibling_linears(module)]
     inputs = _flat_example_inputs(program)
     opts = dict(options)
     opts["aot_inductor.package"] = True
@@ -547,10 +567,6 @@ def compile_graph(graph: Graph, options: dict[str, Any], record: dict[str, Any])
     metadata["aotrt.outputs"] = json.dumps(aotrt_export._output_specs(program))
     metadata[GENERATION_KEY] = json.dumps(record)
     opts["aot_inductor.metadata"] = metadata
-    try:
-        module = program.module(check_guards=False)
-    except TypeError:  # torch 2.11: no check_guards
-        module = program.module()
     args, kwargs = program.example_inputs
     aotrt_export.forget_vec_isa_probes()
     files = torch._inductor.aot_compile(module, args, kwargs, options=opts)
@@ -568,8 +584,9 @@ def _vocab_size(src: Source) -> int:
 
 def export_generation(src: Source, out: str | os.PathLike, max_cache_len: int, max_prefill_len: int,
                       dtype: torch.dtype = torch.float32, device: str = "cpu",
-                      extra_options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Exports `src` to OUT.pt2 (+ OUT.generation.json, OUT.tokenizer.json); returns a report."""
+                      extra_options: dict[str, Any] | None = None, fuse_linears: bool = True) -> dict[str, Any]:
+    """Exports `src` to OUT.pt2 (+ OUT.generation.json, OUT.tokenizer.json); returns a report.
+    fuse_linears: Note [Fused linears]."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     pt2 = out.with_name(out.name + ".pt2")
@@ -592,7 +609,7 @@ def export_generation(src: Source, out: str | os.PathLike, max_cache_len: int, m
     files = {}
     with _fp32_exact(dtype):
         for g in graphs:
-            files[g.name] = compile_graph(g, options, records[g.name])
+            files[g.name] = compile_graph(g, options, records[g.name], fuse_linears)
     from torch._inductor.package import package_aoti
 
     if pt2.exists():
@@ -600,7 +617,7 @@ def export_generation(src: Source, out: str | os.PathLike, max_cache_len: int, m
     package_aoti(str(pt2), files)
     t2 = time.perf_counter()
 
-    per_graph = ("inputs", "min_prefill_len", "max_prefill_len")
+    per_graph = ("inputs", "min_prefill_len", "max_prefill_len", "fused_linears")
     shared = {k: v for k, v in records["decode"].items() if k != "graph" and k not in per_graph}
     shared["graphs"] = {name: {k: r[k] for k in per_graph if k in r}
                         for name, r in records.items()}
@@ -673,6 +690,8 @@ def summarize(report: dict[str, Any]) -> str:
     for name, r in report["records"].items():
         size = report["graphs"].get(name, {})
         extra = f", {r['min_prefill_len']} to {r['max_prefill_len']} tokens" if "max_prefill_len" in r else ""
+        if "fused_linears" in r:
+            extra += f"; {len(r['fused_linears'])} fused linear groups"
         lines.append(f"   graph {name}: inputs {r['inputs']}{extra}; .so {size.get('so', 0) / 2**20:.2f} MiB, "
                      f"weights {size.get('weights', 0) / 2**20:.2f} MiB")
     lines.append(f"   eos {rec['eos_token_ids']}, bos {rec['bos_token_id']}, pad {rec['pad_token_id']}"
@@ -697,6 +716,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ex.add_argument("--language", help="Whisper: the language of the forced prefix (e.g. en)")
     ex.add_argument("--option", action="append", type=aotrt_export._parse_option, default=[],
                     help="extra inductor option key=value (JSON value), e.g. freezing=false")
+    ex.add_argument("--no-fuse-linears", dest="fuse_linears", action="store_false",
+                    help="keep sibling linears (q/k/v, gate/up) apart, for A/B runs (Note [Fused linears])")
     ex.add_argument("--json", action="store_true", help="print the full report as JSON")
     args = parser.parse_args(argv)
 
@@ -704,7 +725,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         src_ = load_source(args.model, args.factory, args.max_cache_len, args.language)
         report = export_generation(src_, args.out, args.max_cache_len, prefill, _DTYPES[args.dtype], args.device,
-                                   dict(args.option) or None)
+                                   dict(args.option) or None, args.fuse_linears)
     except Unservable as e:  # what the user asked for cannot be exported: say so, no traceback
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -100,6 +100,13 @@ def generation_records_are_complete(pkg: str, name: str, info: dict[str, Any]) -
         assert r["inputs"] == expected_inputs[graph], (graph, r["inputs"])
     sidecar = json.loads(Path(info["generation_json"]).read_text())
     assert {g: v["inputs"] for g, v in sidecar["graphs"].items()} == {g: r["inputs"] for g, r in records.items()}
+    # Fused linears (Note [Fused linears]): every tiny decoder has gate/up siblings at least, and
+    # prefill and decode, traced apart, fuse the same groups under the same names.
+    assert {g: v["fused_linears"] for g, v in sidecar["graphs"].items()} == \
+        {g: r["fused_linears"] for g, r in records.items()}
+    if case.kind == "decoder":
+        assert records["decode"]["fused_linears"] and records["prefill"]["fused_linears"] == \
+            records["decode"]["fused_linears"], records["decode"]["fused_linears"]
     assert sidecar["eos_token_ids"] == eos and sidecar["max_cache_len"] == models.MAX_CACHE_LEN
     return records
 

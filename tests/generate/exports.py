@@ -16,8 +16,9 @@
 
 Packages are cached as the e2e tests cache theirs (tests/e2e/conftest.py): under
 $AOTRT_E2E_CACHE (here in its generate/ folder), STEM.pt2 beside STEM.json, whose
-"fingerprint" (`fingerprint()`: torch's and transformers' versions, aotrt_tools' export code,
-this folder's models and exports) must match, else the package is exported again.
+"fingerprint" (`fingerprint()`: torch's and transformers' versions, aotrt_tools' export code
+(llm.py, llm_models.py, fuse_linears.py), this folder's models and exports) must match, else the
+package is exported again.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def fingerprint() -> str:
 
     h = hashlib.sha256(aotrt_export.source_fingerprint().encode())
     h.update(transformers.__version__.encode())
-    for f in (Path(llm.__file__), Path(llm.__file__).with_name("llm_models.py"), HERE / "models.py",
-              HERE / "exports.py"):
+    for f in (Path(llm.__file__), Path(llm.__file__).with_name("llm_models.py"),
+              Path(llm.__file__).with_name("fuse_linears.py"), HERE / "models.py", HERE / "exports.py"):
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
