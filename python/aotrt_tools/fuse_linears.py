@@ -39,6 +39,7 @@ the caller's model still holds the originals).
 
 from __future__ import annotations
 
+import hashlib
 import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -146,6 +147,10 @@ def _readers(gm: fx.GraphModule) -> tuple[dict[str, int], dict[int, set[str]]]:
     return users, storages
 
 
+# Past this many characters a fused name is the first member's, the count and a digest of all.
+MAX_NAME = 96
+
+
 def _owner_and_name(targets: list[str]) -> tuple[str, str]:
     """The deepest module path owning every target and the fused attribute's name there."""
     parts = [t.split(".") for t in targets]
@@ -161,6 +166,9 @@ def _owner_and_name(targets: list[str]) -> tuple[str, str]:
         name = "fused_" + "_".join("_".join(r[:-1]) for r in rels) + "_" + attrs.pop()
     else:
         name = "fused_" + "_".join("_".join(r) for r in rels)
+    if len(name) > MAX_NAME:  # e.g. Whisper's cross-attention k_proj of every layer
+        digest = hashlib.sha1("\n".join(targets).encode()).hexdigest()[:10]
+        name = f"fused_{'_'.join(rels[0])}_and_{len(rels) - 1}_more_{digest}"
     return ".".join(owner), name
 
 
