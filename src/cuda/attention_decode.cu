@@ -512,16 +512,25 @@ __device__ __forceinline__ void cluster_combine(const DecodeParams& p, const flo
   float* weight = scratch;                        // [kRows][kMaxCluster]: e^(m_s - M), 0 if empty
   float* total_m = weight + kRows * kMaxCluster;  // [kRows] M, the largest m_s
   float* total_l = total_m + kRows;               // [kRows] sum_s e^(m_s - M) l_s
+  // The remote loads of a loop over the ranks are all issued before their sum
+  // (unrolled to kMaxCluster, predicated): one DSMEM latency, not one a rank.
   cluster.sync();  // every block's state is in its shared memory
   if (tid < kRows) {
+    float rank_m[kMaxCluster], rank_l[kMaxCluster];
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) {
+      rank_m[s] = s < ranks ? *cluster.map_shared_rank(row_m + tid, s) : -INFINITY;
+      rank_l[s] = s < ranks ? *cluster.map_shared_rank(row_l + tid, s) : 0.0f;
+    }
     float mx = -INFINITY;
-    for (int s = 0; s < ranks; ++s) mx = fmaxf(mx, *cluster.map_shared_rank(row_m + tid, s));
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) mx = fmaxf(mx, rank_m[s]);
     float sum = 0.0f;
-    for (int s = 0; s < ranks; ++s) {
-      const float ms = *cluster.map_shared_rank(row_m + tid, s);
-      const float f = ms == -INFINITY ? 0.0f : __expf(ms - mx);
-      weight[tid * kMaxCluster + s] = f;
-      sum += *cluster.map_shared_rank(row_l + tid, s) * f;
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) {
+      const float f = rank_m[s] == -INFINITY ? 0.0f : __expf(rank_m[s] - mx);
+      weight[tid * kMaxCluster + s] = f;  // 0 past the ranks
+      sum += rank_l[s] * f;
     }
     total_m[tid] = mx;
     total_l[tid] = sum;
@@ -534,10 +543,14 @@ __device__ __forceinline__ void cluster_combine(const DecodeParams& p, const flo
   const int begin = count * rank / ranks, end = count * (rank + 1) / ranks;
   for (int idx = begin + tid; idx < end; idx += kWarps * 32) {
     const int r = idx / kE, e = idx % kE;
-    float o = 0.0f;
-    for (int s = 0; s < ranks; ++s) {
-      o += *cluster.map_shared_rank(block_o + idx, s) * weight[r * kMaxCluster + s];
+    float rank_o[kMaxCluster];
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) {
+      rank_o[s] = s < ranks ? *cluster.map_shared_rank(block_o + idx, s) : 0.0f;
     }
+    float o = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) o += rank_o[s] * weight[r * kMaxCluster + s];
     const RowAt at = row_at(p, hk, rg, r);  // valid: r < valid
     const float l = total_l[r];
     T* out = static_cast<T*>(p.out) + b * p.os[0] + at.h * p.os[1] + at.i * p.os[2];
