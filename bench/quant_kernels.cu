@@ -360,15 +360,20 @@ void bench_attention() {
   const int64_t B = 1, H = 32;
   struct Shape {
     int64_t Hk, E, Lq, Lk, filled;
+    bool gqa_step = false;  // a shape the export's GQA step calls: labelled "GQA step"
   };
   // 8 key heads of E 128 (Llama-3-8B); 32 of E 64: TinyLlama's step as Hugging Face's SDPA
   // call hands it over (repeat_kv copies each of the 4 key heads to its 8 query heads).
+  // The GQA step rows: the calls on the unrepeated cache (32 query heads over TinyLlama's 4
+  // key heads at E 64, over Llama-3-8B's 8 at E 128), short caches that the decode kernel
+  // serves in one launch on sm_90 (a cluster of splits, Note [Decode attention]).
   for (const Shape& s : std::vector<Shape>{
            {8, 128, 1, 1024, 1024},  {8, 128, 1, 4096, 4096},   {8, 128, 1, 16384, 16384},
            {8, 128, 1, 32768, 32768}, {8, 128, 1, 32768, 1024},  {8, 128, 1, 32768, 8192},
            {8, 128, 4, 8192, 8192},   {8, 128, 8, 8192, 8192},   {8, 128, 1, 4096, 2048},
            {8, 128, 1, 8192, 4096},   {32, 64, 1, 1024, 540},    {32, 64, 1, 1024, 1024},
-           {32, 64, 1, 4096, 2048},   {32, 64, 1, 8192, 4096}}) {
+           {32, 64, 1, 4096, 2048},   {32, 64, 1, 8192, 4096},
+           {4, 64, 1, 1024, 540, true}, {4, 64, 1, 4096, 2048, true}, {8, 128, 1, 1024, 540, true}}) {
     const int64_t Hk = s.Hk, E = s.E;
     const int copies = copies_for(2 * B * Hk * s.filled * E * 2);
     std::vector<Buf> k, v, mask;
@@ -400,8 +405,9 @@ void bench_attention() {
         for (AtenTensorHandle h : {out, lse, r2, r3, r6, r7, r8}) (void)aoti_torch_delete_tensor_object(h);
         return true;
       });
-      const std::string what = (Hk == 8 ? "" : std::to_string(H) + " over " + std::to_string(Hk) + " E " +
-                                                    std::to_string(E) + ", ") +
+      const std::string heads = std::to_string(H) + " over " + std::to_string(Hk) + " E " +
+                                std::to_string(E) + ", ";
+      const std::string what = (s.gqa_step ? "GQA step, " + heads : Hk == 8 ? "" : heads) +
                                "Lq " + std::to_string(s.Lq) + ", " + std::to_string(s.Lk) + " (" +
                                std::to_string(s.filled) + ") " + (decode ? "decode kernel" : "previous path (cuDNN)");
       row(what.c_str(), us, bytes);

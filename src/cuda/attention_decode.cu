@@ -4,9 +4,18 @@
 // Note [Decode attention]
 // Flash-decoding: the keys are split between many blocks, each block keeps
 // the online-softmax state (running max m, sum l, unnormalised output) of
-// its keys, and a second kernel combines the blocks' states of a query row
+// its keys, and the blocks' states of a query row are combined
 // (o = sum_s e^(m_s - M) o_s / sum_s e^(m_s - M) l_s, M the largest m_s);
-// with one split the block writes the output itself. A block takes up to 8
+// with one split the block writes the output itself. On sm_90 and later,
+// 2 to 8 splits of a (batch, kv head, row group) are one thread-block
+// cluster and combine in the kernel, through distributed shared memory:
+// each block leaves its state in its shared memory, and after a cluster
+// barrier each writes a slice of the rows' outputs (and logsumexps) from
+// every rank's state, in rank order; a second barrier keeps every block
+// until the others have read it. One launch, no partial buffer, no atomics:
+// the bits do not depend on timing. More splits (long caches) or an older
+// device: the blocks write their states to a partial buffer and a second
+// kernel combines them, one block a query row. A block takes up to 8
 // query rows that share one key/value head (GQA: the H / Hk query heads of a
 // kv head times the Lq positions), so each key is read once for all of them.
 // Keys go in units of 8; the units of a (batch, kv head) are dealt out to
@@ -42,8 +51,24 @@
 // A row that sees no key gets output 0 and the flavor's masked logsumexp
 // (Note [Attention outputs]); padding rows of the efficient flavor's
 // logsumexp get +inf.
+// Splits (plan_splits): a cache of at most 8 x 64 units (4096 keys) on sm_90
+// gets, for latency, the fewest splits that leave each block at most 16 units
+// (4 a warp), 8 where the units are more, never past one wave of blocks; a
+// longer cache, or an older device, gets the wave's worth (the device's
+// resident blocks over the (batch, kv head, row group) blocks, each split at
+// least 4 units) and the two-kernel combine past 8. The 16 and 64 are a
+// hypothesis, not yet measured: at these sizes the call is latency (1-2 MB
+// is under 1 us of HBM), and a block's time is its warps' dependent chains
+// of units plus the mask scan and the combine, so more splits shorten the
+// chains until the cluster's barriers and the DSMEM reads cost more than a
+// unit's step (a few hundred cycles); past 16 units a warp (64 a block) the
+// second launch of the two-kernel path, at about a wave of short blocks,
+// should cost less than the cluster's longer chains. splits_for_testing
+// forces a count (at most the units): 1 the one-split path, 2 to 8 on sm_90
+// the cluster, more the two-kernel path.
 // AOTRT_DECODE_ATTENTION=0 (read once) turns this path off; Note [Decode
 // attention or cuDNN] says which calls cuDNN is offered first.
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -68,6 +93,7 @@ constexpr int kWarps = 4;
 constexpr int kRows = 8;      // query rows a block
 constexpr int kUnit = 8;      // keys a warp step
 constexpr int kWindow = 1024; // units a block lists at once
+constexpr int kMaxCluster = 8;  // the portable cluster size: splits combined in one launch
 
 struct DecodeParams {
   const void* q;
@@ -76,7 +102,7 @@ struct DecodeParams {
   const void* bias;  // null: none
   void* out;
   float* lse;        // null: not written
-  float* partial;    // [splits][B * H * Lq][E + 2]; null with one split
+  float* partial;    // [splits][B * H * Lq][E + 2]; null with one split or a cluster
   int64_t H, Hk, G, Lq, Lk, E;
   int64_t rows;        // G * Lq: query rows of one kv head
   int64_t row_groups;  // ceil(rows / kRows)
@@ -89,6 +115,7 @@ struct DecodeParams {
   float scale;
   float masked_row_lse;
   bool causal;
+  bool cluster;        // the splits (2 .. kMaxCluster) are one cluster: combined in the kernel
 };
 
 template <typename T>
@@ -445,18 +472,104 @@ inline constexpr int kRingStages = kE <= 64 ? 8 : kE <= 128 ? 4 : 2;
 
 // Shared memory of the decode kernel: the unit lists and, while the keys
 // stream, fp32's q and probabilities or the tensor-core path's rings of
-// keys and values; the warps' states after.
+// keys and values; the warps' states after, and the cluster's weights.
 template <typename T, int kE>
 constexpr size_t decode_smem_bytes() {
   constexpr bool kMma = !std::is_same_v<T, float>;
   const size_t per_path = kMma ? size_t{kWarps} * kRingStages<kE> * 2 * (kE / 32) * 32 * 16
                                : 4 * (kRows * kE + kWarps * kRows * kUnit);
   const size_t stream_phase = kWindow + 4 * (kWindow + 32) + per_path;
-  const size_t state_phase = 4 * (2 * kWarps * kRows + kWarps * kRows * kE) + 4 * 3 * kRows;
+  const size_t state_phase = 4 * (2 * kWarps * kRows + kWarps * kRows * kE) + 4 * 3 * kRows +
+                             4 * (kRows * kMaxCluster + 2 * kRows);
   return stream_phase > state_phase ? stream_phase : state_phase;
 }
 
-// Grid: x the split, y (b, kv head, row group). 128 threads.
+// The efficient flavor's padding rows of the logsumexp (+inf) of kv head hk's query heads.
+__device__ __forceinline__ void write_lse_padding(const DecodeParams& p, int64_t b, int64_t hk) {
+  const int64_t pad = p.lse_rows - p.Lq;
+  for (int64_t idx = threadIdx.x; idx < p.G * pad; idx += kWarps * 32) {
+    const int64_t h = hk * p.G + idx / pad, i = p.Lq + idx % pad;
+    p.lse[b * p.ls[0] + h * p.ls[1] + i * p.ls[2]] = INFINITY;
+  }
+}
+
+// The splits of a cluster combined through distributed shared memory (Note
+// [Decode attention]): each block holds its state - o (over its warps, not yet
+// divided by l) in block_o [kRows][kE], its rows' m and l - and writes a slice
+// of the rows' outputs from every rank's state, in rank order. `scratch`:
+// kRows * (kMaxCluster + 2) floats of this block's own.
+template <typename T, int kE>
+__device__ __forceinline__ void cluster_combine(const DecodeParams& p, const float* block_o,
+                                                const float* row_m, const float* row_l,
+                                                float* scratch, int64_t b, int64_t hk,
+                                                int64_t rg) {
+#if defined(_CG_HAS_CLUSTER_GROUP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int ranks = static_cast<int>(cluster.num_blocks());
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int tid = static_cast<int>(threadIdx.x);
+  float* weight = scratch;                        // [kRows][kMaxCluster]: e^(m_s - M), 0 if empty
+  float* total_m = weight + kRows * kMaxCluster;  // [kRows] M, the largest m_s
+  float* total_l = total_m + kRows;               // [kRows] sum_s e^(m_s - M) l_s
+  // The remote loads of a loop over the ranks are all issued before their sum
+  // (unrolled to kMaxCluster, predicated): one DSMEM latency, not one a rank.
+  cluster.sync();  // every block's state is in its shared memory
+  if (tid < kRows) {
+    float rank_m[kMaxCluster], rank_l[kMaxCluster];
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) {
+      rank_m[s] = s < ranks ? *cluster.map_shared_rank(row_m + tid, s) : -INFINITY;
+      rank_l[s] = s < ranks ? *cluster.map_shared_rank(row_l + tid, s) : 0.0f;
+    }
+    float mx = -INFINITY;
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) mx = fmaxf(mx, rank_m[s]);
+    float sum = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) {
+      const float f = rank_m[s] == -INFINITY ? 0.0f : __expf(rank_m[s] - mx);
+      weight[tid * kMaxCluster + s] = f;  // 0 past the ranks
+      sum += rank_l[s] * f;
+    }
+    total_m[tid] = mx;
+    total_l[tid] = sum;
+  }
+  __syncthreads();
+  // This rank's share of the valid rows' kE outputs each (row-major: one row's
+  // dims are contiguous in every rank's block_o, so a warp's remote reads are too).
+  const int valid = static_cast<int>(min(static_cast<int64_t>(kRows), p.rows - rg * kRows));
+  const int count = valid * kE;
+  const int begin = count * rank / ranks, end = count * (rank + 1) / ranks;
+  for (int idx = begin + tid; idx < end; idx += kWarps * 32) {
+    const int r = idx / kE, e = idx % kE;
+    float rank_o[kMaxCluster];
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) {
+      rank_o[s] = s < ranks ? *cluster.map_shared_rank(block_o + idx, s) : 0.0f;
+    }
+    float o = 0.0f;
+#pragma unroll
+    for (int s = 0; s < kMaxCluster; ++s) o += rank_o[s] * weight[r * kMaxCluster + s];
+    const RowAt at = row_at(p, hk, rg, r);  // valid: r < valid
+    const float l = total_l[r];
+    T* out = static_cast<T*>(p.out) + b * p.os[0] + at.h * p.os[1] + at.i * p.os[2];
+    out[e * p.os[3]] = from_f<T>(o * (l > 0.0f ? 1.0f / l : 0.0f));
+    if (e == 0 && p.lse != nullptr) {
+      p.lse[b * p.ls[0] + at.h * p.ls[1] + at.i * p.ls[2]] =
+          l > 0.0f ? total_m[r] + logf(l) : p.masked_row_lse;
+    }
+  }
+  if (p.lse != nullptr && rg == 0 && rank == 0) write_lse_padding(p, b, hk);
+  cluster.sync();  // no block leaves while another reads its shared memory
+#else
+  (void)p, (void)block_o, (void)row_m, (void)row_l, (void)scratch, (void)b, (void)hk, (void)rg;
+  __trap();  // clusters are launched on sm_90 and later only
+#endif
+}
+
+// Grid: x the split, y (b, kv head, row group); with p.cluster the splits of
+// a y are one cluster. 128 threads.
 template <typename T, int kE>
 __global__ void __launch_bounds__(kWarps * 32) decode_kernel(const DecodeParams p) {
   extern __shared__ float4 smem4[];
@@ -584,7 +697,8 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(const DecodeParams 
   }
   __syncthreads();  // the streaming phase's shared memory becomes the states'
 
-  // Combine the warps' states, then write the output (one split) or the partial state.
+  // Combine the warps' states, then write the output (one split), combine the
+  // cluster's blocks, or write the partial state.
   float* sm = reinterpret_cast<float*>(smem);
   const StateSlots st{sm, sm + kWarps * kRows, sm + 2 * kWarps * kRows};
   float* row_m = st.acc + kWarps * kRows * kE;  // [kRows] combined max
@@ -607,6 +721,17 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(const DecodeParams 
     factor[tid] = sum > 0.0f ? 1.0f / sum : 0.0f;
   }
   __syncthreads();
+  if (p.cluster) {
+    // The block's o into warp 0's slots: element idx is read and rewritten by one thread.
+    for (int idx = tid; idx < kRows * kE; idx += kWarps * 32) {
+      const int r = idx / kE, e = idx % kE;
+      float o = 0.0f;
+      for (int v = 0; v < kWarps; ++v) o += st.acc[(v * kRows + r) * kE + e] * st.m[v * kRows + r];
+      st.acc[idx] = o;
+    }
+    cluster_combine<T, kE>(p, st.acc, row_m, row_l, factor + kRows, b, hk, rg);
+    return;
+  }
   const int64_t row_stride = p.E + 2;
   for (int idx = tid; idx < kRows * kE; idx += kWarps * 32) {
     const int r = idx / kE, e = idx % kE;
@@ -632,13 +757,8 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(const DecodeParams 
       }
     }
   }
-  // The efficient flavor's padding rows of the logsumexp: +inf, by the first split and row group.
-  if (p.splits == 1 && p.lse != nullptr && rg == 0) {
-    for (int64_t idx = tid; idx < p.G * (p.lse_rows - p.Lq); idx += kWarps * 32) {
-      const int64_t h = hk * p.G + idx / (p.lse_rows - p.Lq), i = p.Lq + idx % (p.lse_rows - p.Lq);
-      p.lse[b * p.ls[0] + h * p.ls[1] + i * p.ls[2]] = INFINITY;
-    }
-  }
+  // The efficient flavor's padding rows of the logsumexp: by the first row group.
+  if (p.splits == 1 && p.lse != nullptr && rg == 0) write_lse_padding(p, b, hk);
 }
 
 // One block per query row (b, h, i): its splits' states combined. 128 threads.
@@ -703,6 +823,11 @@ bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u
 // cuDNN reads: several query rows (Lq 4 and 8: 5x), or a long cache mostly
 // unfilled (32768 keys, 1024 filled: 20.7 against 41.6 us), which the host
 // cannot see; so past kCudnnFirstMaxKeys, and for Lq > 1, it comes first.
+// These times are the two-kernel path's (partial states, then a combine
+// kernel); the cluster path (Note [Decode attention]) serves these short
+// caches in one launch, and the bench's GQA rows (the unrepeated cache's
+// 32 over 4 at E 64 and 32 over 8 at E 128) are to say whether cuDNN still
+// wins them. Until measured, the rule stands.
 // AOTRT_DECODE_ATTENTION=1 gives it every call it serves, =0 none.
 constexpr int64_t kCudnnFirstMaxKeys = 4096;
 
@@ -719,39 +844,75 @@ void allow_smem() {
   }
 }
 
-// Splits: the device's wave of blocks (as many as its SMs hold at once) over
-// the (batch, kv head, row group) blocks, each split at least 4 units.
+// Units a block of a cluster is meant to have, and the most it may have
+// before the two-kernel path takes the call (Note [Decode attention]).
+constexpr int64_t kClusterBlockUnits = 16;
+constexpr int64_t kClusterMaxBlockUnits = 64;
+
+// Splits (Note [Decode attention]). sm_90 and later, up to kMaxCluster *
+// kClusterMaxBlockUnits units (4096 keys): for latency, the fewest splits that
+// give each block at most kClusterBlockUnits units (kMaxCluster past that),
+// within a wave. Otherwise: the device's wave of blocks (as many as its SMs
+// hold at once) over the (batch, kv head, row group) blocks, each split at
+// least 4 units. Any 2 .. kMaxCluster splits on sm_90 are one cluster.
 template <typename T, int kE>
 void plan_splits(DecodeParams& p, int64_t blocks_y, int64_t splits_wanted, int device) {
   constexpr size_t smem = decode_smem_bytes<T, kE>();
   allow_smem<T, kE>();
+  const launch::DeviceFacts facts = launch::device_facts(device);
   if (splits_wanted > 0) {
     p.splits = std::min<int64_t>(splits_wanted, p.units);
   } else {
-    const int64_t wave = int64_t{launch::device_facts(device).sms} *
+    const int64_t wave = int64_t{facts.sms} *
                          launch::resident_blocks<decode_kernel<T, kE>>(kWarps * 32, smem, device);
-    p.splits = std::clamp<int64_t>(std::min(wave / blocks_y, (p.units + 3) / 4), 1, 1024);
+    if (facts.capability >= 90 && p.units <= kMaxCluster * kClusterMaxBlockUnits) {
+      const int64_t latency = (p.units + kClusterBlockUnits - 1) / kClusterBlockUnits;
+      p.splits = std::clamp<int64_t>(std::min<int64_t>(latency, wave / blocks_y), 1, kMaxCluster);
+    } else {
+      p.splits = std::clamp<int64_t>(std::min(wave / blocks_y, (p.units + 3) / 4), 1, 1024);
+    }
   }
+  p.cluster = facts.capability >= 90 && p.splits >= 2 && p.splits <= kMaxCluster;
 }
 
 template <typename T, int kE>
 void run_decode(const DecodeParams& p, int64_t blocks_y, cudaStream_t stream) {
-  decode_kernel<T, kE><<<dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(blocks_y)),
-                         kWarps * 32, decode_smem_bytes<T, kE>(), stream>>>(p);
+  const dim3 grid(static_cast<unsigned>(p.splits), static_cast<unsigned>(blocks_y));
+  if (p.cluster) {
+    launch::launch_with_clusters(decode_kernel<T, kE>, grid, kWarps * 32,
+                                 decode_smem_bytes<T, kE>(),
+                                 dim3(static_cast<unsigned>(p.splits), 1, 1), stream, p);
+    return;
+  }
+  decode_kernel<T, kE><<<grid, kWarps * 32, decode_smem_bytes<T, kE>(), stream>>>(p);
   AOTRT_CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename T>
-void launch_typed(DecodeParams& p, int64_t blocks_y, int64_t splits_wanted, int device,
-                  cudaStream_t stream) {
+void plan_typed(DecodeParams& p, int64_t blocks_y, int64_t splits_wanted, int device) {
+  p.E == 64    ? plan_splits<T, 64>(p, blocks_y, splits_wanted, device)
+  : p.E == 128 ? plan_splits<T, 128>(p, blocks_y, splits_wanted, device)
+               : plan_splits<T, 256>(p, blocks_y, splits_wanted, device);
+}
+
+void plan(DecodeParams& p, ScalarType dtype, int64_t blocks_y, int64_t splits_wanted,
+          int device) {
+  switch (dtype) {
+    case ScalarType::Float32: plan_typed<float>(p, blocks_y, splits_wanted, device); break;
+    case ScalarType::Float16: plan_typed<__half>(p, blocks_y, splits_wanted, device); break;
+    default: plan_typed<__nv_bfloat16>(p, blocks_y, splits_wanted, device); break;
+  }
+}
+
+// Queues the planned call: the decode kernel, and the combine kernel after it
+// where the splits are neither one nor a cluster.
+template <typename T>
+void launch_typed(DecodeParams& p, int64_t blocks_y, int device, cudaStream_t stream) {
   auto by_dim = [&](auto run64, auto run128, auto run256) {
     p.E == 64 ? run64() : p.E == 128 ? run128() : run256();
   };
-  by_dim([&] { plan_splits<T, 64>(p, blocks_y, splits_wanted, device); },
-         [&] { plan_splits<T, 128>(p, blocks_y, splits_wanted, device); },
-         [&] { plan_splits<T, 256>(p, blocks_y, splits_wanted, device); });
   DeviceBuffer partial;
-  if (p.splits > 1) {
+  if (p.splits > 1 && !p.cluster) {
     partial = DeviceBuffer(
         device, static_cast<size_t>(p.splits * p.rows_all * (p.E + 2)) * sizeof(float));
     p.partial = static_cast<float*>(partial.data());
@@ -759,18 +920,16 @@ void launch_typed(DecodeParams& p, int64_t blocks_y, int64_t splits_wanted, int 
   by_dim([&] { run_decode<T, 64>(p, blocks_y, stream); },
          [&] { run_decode<T, 128>(p, blocks_y, stream); },
          [&] { run_decode<T, 256>(p, blocks_y, stream); });
-  if (p.splits > 1) {
+  if (p.splits > 1 && !p.cluster) {
     decode_combine_kernel<T><<<static_cast<unsigned>(p.rows_all), 128, sizeof(float) * p.splits,
                                stream>>>(p);
     AOTRT_CUDA_CHECK(cudaGetLastError());
   }
 }
 
-}  // namespace
-
-bool decode_attention(const DecodeAttentionCall& c, int device, cudaStream_t stream,
-                      const char* fn) {
-  if (!g_decode.enabled()) return false;
+// The kernel's parameters for `c` on `device`, and its blocks along y; false
+// where the decode path does not serve the call.
+bool decode_params(const DecodeAttentionCall& c, int device, DecodeParams& p, int64_t& blocks_y) {
   const int64_t B = c.sizes[0], H = c.sizes[1], Hk = c.sizes[2], Lq = c.sizes[3], Lk = c.sizes[4],
                 E = c.sizes[5], Ev = c.sizes[6];
   if (Lq < 1 || Lq > 8 || Lk < 1 || B < 1 || E != Ev) return false;
@@ -789,7 +948,7 @@ bool decode_attention(const DecodeAttentionCall& c, int device, cudaStream_t str
   for (int d = 0; d < 3; ++d) {
     if (c.k_strides[d] % vec != 0 || c.v_strides[d] % vec != 0) return false;
   }
-  DecodeParams p{};
+  p = DecodeParams{};
   p.q = c.q;
   p.k = c.k;
   p.v = c.v;
@@ -819,19 +978,42 @@ bool decode_attention(const DecodeAttentionCall& c, int device, cudaStream_t str
   p.causal_offset = c.causal_offset;
   p.scale = c.scale;
   p.masked_row_lse = c.masked_row_lse;
-  const int64_t blocks_y = B * Hk * p.row_groups;
-  if (blocks_y > 65535 || p.rows_all > 0x7fffffff) return false;
+  blocks_y = B * Hk * p.row_groups;
+  return blocks_y <= 65535 && p.rows_all <= 0x7fffffff;
+}
+
+}  // namespace
+
+bool decode_attention(const DecodeAttentionCall& c, int device, cudaStream_t stream,
+                      const char* fn) {
+  if (!g_decode.enabled()) return false;
+  DecodeParams p{};
+  int64_t blocks_y = 0;
+  if (!decode_params(c, device, p, blocks_y)) return false;
+  plan(p, c.dtype, blocks_y, c.splits_for_testing, device);
   switch (c.dtype) {
-    case ScalarType::Float32:
-      launch_typed<float>(p, blocks_y, c.splits_for_testing, device, stream);
-      break;
-    case ScalarType::Float16:
-      launch_typed<__half>(p, blocks_y, c.splits_for_testing, device, stream);
-      break;
-    default: launch_typed<__nv_bfloat16>(p, blocks_y, c.splits_for_testing, device, stream); break;
+    case ScalarType::Float32: launch_typed<float>(p, blocks_y, device, stream); break;
+    case ScalarType::Float16: launch_typed<__half>(p, blocks_y, device, stream); break;
+    default: launch_typed<__nv_bfloat16>(p, blocks_y, device, stream); break;
   }
   (void)fn;
   g_decode.served();
+  return true;
+}
+
+// For tests, declared there rather than in library_ops.h (which 18 files
+// include): the splits decode_attention() takes for `c` on `device` and
+// whether they are one cluster; false where it does not serve the call.
+bool decode_attention_plan_for_testing(const DecodeAttentionCall& c, int device,
+                                       int64_t* splits, bool* cluster);
+bool decode_attention_plan_for_testing(const DecodeAttentionCall& c, int device,
+                                       int64_t* splits, bool* cluster) {
+  DecodeParams p{};
+  int64_t blocks_y = 0;
+  if (!decode_params(c, device, p, blocks_y)) return false;
+  plan(p, c.dtype, blocks_y, c.splits_for_testing, device);
+  *splits = p.splits;
+  *cluster = p.cluster;
   return true;
 }
 
