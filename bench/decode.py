@@ -120,7 +120,11 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
     # options), a prefill graph of up to --prompt-len tokens beside the decode step, so that the
     # prompt runs as one graph (TTFT) instead of token by token. Batch 1 only.
     "prefill": {},
+    # The same without fusing sibling linears (Note [Fused linears]): the fusion's share of it.
+    "prefill_nofuse": {},
 }
+# The sets made by aotrt's generation export, and export_generation's arguments for each.
+GENERATION_SETS: dict[str, dict[str, Any]] = {"prefill": {}, "prefill_nofuse": {"fuse_linears": False}}
 DATASHEET_TBPS = {"H100": 3.35, "H200": 4.8}
 CHILD_TIMEOUT_S = 900
 
@@ -304,9 +308,11 @@ def export_package(wrapper, batch: int, device: str, path: Path, extra: dict[str
             ep, package_path=str(path), inductor_configs={**flow_options(device), **extra})
 
 
-def export_generation_package(model, cache: int, prompt_len: int, device: str, path: Path) -> None:
+def export_generation_package(model, cache: int, prompt_len: int, device: str, path: Path,
+                              **how: Any) -> None:
     """aotrt[prefill]: the generation export (prefill up to prompt_len tokens, and decode) of the
-    same model, in its dtype, with aotrt_tools.llm's options for the device."""
+    same model, in its dtype, with aotrt_tools.llm's options for the device (`how`: more of
+    export_generation's arguments)."""
     import torch
 
     sys.path.insert(0, str(REPO / "python"))
@@ -319,7 +325,7 @@ def export_generation_package(model, cache: int, prompt_len: int, device: str, p
         model.generation_config.use_cache = True
     with torch.no_grad():
         report = llm.export_generation(src, path.with_suffix(""), cache, max(prompt_len, llm.MIN_PREFILL_LEN),
-                                       dtype=dtype, device=device)
+                                       dtype=dtype, device=device, **how)
     if Path(report["package"]) != path:
         raise RuntimeError(f"generation export wrote {report['package']}, not {path}")
 
@@ -579,8 +585,8 @@ def cached_export(args, model, wrapper, shape, dtype_name, batch, cache, opt_set
         pass
     log(f"  export {stem} (options {want['options']}) ...")
     t = time.perf_counter()
-    if opt_set == "prefill":
-        export_generation_package(model, cache, args.prompt_len, args.device, pkg)
+    if opt_set in GENERATION_SETS:
+        export_generation_package(model, cache, args.prompt_len, args.device, pkg, **GENERATION_SETS[opt_set])
     else:
         export_package(wrapper, batch, args.device, pkg, OPTION_SETS[opt_set])
     secs = time.perf_counter() - t
@@ -617,7 +623,7 @@ def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish, 
             [("aotrt" if s == "default" else f"aotrt[{s}]") for s in aotrt_sets]
     packages: dict[str, Path] = {}
     row["export_s"] = {}
-    if batch != 1 and "prefill" in aotrt_sets:
+    if batch != 1 and any(s in GENERATION_SETS for s in aotrt_sets):
         raise ValueError("--export-options prefill serves batch 1 only (aotrt's generator decodes one sequence)")
     for s in aotrt_sets:
         name = "aotrt" if s == "default" else f"aotrt[{s}]"
