@@ -262,7 +262,11 @@ void run(const DecodeCase& c) {
   const bool want_lse_out = c.compute_lse || flash;
   ASSERT_EQ(defined, want_lse_out || c.flavor != Flavor::kCudnn) << "logsumexp defined";
   if (!want_lse_out) return;
-  ASSERT_EQ(sizes_of(lse.get()), (std::vector<int64_t>{B, H, lse_rows(c)}));
+  // torch's cuDNN flavor returns the logsumexp as [B, H, Lq, 1]
+  const std::vector<int64_t> lse_sizes = c.flavor == Flavor::kCudnn
+                                             ? std::vector<int64_t>{B, H, Lq, 1}
+                                             : std::vector<int64_t>{B, H, lse_rows(c)};
+  ASSERT_EQ(sizes_of(lse.get()), lse_sizes);
   expect_close(read(lse.get()), want_lse_rows(c, pb), tol.lse, 0.0, c.label + ": lse");
   std::printf("  %s: %lld of %lld key units poisoned (never read)\n", c.label.c_str(),
               static_cast<long long>(pb.poisoned),
