@@ -57,7 +57,8 @@
 // longer cache, or an older device, gets the wave's worth (the device's
 // resident blocks over the (batch, kv head, row group) blocks, each split at
 // least 4 units) and the two-kernel combine past 8. The 16 and 64 are a
-// hypothesis, not yet measured: at these sizes the call is latency (1-2 MB
+// hypothesis, measured only as a whole against the two-kernel path (1.7-1.8
+// us less at 1024 keys on an H100), not tuned: at these sizes the call is latency (1-2 MB
 // is under 1 us of HBM), and a block's time is its warps' dependent chains
 // of units plus the mask scan and the combine, so more splits shorten the
 // chains until the cluster's barriers and the DSMEM reads cost more than a
@@ -824,10 +825,13 @@ bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u
 // unfilled (32768 keys, 1024 filled: 20.7 against 41.6 us), which the host
 // cannot see; so past kCudnnFirstMaxKeys, and for Lq > 1, it comes first.
 // These times are the two-kernel path's (partial states, then a combine
-// kernel); the cluster path (Note [Decode attention]) serves these short
-// caches in one launch, and the bench's GQA rows (the unrepeated cache's
-// 32 over 4 at E 64 and 32 over 8 at E 128) are to say whether cuDNN still
-// wins them. Until measured, the rule stands.
+// kernel). With the cluster path (Note [Decode attention]) on an H100
+// (bench/results/decode-h100-gqa-2026-12-07.md) the decode kernel gained
+// 1.7-1.8 us at 1024 keys, but cuDNN still wins Lq 1 on the unrepeated
+// cache's shapes: 32 over 4 at E 64, 540 of 1024 keys filled, 8.75 us
+// against 11.14; 32 over 8 at E 128, 11.57 against 12.31; and the 1B step
+// took 1.609 ms through cuDNN against 1.688 forced through the kernel. So
+// the rule stands.
 // AOTRT_DECODE_ATTENTION=1 gives it every call it serves, =0 none.
 constexpr int64_t kCudnnFirstMaxKeys = 4096;
 
