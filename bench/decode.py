@@ -120,7 +120,7 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
     # options), a prefill graph of up to --prompt-len tokens beside the decode step, so that the
     # prompt runs as one graph (TTFT) instead of token by token. Batch 1 only.
     "prefill": {},
-    # The same without fusing sibling linears (Note [Fused linears]): the fusion's share of it.
+    # The same without fusing sibling linears (Note [Sibling linears fused]): the fusion's share of it.
     "prefill_nofuse": {},
 }
 # The sets made by aotrt's generation export, and export_generation's arguments for each.
@@ -599,7 +599,8 @@ def cached_export(args, model, wrapper, shape, dtype_name, batch, cache, opt_set
     return pkg, secs
 
 
-def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish, attention: str = "hf") -> dict[str, Any]:
+def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish,
+               attention: str = "hf") -> dict[str, Any]:
     """Times one config; publish(row) writes the tables (after the timing, again after a profile,
     so that a call cut short by its limit keeps the timing)."""
     import numpy as np
@@ -809,7 +810,8 @@ def profile_config(args, shape, dtype_name, batch, cache, pkg: Path | None, inpu
         sides["torch.compile"] = [sys.executable, str(Path(__file__).resolve()), "--child-profile-compile",
                                   "--device", "cuda", "--shapes", shape, "--dtypes", dtype_name,
                                   "--batches", str(batch), "--caches", str(cache), "--prompt-len",
-                                  str(args.prompt_len), "--seed", str(args.seed), "--attention", row.get("attention", "hf")]
+                                  str(args.prompt_len), "--seed", str(args.seed),
+                                  "--attention", row.get("attention", "hf")]
     for side, cmd in sides.items():
         log(f"  ncu: one {side} decode step ...")
         t = time.perf_counter()

@@ -4,7 +4,7 @@
     groups = fuse_linears(module)        # edits module in place; [FusedGroup]
     torch._inductor.aot_compile(module, ...)
 
-Note [Fused linears]
+Note [Sibling linears fused]
 A decode step reads every weight once and each linear at batch 1 is a matrix-vector product:
 its time is a launch and a tail plus bytes over bandwidth, so three small launches (q, k, v)
 cost more than one over the same bytes (on an H100 the 1B LLaMA shape's 1 MB k_proj takes ~6 us
@@ -88,7 +88,7 @@ class Kind:
 def concat_int4pack_cuda(weights: list[torch.Tensor], scales_and_zeros: list[torch.Tensor]
                          ) -> tuple[torch.Tensor, torch.Tensor]:
     """The tinygemm-packed weights ([N/8, K/(16*inner), 32, inner/2] int32) and their scales and
-    zeros ([K/group, N, 2]) of linears fused along N (Note [Fused linears]): every member's
+    zeros ([K/group, N, 2]) of linears fused along N (Note [Sibling linears fused]): every member's
     n-tiles in turn on dim 0, its scales and zeros on dim 1."""
     first = weights[0]
     for w, sz in zip(weights, scales_and_zeros):
@@ -177,7 +177,7 @@ def _fake(node: fx.Node) -> Any:
 
 
 def fuse_linears(gm: fx.GraphModule) -> list[FusedGroup]:
-    """Fuses sibling linears of `gm` in place (Note [Fused linears]); returns the groups fused."""
+    """Fuses sibling linears of `gm` in place (Note [Sibling linears fused]); returns the groups fused."""
     users, storages = _readers(gm)
 
     def member_tensors(node: fx.Node, kind: Kind) -> list[torch.Tensor] | None:

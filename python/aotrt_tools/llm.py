@@ -68,7 +68,7 @@ Measured on transformers 5.24 (`Seq2SeqLMExportableModule` and its parts):
   every time. transformers' wrapper makes its cache float32 whatever the model's dtype; the
   buffers are cast to the model's dtype here so that bfloat16 exports have bfloat16 caches.
 
-Note [Fused linears]
+Note [Generation graphs fuse linears]
 Every graph is compiled after aotrt_tools.fuse_linears (on both devices; `--no-fuse-linears`
 for A/B runs): linears that read the same input (q/k/v, gate/up; the int8/int4 weight-only
 ops too) become one matmul over their weights concatenated along N, split back after, since a
@@ -77,7 +77,7 @@ package and the fused one is named from them on their common module
 (`...self_attn.fused_q_proj_k_proj_v_proj_weight`); each graph's record lists the groups under
 "fused_linears" (name, members, sizes, each fused tensor's members and dim) for users of external
 weights. Left alone: mixed dtypes, bias or K, weights that are inputs or read elsewhere (tied
-weights, caches the graph writes). See Note [Fused linears] in fuse_linears.py.
+weights, caches the graph writes). See Note [Sibling linears fused] in fuse_linears.py.
 """
 
 from __future__ import annotations
@@ -551,7 +551,7 @@ def _flat_example_inputs(program: Any) -> list[Any]:
 def compile_graph(graph: Graph, options: dict[str, Any], record: dict[str, Any],
                   fuse_linears: bool = True) -> list[Any]:
     """aot_compile of one graph with aot_inductor.package=True: the files package_aoti takes.
-    fuse_linears: fuse sibling linears first (Note [Fused linears]), listing them in `record`."""
+    fuse_linears: fuse sibling linears first (Note [Sibling linears fused]), listing them in `record`."""
     program = graph.program
     try:
         module = program.module(check_guards=False)
@@ -586,7 +586,7 @@ def export_generation(src: Source, out: str | os.PathLike, max_cache_len: int, m
                       dtype: torch.dtype = torch.float32, device: str = "cpu",
                       extra_options: dict[str, Any] | None = None, fuse_linears: bool = True) -> dict[str, Any]:
     """Exports `src` to OUT.pt2 (+ OUT.generation.json, OUT.tokenizer.json); returns a report.
-    fuse_linears: Note [Fused linears]."""
+    fuse_linears: Note [Sibling linears fused]."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     pt2 = out.with_name(out.name + ".pt2")
@@ -717,7 +717,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ex.add_argument("--option", action="append", type=aotrt_export._parse_option, default=[],
                     help="extra inductor option key=value (JSON value), e.g. freezing=false")
     ex.add_argument("--no-fuse-linears", dest="fuse_linears", action="store_false",
-                    help="keep sibling linears (q/k/v, gate/up) apart, for A/B runs (Note [Fused linears])")
+                    help="keep sibling linears (q/k/v, gate/up) apart, for A/B runs (Note [Sibling linears fused])")
     ex.add_argument("--json", action="store_true", help="print the full report as JSON")
     args = parser.parse_args(argv)
 

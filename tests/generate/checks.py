@@ -100,7 +100,7 @@ def generation_records_are_complete(pkg: str, name: str, info: dict[str, Any]) -
         assert r["inputs"] == expected_inputs[graph], (graph, r["inputs"])
     sidecar = json.loads(Path(info["generation_json"]).read_text())
     assert {g: v["inputs"] for g, v in sidecar["graphs"].items()} == {g: r["inputs"] for g, r in records.items()}
-    # Fused linears (Note [Fused linears]): every tiny decoder has gate/up siblings at least, and
+    # Fused linears (Note [Sibling linears fused]): every tiny decoder has gate/up siblings at least, and
     # prefill and decode, traced apart, fuse the same groups under the same names.
     assert {g: v["fused_linears"] for g, v in sidecar["graphs"].items()} == \
         {g: r["fused_linears"] for g, r in records.items()}

@@ -1,5 +1,5 @@
 """aotrt_tools.fuse_linears on toy modules (CPU): which siblings are fused, which are left alone,
-and that the fused module computes what the original does (Note [Fused linears]).
+and that the fused module computes what the original does (Note [Sibling linears fused]).
 
 Modules are exported as llm.py exports them (torch.export, strict) and the pass runs on
 `ep.module()`, the unlifted GraphModule that compile_graph hands to aot_compile. The CUDA int4 op
