@@ -265,9 +265,12 @@ def _fuse_group(gm: fx.GraphModule, kind: Kind, members: list[tuple[fx.Node, lis
         op = graph.call_function(first.target, tuple(new_args))
         split = graph.call_function(aten.split_with_sizes.default, (op, sizes, -1))
         pieces = [graph.call_function(operator.getitem, (split, i)) for i in range(len(nodes))]
-        if fake_mode is not None and all(_fake(a) is not None for a in new_args if isinstance(a, fx.Node)):
+        if fake_mode is not None and all(_fake(n) is not None for n in nodes):
+            # The fused result is the members' results side by side. Computed so, not by calling
+            # the op: aten.linear's composite kernel calls numel() on a symbolic prefill length
+            # under torch 2.11's fake mode (RuntimeError), where cat has a meta function.
             with fake_mode:
-                op.meta["val"] = first.target(*[_fake(a) for a in new_args])
+                op.meta["val"] = aten.cat.default([_fake(n) for n in nodes], -1)
                 split.meta["val"] = list(aten.split_with_sizes.default(op.meta["val"], sizes, -1))
             for i, p in enumerate(pieces):
                 p.meta["val"] = split.meta["val"][i]
