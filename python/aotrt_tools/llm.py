@@ -578,8 +578,12 @@ def compile_graph(graph: Graph, options: dict[str, Any], record: dict[str, Any],
 def _vocab_size(src: Source) -> int:
     if src.family == "gptfast":
         return src.model.config.vocab_size
+    # The logits' width: the output projection's out_features. Not its weight's rows: a quantized
+    # projection's weight is packed (tinygemm's int4 has N / 8 rows), and the generator refuses
+    # prompt tokens at or past this figure.
     out = src.model.get_output_embeddings()
-    return int(out.weight.shape[0]) if out is not None else int(src.model.config.get_text_config().vocab_size)
+    n = getattr(out, "out_features", None)
+    return int(n) if isinstance(n, int) else int(src.model.config.get_text_config().vocab_size)
 
 
 def export_generation(src: Source, out: str | os.PathLike, max_cache_len: int, max_prefill_len: int,

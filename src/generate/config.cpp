@@ -132,6 +132,19 @@ GenerationConfig from_metadata(const Program& program, const GeneratorOptions& o
               "' does not say which inputs are \"input_ids\" and \"cache_position\"");
   AOTRT_CHECK(c.kind != "encoder_decoder" || !c.encoder_graph.empty(), kPackage, kFn,
               ": an encoder-decoder package without a graph with the role \"encoder\"");
+  // The record's vocabulary against the logits' width, where the decode graph states it: a record
+  // that says less would refuse valid prompt tokens, one that says more would let the embedding
+  // read past its table.
+  const ModelInfo& decode_info = program.info(c.decode_graph);
+  if (c.vocab_size > 0 && !decode_info.output_specs.empty() && decode_info.output_specs[0]) {
+    const TensorSpec& logits = *decode_info.output_specs[0];
+    const size_t last = logits.sizes.size() - 1;
+    AOTRT_CHECK(logits.sizes.empty() || logits.dynamic(last) != nullptr || logits.sizes[last] <= 0 ||
+                    logits.sizes[last] == c.vocab_size,
+                kPackage, kFn, ": the decode graph '", c.decode_graph, "' of ", decode_info.package_path,
+                " records a vocabulary of ", c.vocab_size, " tokens but its logits are ",
+                logits.sizes.back(), " wide; re-export it (aotrt_tools.llm) or correct \"vocab_size\"");
+  }
   if (options.max_cache_len) c.max_cache_len = *options.max_cache_len;
   if (!options.eos_token_ids.empty()) c.eos_token_ids = options.eos_token_ids;
   return c;

@@ -67,3 +67,37 @@ def test_generate_api_prompts_in_a_row(device, name, package, packages, aotrt_mo
     info = packages(name, package)
     checks.generate_api_repeats_on_one_generator(aotrt_module, name, info["package"], device, generate_report,
                                                  request.node.name)
+
+
+def _with_vocab(pkg: str, out: str, vocab: int) -> None:
+    """A copy of `pkg` whose graphs' generation records say `vocab`."""
+    import json
+    import zipfile
+    with zipfile.ZipFile(pkg) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename.endswith(".wrapper_metadata.json"):
+                meta = json.loads(data)
+                if checks.llm.GENERATION_KEY in meta:
+                    record = json.loads(meta[checks.llm.GENERATION_KEY])
+                    record["vocab_size"] = vocab
+                    meta[checks.llm.GENERATION_KEY] = json.dumps(record)
+                    data = json.dumps(meta).encode()
+            dst.writestr(item, data)
+
+
+@pytest.mark.parametrize("package", ["generation"])
+@pytest.mark.parametrize("name", ["llama-tiny"])
+def test_a_record_that_misstates_the_vocabulary_is_refused(name, package, cpu_packages, aotrt_module, tmp_path):
+    """The generator checks the record's vocab_size against the decode graph's logits width
+    (src/generate/config.cpp): a record that said less refused valid prompt tokens (a packed
+    int4 output projection once recorded N / 8), one that said more would let tokens past the
+    embedding's table through."""
+    info = cpu_packages(name, package)
+    vocab = checks.llm.read_generation_records(info["package"])["decode"]["vocab_size"]
+    for wrong in (vocab // 8, vocab + 1):
+        bad = tmp_path / f"vocab{wrong}.pt2"
+        _with_vocab(info["package"], str(bad), wrong)
+        with pytest.raises(aotrt_module.PackageError, match=f"records a vocabulary of {wrong} tokens but its "
+                                                            f"logits are {vocab} wide"):
+            aotrt_module.load_generator(bad, device="cpu", tokenizer=None)
