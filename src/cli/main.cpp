@@ -296,6 +296,10 @@ int main(int argc, char** argv) {
   gen->add_option("--eos", ga.eos, "token ids that end the sequence (default: the package's)");
   gen->add_option("--max-cache-len", ga.max_cache_len,
                   "the cache length, for a package that does not record it");
+  gen->add_option("--warmup", ga.warmup,
+                  "generate this many times first, each in a sequence of its own, and report the "
+                  "call after them: a warm process's TTFT (default 0)")
+      ->check(CLI::NonNegativeNumber);
   gen->add_flag("--json", ga.json, "print one JSON object at the end instead of the tokens");
   gen->add_flag("--no-cuda-graph", ga.no_cuda_graph, "CUDA packages: no CUDA graphs");
   gen->add_option("--device-index", ga.device_index, "CUDA packages: the device (default: current)");

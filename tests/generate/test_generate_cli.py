@@ -63,6 +63,26 @@ def test_cli_generate_json_equals_reference(name, package, cpu_packages, referen
 
 @pytest.mark.parametrize("package", ["generation"])
 @pytest.mark.parametrize("name", [NAME])
+def test_cli_generate_warmup_reports_the_call_after_it(name, package, cpu_packages, reference):
+    """--warmup N (Note [Warm TTFT]): N calls in sequences of their own first, then the reported
+    one, whose tokens are the reference's (the warm-up left no state behind); the first call's
+    TTFT comes beside it."""
+    pkg = cpu_packages(name, package)["package"]
+    r = _cli("generate", pkg, "--prompt-ids", _ids(models.PROMPT), "--max-new-tokens", models.NEW_TOKENS,
+             "--warmup", 2, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["tokens"] == reference, f"\n reference {reference}\n aotrt     {out['tokens']}"
+    assert out["warmup"] == 2 and out["first_call_ttft_ms"] > 0 and out["ttft_ms"] > 0, out
+    cold = _cli("generate", pkg, "--prompt-ids", _ids(models.PROMPT), "--max-new-tokens", 2, "--json")
+    out = json.loads(cold.stdout.strip().splitlines()[-1])
+    assert out["warmup"] == 0 and "first_call_ttft_ms" not in out, out
+    bad = _cli("generate", pkg, "--prompt-ids", _ids(models.PROMPT), "--warmup", -1)
+    assert bad.returncode == 1 and bad.stderr.startswith("aotrt: error:"), bad.stderr
+
+
+@pytest.mark.parametrize("package", ["generation"])
+@pytest.mark.parametrize("name", [NAME])
 def test_cli_generate_prints_tokens_as_they_come(name, package, cpu_packages, reference):
     pkg = cpu_packages(name, package)["package"]
     r = _cli("generate", pkg, "--prompt-ids", _ids(models.PROMPT), "--max-new-tokens", models.NEW_TOKENS)
