@@ -588,13 +588,14 @@ def cached_export(args, model, wrapper, shape, dtype_name, batch, cache, opt_set
     log(f"  export {stem} (options {want['options']}) ...")
     t = time.perf_counter()
     if opt_set in GENERATION_SETS:
-        export_generation_package(model, cache, args.prompt_len, args.device, pkg, **GENERATION_SETS[opt_set])
+        export_generation_package(model, cache, args.prompt_len, args.device, pkg, gqa=attention == "gqa",
+                                  **GENERATION_SETS[opt_set])
     else:
         export_package(wrapper, batch, args.device, pkg, OPTION_SETS[opt_set])
     secs = time.perf_counter() - t
+    import gc
+    gc.collect()  # the export's reference cycles (graph modules, weights) before the next one
     if args.device == "cuda":  # what the compile's autotuning left cached goes back for aotrt
-        import gc
-        gc.collect()
         torch.cuda.empty_cache()
     meta.write_text(json.dumps(want))
     log(f"  exported in {secs:.0f} s: {pkg.stat().st_size / 2**30:.2f} GiB")

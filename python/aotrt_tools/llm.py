@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import shutil
@@ -348,9 +349,10 @@ def _check_lengths(max_cache_len: int, max_prefill_len: int) -> None:
 # GQA_ATTENTION: SDPA with enable_gqa on the unrepeated cache, otherwise what transformers' SDPA
 # does. Cases it does not handle (softcap, position bias, head dims that differ) go to
 # transformers' own SDPA function. The model's attention implementation is set for the export
-# and restored after it. On by default on CUDA. The CPU keeps transformers' default until measured:
-# there torch lowers a one-row SDPA with a mask to its math ops (matmuls and softmax) with or
-# without the repeat, so the gain is not obvious (`hf_decoder_graphs(gqa=True)` turns it on).
+# and restored after it. On by default on both devices (`hf_decoder_graphs(gqa=False)` turns it
+# off), as measured: the 1B Llama step on an H100 1.828 -> 1.609 ms
+# (bench/results/decode-h100-gqa-2026-12-07.md), on the 2-core CPU 164.4 -> 124.2 ms
+# (decode-cpu-gqa-2026-12-07.md; the CPU copied the repeated caches too).
 GQA_ATTENTION = "aotrt_gqa_sdpa"
 
 
@@ -403,14 +405,12 @@ def gqa_attention(model: nn.Module, enabled: bool = True):
 
 def hf_decoder_graphs(model: nn.Module, max_cache_len: int, max_prefill_len: int, batch_size: int = 1,
                       device: str = "cpu", which: Sequence[str] = ("prefill", "decode"),
-                      gqa: bool | None = None) -> list[Graph]:
+                      gqa: bool = True) -> list[Graph]:
     """`decode` through transformers' TorchExportableModuleForDecoderOnlyLM.export as is, and
     `prefill` through the same static-cache module returning the last position's logits
-    (`which`: the graphs to export); `gqa`: attention on the unrepeated K/V cache (default: on
-    CUDA; Note [GQA attention in exports])."""
+    (`which`: the graphs to export); `gqa`: attention on the unrepeated K/V cache (Note [GQA
+    attention in exports])."""
     dev = torch.device(device)
-    if gqa is None:
-        gqa = dev.type == "cuda"
     with gqa_attention(model, gqa):
         return _hf_decoder_graphs(model, max_cache_len, max_prefill_len, batch_size, dev, which)
 
@@ -588,9 +588,10 @@ def _vocab_size(src: Source) -> int:
 
 def export_generation(src: Source, out: str | os.PathLike, max_cache_len: int, max_prefill_len: int,
                       dtype: torch.dtype = torch.float32, device: str = "cpu",
-                      extra_options: dict[str, Any] | None = None, fuse_linears: bool = True) -> dict[str, Any]:
+                      extra_options: dict[str, Any] | None = None, fuse_linears: bool = True,
+                      gqa: bool = True) -> dict[str, Any]:
     """Exports `src` to OUT.pt2 (+ OUT.generation.json, OUT.tokenizer.json); returns a report.
-    fuse_linears: Note [Sibling linears fused]."""
+    fuse_linears: Note [Sibling linears fused]; gqa: Note [GQA attention in exports]."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     pt2 = out.with_name(out.name + ".pt2")
@@ -606,7 +607,7 @@ def export_generation(src: Source, out: str | os.PathLike, max_cache_len: int, m
     elif src.family == "gptfast":
         graphs = gptfast_graphs(model, max_cache_len, max_prefill_len, device=device)
     else:
-        graphs = hf_decoder_graphs(model, max_cache_len, max_prefill_len, device=device)
+        graphs = hf_decoder_graphs(model, max_cache_len, max_prefill_len, device=device, gqa=gqa)
     t1 = time.perf_counter()
     vocab = _vocab_size(src)
     records = {g.name: generation_record(src, g, max_cache_len, vocab, dtype) for g in graphs}
@@ -614,6 +615,10 @@ def export_generation(src: Source, out: str | os.PathLike, max_cache_len: int, m
     with _fp32_exact(dtype):
         for g in graphs:
             files[g.name] = compile_graph(g, options, records[g.name], fuse_linears)
+            # What a compile leaves (the graph module with its fused weights, inductor's graphs)
+            # is held in reference cycles that only the collector frees, and tensors never
+            # trigger it: a second 1B export in one process began 11 GB above the first.
+            gc.collect()
     from torch._inductor.package import package_aoti
 
     if pt2.exists():
@@ -722,6 +727,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="extra inductor option key=value (JSON value), e.g. freezing=false")
     ex.add_argument("--no-fuse-linears", dest="fuse_linears", action="store_false",
                     help="keep sibling linears (q/k/v, gate/up) apart, for A/B runs (Note [Sibling linears fused])")
+    ex.add_argument("--no-gqa-attention", dest="gqa", action="store_false",
+                    help="attend through transformers' SDPA (repeat_kv), for A/B runs (Note [GQA attention in exports])")
     ex.add_argument("--json", action="store_true", help="print the full report as JSON")
     args = parser.parse_args(argv)
 
@@ -729,7 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         src_ = load_source(args.model, args.factory, args.max_cache_len, args.language)
         report = export_generation(src_, args.out, args.max_cache_len, prefill, _DTYPES[args.dtype], args.device,
-                                   dict(args.option) or None, args.fuse_linears)
+                                   dict(args.option) or None, args.fuse_linears, args.gqa)
     except Unservable as e:  # what the user asked for cannot be exported: say so, no traceback
         print(f"error: {e}", file=sys.stderr)
         return 2

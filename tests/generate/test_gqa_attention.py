@@ -2,9 +2,9 @@
 exported through it attends on the unrepeated K/V cache, computes what transformers' SDPA
 computes, and leaves the model's attention implementation as it found it.
 
-On the CPU this checks the exported programs (run as torch modules); the packages aotrt runs
-with it are the CUDA generation packages (GQA is on by default there), whose tokens
-test_generate_models.py compares with eager's on the GPU machine.
+This checks the exported programs (run as torch modules); the packages aotrt runs with it are
+every generation package (GQA is on by default on both devices), whose tokens
+test_generate_models.py compares with transformers' generate.
 """
 
 from __future__ import annotations
