@@ -344,6 +344,9 @@ def test_vanished_client_frees_its_session(server):
     assert generated < LONG, f"the vanished client's generation ran on to {generated} tokens"
 
 
+STORM_ATTEMPTS = 4
+
+
 def _crashed_in_tritonserver(srv) -> bool:
     """The server died of a signal and the backtrace it printed names no aotrt library: a crash
     in tritonserver's own code (its 2.51 gRPC stream-cancellation races, upstream
@@ -386,19 +389,22 @@ def test_many_streams_cancelled_mid_generation_leave_the_server_serving(tmp_path
     its tokens, three times over: cancellations racing the slots' CANCELLED answers and new
     requests; the server goes on serving and every session is freed. On a server of its own, so
     that a crash does not take the module's server from the other tests. If tritonserver
-    crashes in its own code (_crashed_in_tritonserver), the storm runs once more on a fresh
-    server and the test says so; a second crash, or one with an aotrt frame, fails."""
+    crashes in its own code (_crashed_in_tritonserver), the storm runs again on a fresh server,
+    at most STORM_ATTEMPTS storms in all, and the test says so; a crash with an aotrt frame, any
+    other failure, or a crash in every attempt fails. (On the 2-core CI machine tritonserver 2.51
+    aborted in gRPC's reference counting, 'ASSERTION FAILED: prior > 0', in about a third of the
+    storms, twice in a row once in three runs.)"""
     want = reference([5, 5], 6)
-    for attempt in (1, 2):
+    for attempt in range(1, STORM_ATTEMPTS + 1):
         root = tmp_path / f"attempt{attempt}"
         root.mkdir()
         with running_server(root, _repository(root, package), GOOD, metrics=True) as srv:
             try:
                 _cancel_storm(srv, want)
             except Exception:
-                if attempt == 1 and _crashed_in_tritonserver(srv):
-                    print("\ntritonserver crashed in its own code (no aotrt frame in its backtrace); "
-                          "running the storm again on a fresh server")
+                if attempt < STORM_ATTEMPTS and _crashed_in_tritonserver(srv):
+                    print(f"\ntritonserver crashed in its own code in storm {attempt} (no aotrt frame in "
+                          "its backtrace); running the storm again on a fresh server")
                     continue
                 raise
         held = [name for name in GOOD if f"successfully unloaded '{name}'" not in srv.log_text()]
