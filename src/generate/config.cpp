@@ -136,14 +136,15 @@ GenerationConfig from_metadata(const Program& program, const GeneratorOptions& o
   // that says less would refuse valid prompt tokens, one that says more would let the embedding
   // read past its table.
   const ModelInfo& decode_info = program.info(c.decode_graph);
-  if (c.vocab_size > 0 && !decode_info.output_specs.empty() && decode_info.output_specs[0]) {
-    const TensorSpec& logits = *decode_info.output_specs[0];
-    const size_t last = logits.sizes.size() - 1;
-    AOTRT_CHECK(logits.sizes.empty() || logits.dynamic(last) != nullptr || logits.sizes[last] <= 0 ||
-                    logits.sizes[last] == c.vocab_size,
-                kPackage, kFn, ": the decode graph '", c.decode_graph, "' of ", decode_info.package_path,
-                " records a vocabulary of ", c.vocab_size, " tokens but its logits are ",
-                logits.sizes.back(), " wide; re-export it (aotrt_tools.llm) or correct \"vocab_size\"");
+  const std::optional<TensorSpec>* logits =
+      decode_info.output_specs.empty() ? nullptr : &decode_info.output_specs[0];
+  if (c.vocab_size > 0 && logits != nullptr && *logits && !(*logits)->sizes.empty()) {
+    const size_t last = (*logits)->sizes.size() - 1;
+    const int64_t width = (*logits)->sizes[last];
+    AOTRT_CHECK((*logits)->dynamic(last) != nullptr || width <= 0 || width == c.vocab_size, kPackage,
+                kFn, ": the decode graph '", c.decode_graph, "' of ", decode_info.package_path,
+                " records a vocabulary of ", c.vocab_size, " tokens but its logits are ", width,
+                " wide; re-export it (aotrt_tools.llm) or correct \"vocab_size\"");
   }
   if (options.max_cache_len) c.max_cache_len = *options.max_cache_len;
   if (!options.eos_token_ids.empty()) c.eos_token_ids = options.eos_token_ids;

@@ -81,7 +81,7 @@ def generation_records_are_complete(pkg: str, name: str, info: dict[str, Any]) -
     if case.family == "gptfast":
         vocab, eos = model.config.vocab_size, [model.config.eos_token_id]
     else:
-        vocab, eos = model.get_output_embeddings().weight.shape[0], [model.config.eos_token_id]
+        vocab, eos = model.get_output_embeddings().out_features, [model.config.eos_token_id]
     for graph, r in records.items():
         assert r["version"] == 1 and r["kind"] == case.kind and r["graph"] == graph, r
         assert r["max_cache_len"] == models.MAX_CACHE_LEN and r["batch_size"] == 1, r

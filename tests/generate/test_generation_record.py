@@ -24,8 +24,8 @@ class PackedProjection(nn.Module):
         self.register_buffer("weight", torch.zeros(lin.out_features // 8, lin.in_features // 2,
                                                    dtype=torch.uint8))
 
-    def forward(self, x):  # never run here
-        raise NotImplementedError
+    def forward(self, x):  # logits of the right width (the values do not matter here)
+        return x.new_zeros(*x.shape[:-1], self.out_features)
 
 
 def test_vocab_size_is_the_logits_width_under_a_packed_projection():
