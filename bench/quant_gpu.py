@@ -16,11 +16,11 @@ Correctness (each line PASS or FAIL; the exit status is 1 if any fails):
     mask and GQA, within bf16's (fp32's) tolerance.
 Timing (GPU time per call, CUDA events around CUDA-graph replays for ATen; aotrt's
 own graph-replay times come from `aotrt_quant_bench`'s table, given with --bench, and
-the table joins them per shape: for int4 aotrt's auto choice beside its gemv (M <= 8)
+the table joins them per shape: for int4 aotrt's auto choice beside its gemv (M <= 32)
 and decode (M <= 64) kernels, with the ratio ATen / auto).
 
 Usage: python3 bench/quant_gpu.py --lib build-gpu/libaotrt.so [--bench bench.md]
-       [--iters 20] [--skip-timing]
+       [--iters 20] [--skip-timing] [--only int4,int8,int_mm,attention]
 """
 from __future__ import annotations
 
@@ -154,7 +154,8 @@ def check_int4(rt):
                                     (64, 4096, 4096, 128, 8), (200, 1032, 1024, 32, 4),
                                     (5, 520, 512, 256, 2), (1, 14336, 4096, 128, 8),
                                     (1, 4096, 14336, 128, 8), (8, 4096, 4096, 128, 8),
-                                    (1, 256, 2048, 32, 8), (2, 2048, 5632, 64, 4)]:
+                                    (1, 256, 2048, 32, 8), (2, 2048, 5632, 64, 4),
+                                    (12, 2048, 2048, 32, 8)]:
         q = torch.randint(0, 16, (N, K), device="cuda", generator=g, dtype=torch.int32)
         packed = torch.ops.aten._convert_weight_to_int4pack(uint8_weight(q), inner)
         for exact in (True, False):
@@ -285,10 +286,20 @@ def graph_time_us(fn, iters):
     return start.elapsed_time(stop) * 1000 / (iters * 10)
 
 
-def aten_times(iters):
-    """ATen's GPU time per shape, keyed as aotrt_quant_bench's rows are."""
-    times = {}
+def aten_times(iters, families):
+    """ATen's GPU time per shape of `families` (int4, attention), keyed as
+    aotrt_quant_bench's rows are."""
     g = torch.Generator(device="cuda").manual_seed(4)
+    times = {}
+    if "int4" in families:
+        times |= int4_times(iters, g)
+    if "attention" in families:
+        times |= attention_times(iters, g)
+    return times
+
+
+def int4_times(iters, g):
+    times = {}
     for (M, N, K) in [(1, 4096, 4096), (1, 14336, 4096), (1, 4096, 14336), (4, 4096, 4096),
                       (8, 4096, 4096), (16, 4096, 4096), (17, 4096, 4096), (32, 4096, 4096),
                       (64, 4096, 4096), (128, 4096, 4096), (256, 4096, 4096), (1024, 4096, 4096),
@@ -307,6 +318,11 @@ def aten_times(iters):
             i = state["i"] = (state["i"] + 1) % copies
             torch.ops.aten._weight_int4pack_mm(a, ws[i], 128, szs[i])
         times[("int4", f"{M} x {N} x {K}")] = graph_time_us(call, iters)
+    return times
+
+
+def attention_times(iters, g):
+    times = {}
     for (Lq, Lk, filled) in [(1, 1024, 1024), (1, 4096, 4096), (1, 16384, 16384), (1, 32768, 32768),
                              (1, 32768, 1024), (1, 32768, 8192), (4, 8192, 8192), (8, 8192, 8192)]:
         B, H, Hk, E = 1, 32, 8, 128
@@ -355,19 +371,25 @@ def main():
     p.add_argument("--bench", help="aotrt_quant_bench's output, to join with ATen's times")
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--skip-timing", action="store_true")
+    p.add_argument("--only", default="int4,int8,int_mm,attention",
+                   help="the families to check (and time: int4, attention), comma-separated")
     args = p.parse_args()
+    families = set(args.only.split(","))
+    checks = {"int4": check_int4, "int8": check_int8, "int_mm": check_int_mm, "attention": check_attention}
+    if not families <= checks.keys():
+        p.error(f"--only: unknown families {sorted(families - checks.keys())}")
     if not torch.cuda.is_available():
         print("quant_gpu: this torch sees no CUDA device", file=sys.stderr)
         return 2
     print(f"# torch {torch.__version__} on {torch.cuda.get_device_name()}")
     rt = Aotrt(args.lib)
-    for check in (check_int4, check_int8, check_int_mm, check_attention):
+    for check in (checks[f] for f in checks if f in families):
         try:
             check(rt)
         except Exception as e:  # a crash of one family still reports the others
             report(False, f"{check.__name__} raised {type(e).__name__}: {e}")
     if not args.skip_timing:
-        times = aten_times(args.iters)
+        times = aten_times(args.iters, families)
         if args.bench:
             joined_table(times, args.bench)
         else:

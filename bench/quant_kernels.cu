@@ -258,11 +258,11 @@ void bench_int4(bool sweep) {
     using aotrt::cuda::Int4Kernel;
     if (s.M <= 64) run("exact", {Int4Kernel::kExact});
     run("auto", {});
-    if (s.M <= 8) run("gemv", {Int4Kernel::kGemv});
+    if (s.M <= aotrt::cuda::kInt4GemvMaxRows) run("gemv", {Int4Kernel::kGemv});
     if (s.M <= 64) run("decode", {Int4Kernel::kDecode});
     run("gemm", {Int4Kernel::kGemm});
     if (!sweep) continue;
-    if (s.M <= 8) {
+    if (s.M <= aotrt::cuda::kInt4GemvMaxRows) {
       for (int splits : {1, 2, 4, 8})
         run("gemv splits " + std::to_string(splits), {Int4Kernel::kGemv, splits, 0});
     }

@@ -103,8 +103,10 @@ void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorIm
 // tiles a warp, 1, 2 or 4; gemm: rows a block, 64 or 128); 0 picks as
 // int4_tinygemm_mm does. False, with nothing queued, when that kernel does not
 // serve the call (an alignment, a device before sm_80, M past 64 for decode,
-// M past 8 for gemv).
+// M past kInt4GemvMaxRows for gemv).
 enum class Int4Kernel { kAuto, kExact, kGemv, kDecode, kGemm };
+inline constexpr int64_t kInt4GemvMaxRows = 32;  // M the gemv kernel serves
+inline constexpr int64_t kInt4GemvAutoRows = 8;  // M auto gives it (Note [Int4 matmul kernels])
 struct Int4KernelChoice {
   Int4Kernel kernel = Int4Kernel::kAuto;
   int splits = 0;

@@ -3,8 +3,8 @@
 // it lies in memory.
 //
 // Note [Int4 matmul kernels]
-// int4_tinygemm_mm picks, by M, one of four kernels: gemv to 8 rows, decode to 64,
-// gemm past (auto); exact serves what they refuse. tinygemm's layout is the B fragment
+// int4_tinygemm_mm picks, by M, one of four kernels: gemv to kInt4GemvAutoRows rows, decode
+// to 64, gemm past (auto); exact serves what they refuse. tinygemm's layout is the B fragment
 // of mma.m16n8k16 (Note [mma fragments]): lane (n % 8) * 4 + (k % 8) / 2 of an 8-column
 // tile holds, in each int32, the fragments of two 16-deep k tiles, so a lane loads its
 // own int32s (16 bytes at once for innerKTiles 8, the layout torchao packs) and
@@ -12,19 +12,24 @@
 // bits 4i and 16 + 4i become two bfloat16 128 + q by an OR with 0x4300 (exact), then
 // w = fma(q - 8, scale, zero) in bfloat16x2 (one rounding, ATen's dequantization bit for
 // bit).
-// - gemv (M <= 8): out^T = W A^T, the weight as mma's A operand. The fragments (b0, b1)
+// - gemv (M <= 32): out^T = W A^T, the weight as mma's A operand. The fragments (b0, b1)
 //   of two n tiles T0, T1 are, as they come, the A fragment {T0 b0, T1 b0, T0 b1, T1 b1}
-//   (rows g: T0's column g, rows g + 8: T1's), and A's rows are the B operand's 8 columns:
-//   lane (g, c) reads A[g][k + 2c] and A[g][k + 2c + 8] (4 bytes each, zero past M)
-//   straight from global memory, where L1 and L2 hold it. One mma a 16-deep k tile
-//   serves both n tiles and every row, and C's element e of lane (g, c) is
-//   out[2c + e % 2][8 T + g]. A block is 8 warps on a pair of n tiles; each warp takes a
-//   contiguous run of the block's outer k tiles and loads their weights and (scale, zero)
-//   pairs 8 k pairs a batch (2 KiB a warp), two batches before it reads A and each next
-//   one as it finishes one, so that the weights, not A, are what a warp waits for: no
-//   shared memory and no barrier until the warps' sums add, in warp order, at the end.
-//   A split over K as a cluster (sm_90, summed in rank order) is there on request only:
-//   measured, it was slower at every shape.
+//   (rows g: T0's column g, rows g + 8: T1's), and each 8 of A's rows (a row group r) are
+//   the B operand's 8 columns: lane (g, c) reads A[8r + g][k + 2c] and A[8r + g][k + 2c + 8]
+//   (4 bytes each, zero past M) straight from global memory, where L1 and L2 hold it. One
+//   dequantized fragment a 16-deep k tile serves both n tiles and every row group (an mma
+//   each), and C's element e of lane (g, c) in group r is out[8r + 2c + e % 2][8 T + g].
+//   A block is 8 warps on a pair of n tiles; each warp takes a contiguous run of the
+//   block's outer k tiles and loads their weights and (scale, zero) pairs 8 k pairs a
+//   batch (2 KiB a warp), two batches before it reads A and each next one as it finishes
+//   one, so that the weights, not A, are what a warp waits for: no shared memory and no
+//   barrier until the warps' sums add, in warp order, at the end. A split over K as a
+//   cluster (sm_90, summed in rank order) is there on request only: measured, it was
+//   slower at every shape. Auto gives it M <= 8 (kInt4GemvAutoRows), where it was
+//   measured against decode (bench/results/int4-gemv-h100-2026-12-07.md); 9 to 32 rows
+//   (two to four row groups: twice to four times the accumulators and A's loads, one
+//   block an SM past 8 rows for the registers, 165 to 254 of them) are served when asked
+//   (tests, aotrt_quant_bench) and go to auto once measured against decode's 9 to 32.
 // - decode (M <= 64; auto: 9 to 64): a GEMV on tensor cores, the weight as the B
 //   operand. Each warp of a block owns 1, 2 or 4 n tiles and walks the block's K range;
 //   A's rows (8, 16, 32 or 64 of them, rows past M read a zero row) stage through shared
@@ -203,12 +208,12 @@ __device__ __forceinline__ void cluster_sum(float* local, int count, Emit&& emit
 #endif
 }
 
-// --- gemv: M <= 8 --------------------------------------------------------------------------
+// --- gemv: M <= 32 ------------------------------------------------------------------------
 
 constexpr int kGemvWarps = 8;
-constexpr int kGemvMaxRows = 8;  // M the gemv kernel serves (auto: up to here)
+constexpr int kGemvMaxRows8 = kInt4GemvMaxRows / 8;  // row groups the gemv kernel serves
 constexpr int kGemvPairs = 8;    // 32-deep k pairs of a batch: 16 int32s a lane (2 KiB a warp)
-constexpr int kGemvSets = 4;     // accumulators a warp: mma chains a quarter as long
+constexpr int kGemvSets = 4;     // accumulators a warp and row group: mma chains a quarter as long
 
 // A hint that the line holding p is about to be read (into L1; a no-op if not kept).
 __device__ __forceinline__ void prefetch_l1(const void* p) {
@@ -223,9 +228,10 @@ __device__ __forceinline__ void prefetch_l1(const void* p) {
 // kScales: the groups in an outer k tile (its kInner / 2 k pairs; 1 where a group covers
 // it). A lane loads each one's (scale, zero) pair once a column: none twice, none copied
 // from another register (the copy would wait for that register's load).
+// kRows8: A's row groups of 8 (M <= 8 kRows8); each dequantized fragment feeds one mma a group.
 // Every index fits 32 bits: M K, N K / 8 and M N are below 2^31 (the host checks).
-template <int kInner, int kScales>
-__global__ void __launch_bounds__(kGemvWarps * 32, 2)
+template <int kInner, int kScales, int kRows8>
+__global__ void __launch_bounds__(kGemvWarps * 32, kRows8 == 1 ? 2 : 1)
     int4_gemv_kernel(const bf16* __restrict__ a, const uint32_t* __restrict__ b,
                      const uint32_t* __restrict__ sz, bf16* __restrict__ out, int M, int N,
                      int K, int group_shift, int per_split, int splits) {
@@ -233,8 +239,8 @@ __global__ void __launch_bounds__(kGemvWarps * 32, 2)
   constexpr int kOuterK = 16 * kInner;
   constexpr int kB = kGemvPairs / kWords;  // outer k tiles a batch
   static_assert(kScales >= 1 && kWords % kScales == 0);
-  __shared__ __align__(16) float part[kGemvWarps][32 * 4];  // each warp's C fragments
-  __shared__ float block_sum[kGemvMaxRows * 16];
+  __shared__ __align__(16) float part[kGemvWarps][kRows8][32 * 4];  // each warp's C fragments
+  __shared__ float block_sum[kRows8 * 8 * 16];
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, c = lane % 4;
   const int n_tiles = N / 8, k_outer = K / kOuterK;
@@ -246,12 +252,17 @@ __global__ void __launch_bounds__(kGemvWarps * 32, 2)
   const int o_end = split0 + span * (warp + 1) / kGemvWarps;
   const int batches = (o_end - o_begin + kB - 1) / kB;
   // This lane's int32s of T0 at o_begin (T1's a packed n tile on), its (scale, zero)
-  // column of T0 (T1's 8 on), its row of A (row g; none past M).
+  // column of T0 (T1's 8 on), its row of A in each row group (row 8r + g; none past M).
   const uint32_t* const w0 = b + ((tile0 * k_outer + o_begin) * 32 + lane) * kWords;
   const int t1_words = k_outer * 32 * kWords;
   const uint32_t* const s0 = sz + tile0 * 8 + g;
-  const bool row_in = g < M;
-  const bf16* const a_row = a + (row_in ? g : 0) * K;
+  bool row_in[kRows8];
+  const bf16* a_row[kRows8];
+#pragma unroll
+  for (int r = 0; r < kRows8; ++r) {
+    row_in[r] = 8 * r + g < M;
+    a_row[r] = a + (row_in[r] ? 8 * r + g : 0) * K;
+  }
 
   // A batch: kB outer tiles of both n tiles' int32s and (scale, zero) pairs; k pair j of
   // an outer tile is in its group j * kScales / kWords.
@@ -281,30 +292,37 @@ __global__ void __launch_bounds__(kGemvWarps * 32, 2)
         }
       }
     }
-    // The batch's A into L1 while its weights come: lane (g, c) the quarters c of row g.
-    if (row_in) {
-      const char* const p = reinterpret_cast<const char*>(a_row + ob * kOuterK);
-      const int last = left * kOuterK * 2 - 1;  // bytes, from p
-      prefetch_l1(p + min(kGemvPairs * 16 * c, last));
-      prefetch_l1(p + min(kGemvPairs * 16 * c + kGemvPairs * 16 - 1, last));
+    // The batch's A into L1 while its weights come: lane (g, c) the quarters c of its rows.
+#pragma unroll
+    for (int r = 0; r < kRows8; ++r) {
+      if (row_in[r]) {
+        const char* const p = reinterpret_cast<const char*>(a_row[r] + ob * kOuterK);
+        const int last = left * kOuterK * 2 - 1;  // bytes, from p
+        prefetch_l1(p + min(kGemvPairs * 16 * c, last));
+        prefetch_l1(p + min(kGemvPairs * 16 * c + kGemvPairs * 16 - 1, last));
+      }
     }
   };
 
-  float acc[kGemvSets][4] = {};
+  float acc[kRows8][kGemvSets][4] = {};
   auto compute = [&](const Batch& d, int bi) {
 #pragma unroll
     for (int u = 0; u < kB; ++u) {
       const int o = o_begin + bi * kB + u;
       if (o >= o_end) break;  // uniform over the warp
-      // The B fragments of the outer tile's k pairs: A[g][k0 + 2c + 8h .. + 1] for
+      // The B fragments of the outer tile's k pairs: A[8r + g][k0 + 2c + 8h .. + 1] for
       // h = 0, 1 (k tile 2p's b0, b1) and 2, 3 (k tile 2p + 1's).
-      const bf16* const ap = a_row + o * kOuterK + 2 * c;
-      uint32_t x[kWords][4];
+      uint32_t x[kRows8][kWords][4];
 #pragma unroll
-      for (int j = 0; j < kWords; ++j) {
+      for (int r = 0; r < kRows8; ++r) {
+        const bf16* const ap = a_row[r] + o * kOuterK + 2 * c;
 #pragma unroll
-        for (int h = 0; h < 4; ++h) {
-          x[j][h] = row_in ? __ldg(reinterpret_cast<const uint32_t*>(ap + 32 * j + 8 * h)) : 0u;
+        for (int j = 0; j < kWords; ++j) {
+#pragma unroll
+          for (int h = 0; h < 4; ++h) {
+            x[r][j][h] =
+                row_in[r] ? __ldg(reinterpret_cast<const uint32_t*>(ap + 32 * j + 8 * h)) : 0u;
+          }
         }
       }
 #pragma unroll
@@ -314,10 +332,16 @@ __global__ void __launch_bounds__(kGemvWarps * 32, 2)
         uint32_t f[4];
         dequant_tile<0>(d.w[u][0][j], d.s[u][0][i], f[0], f[2]);
         dequant_tile<0>(d.w[u][1][j], d.s[u][1][i], f[1], f[3]);
-        mma::m16n8k16<bf16>(acc[(2 * q) % kGemvSets], f, x[j][0], x[j][1]);
+#pragma unroll
+        for (int r = 0; r < kRows8; ++r) {
+          mma::m16n8k16<bf16>(acc[r][(2 * q) % kGemvSets], f, x[r][j][0], x[r][j][1]);
+        }
         dequant_tile<1>(d.w[u][0][j], d.s[u][0][i], f[0], f[2]);
         dequant_tile<1>(d.w[u][1][j], d.s[u][1][i], f[1], f[3]);
-        mma::m16n8k16<bf16>(acc[(2 * q + 1) % kGemvSets], f, x[j][2], x[j][3]);
+#pragma unroll
+        for (int r = 0; r < kRows8; ++r) {
+          mma::m16n8k16<bf16>(acc[r][(2 * q + 1) % kGemvSets], f, x[r][j][2], x[r][j][3]);
+        }
       }
     }
   };
@@ -336,29 +360,37 @@ __global__ void __launch_bounds__(kGemvWarps * 32, 2)
     }
   }
 
-  // C: element e of lane (g, c) is out[2c + e % 2][8 (T0 + e / 2) + g]. The sets' sums, in
-  // set order, then the warps' in warp order (each warp's k run follows the previous one's).
-  float res[4];
+  // C: element e of lane (g, c) in group r is out[8r + 2c + e % 2][8 (T0 + e / 2) + g]. The
+  // sets' sums, in set order, then the warps' in warp order (each warp's k run follows the
+  // previous one's).
 #pragma unroll
-  for (int e = 0; e < 4; ++e) res[e] = ((acc[0][e] + acc[1][e]) + acc[2][e]) + acc[3][e];
-  *reinterpret_cast<float4*>(&part[warp][lane * 4]) = make_float4(res[0], res[1], res[2], res[3]);
-  __syncthreads();
-  // Thread i < 16 M: row i / 16, column 16 x + i % 16 of the output.
-  const int count = M * 16, m = tid / 16, col = tid % 16;
-  float sum = 0.0f;
-  if (tid < count) {
-    const int at = ((col % 8) * 4 + m / 2) * 4 + m % 2 + 2 * (col / 8);
+  for (int r = 0; r < kRows8; ++r) {
+    float res[4];
 #pragma unroll
-    for (int w = 0; w < kGemvWarps; ++w) sum += part[w][at];
+    for (int e = 0; e < 4; ++e) {
+      res[e] = ((acc[r][0][e] + acc[r][1][e]) + acc[r][2][e]) + acc[r][3][e];
+    }
+    *reinterpret_cast<float4*>(&part[warp][r][lane * 4]) = make_float4(res[0], res[1], res[2], res[3]);
   }
+  __syncthreads();
+  // Output i < 16 M: row m = i / 16 (group m / 8), column 16 x + i % 16.
+  const int count = M * 16;
+  auto sum_of = [&](int i) {
+    const int m = i / 16, col = i % 16, r = m / 8, mr = m % 8;
+    const int at = ((col % 8) * 4 + mr / 2) * 4 + mr % 2 + 2 * (col / 8);
+    float s = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kGemvWarps; ++w) s += part[w][r][at];
+    return s;
+  };
   auto emit = [&](int i, float s) {
     if (i % 16 < 8 || has1) out[(i / 16) * N + tile0 * 8 + i % 16] = __float2bfloat16_rn(s);
   };
   if (splits == 1) {
-    if (tid < count) emit(tid, sum);
+    for (int i = tid; i < count; i += kGemvWarps * 32) emit(i, sum_of(i));
     return;
   }
-  if (tid < count) block_sum[tid] = sum;
+  for (int i = tid; i < count; i += kGemvWarps * 32) block_sum[i] = sum_of(i);
   cluster_sum(block_sum, count, emit);  // its first cluster barrier orders block_sum
 }
 
@@ -799,9 +831,9 @@ int choose_splits(int64_t blocks, int64_t units, int64_t wave, const DeviceFacts
   return static_cast<int>(std::clamp<int64_t>(std::min(want, units), 1, kMaxClusterBlocks));
 }
 
-template <int kInner, int kScales>
-void launch_gemv_groups(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
-                        cudaStream_t stream) {
+template <int kInner, int kScales, int kRows8>
+void launch_gemv_rows(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
+                      cudaStream_t stream) {
   const int64_t n_tiles = o.N / 8, k_outer = o.K / (16 * kInner);
   const int64_t blocks = (n_tiles + 1) / 2;  // M N < 2^31: within a grid's x
   // One split unless asked (tests, the bench's --sweep): a K split over a cluster was slower
@@ -810,11 +842,23 @@ void launch_gemv_groups(const Operands& o, const Int4KernelChoice& choice, const
   int splits = choice.splits > 0 ? std::min(choice.splits, kMaxClusterBlocks) : 1;
   if (d.capability < 90) splits = 1;
   const int per_split = static_cast<int>((k_outer + splits - 1) / splits);
-  launch_with_clusters(int4_gemv_kernel<kInner, kScales>,
+  launch_with_clusters(int4_gemv_kernel<kInner, kScales, kRows8>,
                        dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(splits)),
                        kGemvWarps * 32, 0, dim3(1, static_cast<unsigned>(splits), 1), stream,
                        o.a, o.b, o.sz, o.out, static_cast<int>(o.M), static_cast<int>(o.N),
                        static_cast<int>(o.K), o.group_shift, per_split, splits);
+}
+
+template <int kInner, int kScales>
+void launch_gemv_groups(const Operands& o, const Int4KernelChoice& choice, const DeviceFacts& d,
+                        cudaStream_t stream) {
+  static_assert(kGemvMaxRows8 == 4);
+  switch ((o.M + 7) / 8) {
+    case 1: return launch_gemv_rows<kInner, kScales, 1>(o, choice, d, stream);
+    case 2: return launch_gemv_rows<kInner, kScales, 2>(o, choice, d, stream);
+    case 3: return launch_gemv_rows<kInner, kScales, 3>(o, choice, d, stream);
+    default: return launch_gemv_rows<kInner, kScales, 4>(o, choice, d, stream);
+  }
 }
 
 // By the groups an outer k tile (kInner / 2 pairs of 16-deep k tiles) spans: one a
@@ -947,7 +991,7 @@ bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out
   auto* out_data = static_cast<bf16*>(out.data_ptr());
   Int4Kernel which = choice.kernel;
   if (which == Int4Kernel::kAuto) {
-    which = M <= kGemvMaxRows     ? Int4Kernel::kGemv
+    which = M <= kInt4GemvAutoRows ? Int4Kernel::kGemv
             : M <= kDecodeMaxRows ? Int4Kernel::kDecode
                                   : Int4Kernel::kGemm;
   }
@@ -964,7 +1008,7 @@ bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out
   // gemv reads A by 4 bytes (K is even); decode and gemm stage it through cp.async (16 bytes;
   // K is a multiple of 32).
   const bool gemv = which == Int4Kernel::kGemv;
-  if (!fits || !aligned(a_data, gemv ? 4 : 16) || (gemv && M > kGemvMaxRows) ||
+  if (!fits || !aligned(a_data, gemv ? 4 : 16) || (gemv && M > kInt4GemvMaxRows) ||
       (which == Int4Kernel::kDecode && M > kDecodeMaxRows)) {
     return false;
   }

@@ -1,13 +1,13 @@
 // The CUDA integer matmul kernels against the exact kernels and host references:
 // - _weight_int4pack_mm (Note [Int4 matmul kernels]): the gemv, decode and gemm kernels
 //   against the exact kernel and a double sum, for M 1, 3, 8, 9, 16, 17, 64 and 200
-//   (gemv: every M to 8), N not a multiple of any tile, K at group and tile boundaries,
+//   (gemv: every M to 8 and each side of its row groups to 32), N not a multiple of any tile, K at group and tile boundaries,
 //   innerKTiles 2, 4, 8, every group size, forced splits and tiles. On data whose every
 //   product and sum is exact in float32 (A in eighths, scales powers of two, zeros
 //   quarters) every kernel must give the same bits as the rounded exact sum; with A the
 //   identity every output is one weight, so the dequantization (bfloat16 fma) is checked
 //   bit for bit with random scales and zeros; on random data the kernels must agree
-//   within the bound of Note [Int4 matmul kernels]. gemv refuses M 9 with nothing
+//   within the bound of Note [Int4 matmul kernels]. gemv refuses M 33 with nothing
 //   queued. Through the C shim the chosen kernel serves; warm calls are captured into a
 //   CUDA graph (no host sync, no cudaMalloc).
 // - _weight_int8pack_mm in A's dtype (Note [Int8 weight matmul on CUDA]): float32,
@@ -195,7 +195,7 @@ using cuda::Int4KernelChoice;
 // Every kernel, split and tile that serves M.
 std::vector<std::pair<std::string, Int4KernelChoice>> int4_choices(int64_t M) {
   std::vector<std::pair<std::string, Int4KernelChoice>> out;
-  if (M <= 8) {
+  if (M <= cuda::kInt4GemvMaxRows) {
     for (int splits : {0, 1, 2, 3, 8}) {
       out.push_back({"gemv splits " + std::to_string(splits), {Int4Kernel::kGemv, splits, 0}});
     }
@@ -287,7 +287,7 @@ TEST(CudaInt4Kernels, IdentityGivesEveryWeightBitForBit) {
     EXPECT_TRUE(same_bits(t.run(be, p, {Int4Kernel::kExact}), want, s.N)) << "exact kernel";
     EXPECT_TRUE(same_bits(t.run(be, p, {Int4Kernel::kGemm}), want, s.N)) << "gemm kernel";
     // The decode kernel, 8, 16, 32 and 64 rows of the identity at a time (each of
-    // its row counts; every weight reaches every fragment row), and the gemv kernel 8.
+    // its row counts; every weight reaches every fragment row), and the gemv kernel to 32.
     for (const int64_t rows : {8, 16, 32, 64}) {
       for (int64_t k0 = 0; k0 < s.K; k0 += rows) {
         Int4Problem slice = p;
@@ -297,7 +297,7 @@ TEST(CudaInt4Kernels, IdentityGivesEveryWeightBitForBit) {
         const std::vector<double> part(want.begin() + k0 * s.N, want.begin() + (k0 + rows) * s.N);
         EXPECT_TRUE(same_bits(ts.run(be, slice, {Int4Kernel::kDecode}), part, s.N))
             << "decode kernel, rows " << k0 << " .. " << k0 + rows - 1;
-        if (rows == 8) {
+        if (rows <= cuda::kInt4GemvMaxRows) {
           EXPECT_TRUE(same_bits(ts.run(be, slice, {Int4Kernel::kGemv}), part, s.N))
               << "gemv kernel, rows " << k0 << " .. " << k0 + rows - 1;
         }
@@ -328,8 +328,9 @@ TEST(CudaInt4Kernels, RandomDataAgreesWithinTheBound) {
   }
 }
 
-// The gemv kernel (M <= 8) on exact data, bit for bit against the rounded sum and the
-// exact kernel: every M to 8, innerKTiles 2, 4 and 8, groups 32 to 256; one n tile, a
+// The gemv kernel (M <= 32) on exact data, bit for bit against the rounded sum and the
+// exact kernel: every M to 8 and each side of the row groups past (9, 15, 16, 17, 24, 25,
+// 31, 32), innerKTiles 2, 4 and 8, groups 32 to 256; one n tile, a
 // single pair (one block) and an odd count (the last block's second tile empty); K of
 // one outer tile (or of one group: most warps idle), runs of outer tiles that do not
 // divide evenly over the 8 warps, and K 14336 (7 batches a warp: both buffers reloaded);
@@ -338,7 +339,7 @@ TEST(CudaInt4Kernels, GemvEveryRowCountGivesTheRoundedSumBitForBit) {
   REQUIRE_CUDA_DEVICE();
   const Backend be = cuda_backend();
   std::vector<Int4Shape> shapes;
-  for (int64_t M = 1; M <= 8; ++M) {
+  for (const int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 24, 25, 31, 32}) {
     for (const int inner : {2, 4, 8}) {
       for (const int64_t group : {32, 64, 128, 256}) {
         const int64_t one_tile = std::max<int64_t>(16 * inner, group);
@@ -350,7 +351,8 @@ TEST(CudaInt4Kernels, GemvEveryRowCountGivesTheRoundedSumBitForBit) {
   }
   for (const Int4Shape& s : {Int4Shape{1, 24, 14336, 128, 8}, Int4Shape{8, 24, 14336, 32, 8},
                              Int4Shape{3, 40, 14336, 64, 2}, Int4Shape{6, 16, 14336, 256, 4},
-                             Int4Shape{5, 520, 4096, 128, 8}}) {
+                             Int4Shape{5, 520, 4096, 128, 8}, Int4Shape{16, 24, 14336, 32, 8},
+                             Int4Shape{27, 40, 14336, 128, 4}, Int4Shape{32, 520, 4096, 64, 8}}) {
     shapes.push_back(s);
   }
   for (const Int4Shape& s : shapes) {
@@ -369,21 +371,23 @@ TEST(CudaInt4Kernels, GemvEveryRowCountGivesTheRoundedSumBitForBit) {
       EXPECT_TRUE(same_bits(got, want, s.N)) << "gemv splits " << splits;
       EXPECT_TRUE(same_bits(got, exact, s.N)) << "gemv splits " << splits << " vs the exact kernel";
     }
-    EXPECT_TRUE(same_bits(t.run(be, p, {}), want, s.N)) << "auto";
+    if (s.M <= cuda::kInt4GemvAutoRows) EXPECT_TRUE(same_bits(t.run(be, p, {}), want, s.N)) << "auto";
     if (::testing::Test::HasFailure()) return;  // one shape's messages are enough
   }
 }
 
 // The gemv kernel on random data within the bound of the exact kernel; auto gives the
-// gemv kernel's own bits (its default split), so auto picks it for every M to 8.
+// gemv kernel's own bits (its default split), so auto picks it for every M to
+// kInt4GemvAutoRows.
 TEST(CudaInt4Kernels, GemvRandomDataAgreesWithinTheBound) {
   REQUIRE_CUDA_DEVICE();
   const Backend be = cuda_backend();
   std::vector<Int4Shape> shapes;
-  for (int64_t M = 1; M <= 8; ++M) shapes.push_back({M, 520, 4096, 128, 8});
+  for (const int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 24, 32}) shapes.push_back({M, 520, 4096, 128, 8});
   for (const Int4Shape& s : {Int4Shape{1, 4096, 4096, 128, 8}, Int4Shape{3, 264, 14336, 32, 2},
                              Int4Shape{7, 1000, 2048, 64, 4}, Int4Shape{2, 256, 2048, 256, 8},
-                             Int4Shape{8, 136, 14336, 128, 8}}) {
+                             Int4Shape{8, 136, 14336, 128, 8}, Int4Shape{13, 4096, 4096, 128, 8},
+                             Int4Shape{20, 264, 14336, 32, 2}}) {
     shapes.push_back(s);
   }
   for (const Int4Shape& s : shapes) {
@@ -402,17 +406,19 @@ TEST(CudaInt4Kernels, GemvRandomDataAgreesWithinTheBound) {
       EXPECT_TRUE(within_bound(t.run(be, p, {Int4Kernel::kGemv, splits, 0}), exact, abs_sum, s.K, s.N))
           << "gemv splits " << splits;
     }
-    EXPECT_TRUE(same_bits(t.run(be, p, {}), gemv, s.N)) << "auto should be the gemv kernel";
+    if (s.M <= cuda::kInt4GemvAutoRows) {
+      EXPECT_TRUE(same_bits(t.run(be, p, {}), gemv, s.N)) << "auto should be the gemv kernel";
+    }
   }
 }
 
-// gemv refuses past 8 rows, and an A it cannot read by 4 bytes, with nothing queued
+// gemv refuses past 32 rows, and an A it cannot read by 4 bytes, with nothing queued
 // (the output keeps what it held); it serves an A 4 bytes off 16, which decode refuses.
-TEST(CudaInt4Kernels, GemvRefusesNineRowsAndUnalignedAWithNothingQueued) {
+TEST(CudaInt4Kernels, GemvRefusesThirtyThreeRowsAndUnalignedAWithNothingQueued) {
   REQUIRE_CUDA_DEVICE();
   const Backend be = cuda_backend();
   {
-    const Int4Shape s{9, 136, 512, 128, 8};
+    const Int4Shape s{cuda::kInt4GemvMaxRows + 1, 136, 512, 128, 8};
     const Int4Problem p = make_int4(s, Data::kExact, 9);
     Int4Tensors t(be, p);
     const std::vector<double> held(static_cast<size_t>(s.M * s.N), 7.0);
@@ -420,14 +426,14 @@ TEST(CudaInt4Kernels, GemvRefusesNineRowsAndUnalignedAWithNothingQueued) {
       Tensor out = make_tensor(be, Values{kBF16, {s.M, s.N}, {s.N, 1}, 0, held});
       EXPECT_FALSE(cuda::int4_tinygemm_mm_with({Int4Kernel::kGemv, splits, 0}, impl(out), impl(t.a),
                                                impl(t.b), s.group, impl(t.sz), "test_cuda_int_matmul"))
-          << "M 9, splits " << splits;
+          << "M " << s.M << ", splits " << splits;
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-      EXPECT_TRUE(same_bits(values_of(out.get()), held, s.N)) << "M 9 wrote its output";
+      EXPECT_TRUE(same_bits(values_of(out.get()), held, s.N)) << "M " << s.M << " wrote its output";
     }
     bool ran = false;
     t.run(be, p, {Int4Kernel::kDecode}, &ran);
-    EXPECT_TRUE(ran) << "decode serves M 9";
+    EXPECT_TRUE(ran) << "decode serves M " << s.M;
   }
   const Int4Shape s{3, 136, 512, 128, 8};
   const Int4Problem p = make_int4(s, Data::kExact, 10);
