@@ -280,6 +280,14 @@ class Generated:
     cut: bool = False  # `stop_at` came before the final response
 
 
+class GenerationTimeout(TimeoutError):
+    """A request's final response did not come in time; `generated` holds what did."""
+
+    def __init__(self, generated: Generated, timeout_s: float):
+        super().__init__(f"no final response after {timeout_s} s ({len(generated.tokens)} tokens so far)")
+        self.generated = generated
+
+
 # Note [Cancelling a finished stream]
 # tritonserver 2.51's gRPC stream handler sometimes keeps a request's state, and with it the
 # model, when the client cancels the stream (stop_stream(cancel_requests=True)) just as the
@@ -324,7 +332,7 @@ class GenerationStream:
                 return out
             left = min(deadline, stop_at if stop_at is not None else deadline) - now
             if now >= deadline:
-                raise TimeoutError(f"no final response after {timeout_s} s ({len(out.tokens)} tokens so far)")
+                raise GenerationTimeout(out, timeout_s)
             try:
                 result, error, arrived = self.responses.get(timeout=max(left, 0.001))
             except queue.Empty:
@@ -349,9 +357,9 @@ class GenerationStream:
                 return out
 
     def generate(self, model: str, prompt: list[int], max_new_tokens: int, timeout_s: float = 120,
-                 **kwargs: Any) -> Generated:
-        return self.receive(self.send(model, generation_inputs(prompt, max_new_tokens, **kwargs)),
-                            timeout_s)
+                 request_id: str = "", **kwargs: Any) -> Generated:
+        return self.receive(self.send(model, generation_inputs(prompt, max_new_tokens, **kwargs),
+                                      request_id), timeout_s)
 
     def cancel(self) -> None:
         """Closes the stream, cancelling its requests on the server."""

@@ -105,6 +105,7 @@ struct Job {
   bool exclude_input = false;
   bool want_ids = false, want_length = false;  // outputs the request asked for
   bool final_sent = false;                      // a response flagged final went out
+  int64_t tokens_sent = 0;                      // tokens in responses the server took
   uint64_t received_ns = 0, compute_start_ns = 0, compute_end_ns = 0;
 };
 
@@ -466,23 +467,22 @@ class GenerationServer::Impl {
   // response, or the final flag alone; then statistics, release.
   void finish(Job& job, TRITONSERVER_Error* error) {
     const bool ok = error == nullptr;
+    TRITONSERVER_Error* sent = nullptr;  // the last word's own failure (e.g. the client is gone)
     if (error != nullptr) {
       TRITONBACKEND_Response* response = nullptr;
       TRITONSERVER_Error* made = job.factory != nullptr
                                      ? TRITONBACKEND_ResponseNewFromFactory(&response, job.factory)
                                      : TRITONBACKEND_ResponseNew(&response, job.request);
       if (made == nullptr) {
-        TRITONSERVER_Error* sent =
-            TRITONBACKEND_ResponseSend(response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, error);
-        if (sent != nullptr) TRITONSERVER_ErrorDelete(sent);  // e.g. the client is gone
+        sent = TRITONBACKEND_ResponseSend(response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, error);
       } else {
         log_failure(made, "an error response of model '" + config.name + "'");
       }
     } else if (!job.final_sent && job.factory != nullptr) {
-      TRITONSERVER_Error* sent =
-          TRITONBACKEND_ResponseFactorySendFlags(job.factory, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
-      if (sent != nullptr) TRITONSERVER_ErrorDelete(sent);
+      sent = TRITONBACKEND_ResponseFactorySendFlags(job.factory, TRITONSERVER_RESPONSE_COMPLETE_FINAL);
     }
+    log_ending(job, error, sent);
+    if (sent != nullptr) TRITONSERVER_ErrorDelete(sent);
     if (error != nullptr) TRITONSERVER_ErrorDelete(error);
     const uint64_t end = now_ns();
     const uint64_t start = job.compute_start_ns ? job.compute_start_ns : job.received_ns;
@@ -498,6 +498,31 @@ class GenerationServer::Impl {
                   "TRITONBACKEND_ResponseFactoryDelete");
       job.factory = nullptr;
     }
+  }
+
+  // Note [A request's ending in the log]
+  // With verbose logging (tritonserver --log-verbose=1) each request's ending is
+  // one line: its id, the tokens the server took in responses, and its last word
+  // (the final flag, the final response, or an error response) with the server's
+  // answer to it. A client left waiting can then tell a request this backend
+  // never finished from a last word the server took and did not deliver
+  // (tests/triton/test_generation.py's cancellation storm reads it).
+  void log_ending(const Job& job, TRITONSERVER_Error* error, TRITONSERVER_Error* sent) const {
+    if (!TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE)) return;
+    const char* id = nullptr;
+    if (TRITONSERVER_Error* e = TRITONBACKEND_RequestId(job.request, &id)) {
+      TRITONSERVER_ErrorDelete(e);
+      id = nullptr;
+    }
+    std::string last = error != nullptr   ? std::string("an error response (") +
+                                              TRITONSERVER_ErrorMessage(error) + ")"
+                       : job.final_sent   ? std::string("the response flagged final")
+                                          : std::string("the final flag");
+    last += sent != nullptr ? std::string(", refused: ") + TRITONSERVER_ErrorMessage(sent)
+                            : std::string(", taken");
+    log(TRITONSERVER_LOG_VERBOSE, "aotrt: model '" + config.name + "': request '" +
+                                      (id != nullptr ? id : "") + "' ended: " +
+                                      std::to_string(job.tokens_sent) + " tokens sent; " + last);
   }
 
   // Generates `job` in `sequence`; returns the error to answer with (null: done).
@@ -518,7 +543,10 @@ class GenerationServer::Impl {
         return false;
       }
       tokens_metric.add(1);
-      if (job.streaming) send_error = send_tokens(job, std::span<const int64_t>(&token, 1), 0);
+      if (job.streaming) {
+        send_error = send_tokens(job, std::span<const int64_t>(&token, 1), 0);
+        if (send_error == nullptr) ++job.tokens_sent;
+      }
       return send_error == nullptr;
     };
     GenerateResult result;
@@ -547,6 +575,7 @@ class GenerationServer::Impl {
         return e;
       }
       job.final_sent = true;
+      job.tokens_sent = static_cast<int64_t>(result.tokens.size());
     }
     return nullptr;
   }

@@ -108,6 +108,7 @@ void TRITONSERVER_ErrorDelete(TRITONSERVER_Error* error);
 const char* TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error);
 TRITONSERVER_Error* TRITONSERVER_LogMessage(TRITONSERVER_LogLevel level, const char* filename,
                                             const int line, const char* msg);
+bool TRITONSERVER_LogIsEnabled(TRITONSERVER_LogLevel level);
 TRITONSERVER_Error* TRITONSERVER_MessageNewFromSerializedJson(TRITONSERVER_Message** message,
                                                               const char* base, size_t byte_size);
 TRITONSERVER_Error* TRITONSERVER_MessageDelete(TRITONSERVER_Message* message);

@@ -28,6 +28,7 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -344,7 +345,9 @@ def test_vanished_client_frees_its_session(server):
     assert generated < LONG, f"the vanished client's generation ran on to {generated} tokens"
 
 
-STORM_ATTEMPTS = 4
+# tritonserver crashed in its own code in 18 of 66 storms on the 2-core machine (48 runs of
+# this test, one needing three storms): six storms all crashing is about 1 in 2,500.
+STORM_ATTEMPTS = 6
 
 
 def _crashed_in_tritonserver(srv) -> bool:
@@ -365,13 +368,72 @@ def _crashed_in_tritonserver(srv) -> bool:
     return "libtriton_aotrt" not in trace and "libaotrt" not in trace
 
 
+class _Stuck(Exception):
+    """A storm request whose final response never reached its client."""
+
+    def __init__(self, request_id: str, got: int):
+        super().__init__(f"request {request_id!r}: no final response after 120 s ({got} tokens came)")
+        self.request_id, self.got = request_id, got
+
+
+ENDED = re.compile(r"request '(?P<id>[^']*)' ended: (?P<sent>\d+) tokens sent; .*, (?P<answer>taken|refused: .*)\"?$")
+
+
+def _ended_and_taken(log: str, request_id: str) -> int | None:
+    """The tokens the backend's line for `request_id` (Note [A request's ending in the log],
+    src/triton/generation.cpp) says went out, when it says the server took the request's
+    last word; else None (no such line: the backend never ended it; or the server refused
+    the last word)."""
+    for line in log.splitlines():
+        m = ENDED.search(line)
+        if m and m["id"] == request_id:
+            return int(m["sent"]) if m["answer"] == "taken" else None
+    return None
+
+
+def _lost_by_tritonserver(srv, stuck: _Stuck) -> bool:
+    """Whether `stuck` is tritonserver's loss, not the backend's: the backend ended the request,
+    the server took its last word, and more tokens went out than reached the client; the
+    server is alive and holds no request in the backend. (A CI run on the 2-core machine
+    waited 120 s after 4 of a stream's 6 tokens, the server alive.)"""
+    if srv.process.poll() is not None:
+        return False
+    if _wait_gauge(srv, "aotrt_generation_active_sessions", 0, timeout_s=10) != 0:
+        return False
+    sent = _ended_and_taken(srv.log_text(), stuck.request_id)
+    return sent is not None and sent > stuck.got
+
+
+def test_the_storm_tells_a_lost_response_from_one_the_backend_kept():
+    """_ended_and_taken on the backend's own lines (as tritonserver 2.51 prints them)."""
+    log = "\n".join([
+        'I1207 20:14:18.660447 26639 generation.cpp:523] "aotrt: model \'gen\': request \'storm-1-0\' '
+        'ended: 6 tokens sent; the final flag, taken"',
+        'I1207 20:14:18.759621 26639 generation.cpp:523] "aotrt: model \'gen\': request \'storm-0-0-cut\' '
+        'ended: 13 tokens sent; an error response (aotrt: the request was cancelled), taken"',
+        'I1207 20:14:18.800000 26639 generation.cpp:523] "aotrt: model \'gen\': request \'storm-2-0\' '
+        'ended: 3 tokens sent; the final flag, refused: Internal: the response factory is gone"',
+    ])
+    assert _ended_and_taken(log, "storm-1-0") == 6
+    assert _ended_and_taken(log, "storm-0-0-cut") == 13
+    assert _ended_and_taken(log, "storm-2-0") is None, "a refused last word is not the server's loss"
+    assert _ended_and_taken(log, "storm-1") is None, "a request the backend never ended"
+    assert _ended_and_taken(log, "storm-3-0") is None
+
+
 def _cancel_storm(srv, want: list[int]) -> None:
+    def short(stream, request_id: str) -> None:
+        try:
+            got = stream.generate("gen", [5, 5], 6, request_id=request_id)
+        except triton.GenerationTimeout as e:
+            raise _Stuck(request_id, len(e.generated.tokens)) from e
+        assert got.error is None and got.tokens == want, got
+
     def client(k: int) -> None:
-        for _ in range(3):
+        for i in range(3):
             with triton.GenerationStream(srv.grpc_url) as stream:
-                got = stream.generate("gen", [5, 5], 6)
-                assert got.error is None and got.tokens == want, got
-                t0 = stream.send("gen", triton.generation_inputs([3, 4], LONG))
+                short(stream, f"storm-{k}-{i}")
+                t0 = stream.send("gen", triton.generation_inputs([3, 4], LONG), request_id=f"storm-{k}-{i}-cut")
                 cut = stream.receive(t0, stop_at=time.monotonic() + 0.05)
                 assert cut.error is None, cut.error
 
@@ -381,26 +443,37 @@ def _cancel_storm(srv, want: list[int]) -> None:
     assert srv.process.poll() is None, f"the server exited:\n{srv.log_text()[-3000:]}"
     assert _wait_gauge(srv, "aotrt_generation_active_sessions", 0) == 0
     with triton.GenerationStream(srv.grpc_url) as stream:
-        assert stream.generate("gen", [5, 5], 6).tokens == want
+        short(stream, "after-storm")
 
 
 def test_many_streams_cancelled_mid_generation_leave_the_server_serving(tmp_path, package, reference):
     """16 streams at once, each: a short request checked, then a long one cancelled 50 ms into
     its tokens, three times over: cancellations racing the slots' CANCELLED answers and new
-    requests; the server goes on serving and every session is freed. On a server of its own, so
-    that a crash does not take the module's server from the other tests. If tritonserver
-    crashes in its own code (_crashed_in_tritonserver), the storm runs again on a fresh server,
-    at most STORM_ATTEMPTS storms in all, and the test says so; a crash with an aotrt frame, any
-    other failure, or a crash in every attempt fails. (On the 2-core CI machine tritonserver 2.51
-    aborted in gRPC's reference counting, 'ASSERTION FAILED: prior > 0', in about a third of the
-    storms, twice in a row once in three runs.)"""
+    requests; the server goes on serving and every session is freed. On a server of its own
+    (verbose log: the backend's line for each request's ending), so that a crash does not take
+    the module's server from the other tests. If tritonserver fails in its own code, the storm
+    runs again on a fresh server, at most STORM_ATTEMPTS storms in all, and the test says so:
+    a crash with no aotrt frame in its backtrace (_crashed_in_tritonserver), or a request whose
+    last word the backend handed to the server and the client never got
+    (_lost_by_tritonserver). A crash with an aotrt frame, a request the backend did not end,
+    any other failure, or a failure in every attempt fails. (On the 2-core CI machine
+    tritonserver 2.51 aborted in gRPC's reference counting, 'ASSERTION FAILED: prior > 0', in
+    about a third of the storms, twice in a row once in three runs.)"""
     want = reference([5, 5], 6)
     for attempt in range(1, STORM_ATTEMPTS + 1):
         root = tmp_path / f"attempt{attempt}"
         root.mkdir()
-        with running_server(root, _repository(root, package), GOOD, metrics=True) as srv:
+        with running_server(root, _repository(root, package), GOOD, metrics=True,
+                            extra_args=["--log-verbose=1"]) as srv:
             try:
                 _cancel_storm(srv, want)
+            except _Stuck as stuck:
+                if attempt == STORM_ATTEMPTS or not _lost_by_tritonserver(srv, stuck):
+                    raise
+                sent = _ended_and_taken(srv.log_text(), stuck.request_id)
+                print(f"\n{stuck}, but the backend sent {sent} tokens and the last word, which the server "
+                      f"took: tritonserver lost them in storm {attempt}; running the storm again on a fresh server")
+                continue
             except Exception:
                 if attempt < STORM_ATTEMPTS and _crashed_in_tritonserver(srv):
                     print(f"\ntritonserver crashed in its own code in storm {attempt} (no aotrt frame in "
