@@ -11,7 +11,7 @@
 # real Hugging Face architectures (tests/hf: transformers' models, torch's own
 # export flow, against eager), the Python package (pip install ., then tests/python; `import aotrt` in a venv
 # without torch), the manylinux wheels (scripts/build_wheel.sh, then tests/wheel in fresh venvs), and the Triton Inference Server backend in a real
-# tritonserver (tests/triton). The robustness cases are recorded as they run
+# tritonserver (tests/triton; its generation storm again with the backend under AddressSanitizer). The robustness cases are recorded as they run
 # and rendered into build/robustness.md and compared with docs/robustness.md
 # (scripts/robustness_table.py).
 set -euo pipefail
@@ -128,6 +128,13 @@ PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" AOTRT_BUILD_DIR="$PWD/build"
   AOTRT_TRITON_CACHE="${AOTRT_TRITON_CACHE:-$CACHE_ROOT/triton_zoo}" \
   timeout 1200 python3 -m pytest tests/triton -v -rA
 step triton "$t"
+
+echo "== the Triton generation backend's cancellation storm under AddressSanitizer"
+# The plain storm above retries when tritonserver crashes in its own code; here the backend
+# (the sanitizer tree's) must come through two storms with no report.
+t=$(date +%s)
+AOTRT_TRITON_CACHE="${AOTRT_TRITON_CACHE:-$CACHE_ROOT/triton_zoo}" scripts/triton_asan_storm.sh 2
+step triton-asan "$t"
 
 echo "== docs/robustness.md lists every case that ran"
 # The table is regenerated from this run's records and the H200's (committed:

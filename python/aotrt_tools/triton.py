@@ -106,9 +106,10 @@ class Server:
     """A tritonserver process on 127.0.0.1, stopped (SIGTERM, then SIGKILL) on exit."""
 
     def __init__(self, binary: Path, repository: Path, backends: Path, log_path: Path,
-                 extra_args: Iterable[str] = (), metrics: bool = False):
+                 extra_args: Iterable[str] = (), metrics: bool = False, preload: str | None = None):
         self.binary, self.repository, self.backends, self.log_path = binary, repository, backends, log_path
         self.extra_args = list(extra_args)
+        self.preload = preload  # a library the server process preloads (a sanitizer's runtime)
         self.metrics = metrics  # the Prometheus endpoint, on 127.0.0.1 too
         self.http_port = self.grpc_port = self.metrics_port = 0
         self.process: subprocess.Popen | None = None
@@ -137,8 +138,9 @@ class Server:
                 # A model that fails to load is reported, the others keep serving.
                 "--exit-on-error=false", "--strict-readiness=false", *self.extra_args]
         self.log = open(self.log_path, "wb")
+        env = {**os.environ, "LD_PRELOAD": self.preload} if self.preload else None
         self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+                                        start_new_session=True, env=env)
 
     def stop(self, timeout_s: float = 30) -> None:
         if self.process is None:

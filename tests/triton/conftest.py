@@ -6,6 +6,8 @@ Environment:
   AOTRT_TRITONSERVER    the tritonserver binary (default: scripts/fetch_tritonserver.sh's)
   AOTRT_TRITON_DEVICE   cpu (default) or cuda: the packages' device and the instances' kind
   AOTRT_TRITON_CACHE    keep exported packages here between runs (default: a temp dir)
+  AOTRT_TRITON_PRELOAD  a library every server preloads: the sanitizer build's libasan, for a
+                        backend built with AddressSanitizer (scripts/triton_asan_storm.sh)
 
 The repository:
   resnet_block    resnet_basic_block exported with a dynamic batch of 2..8; config.pbtxt
@@ -163,7 +165,8 @@ def running_server(root: Path, repository: Path, ready: list[str], **server_args
         backends = triton.backend_directory(build, root / "backends")
     except FileNotFoundError as e:
         pytest.fail(str(e), pytrace=False)
-    srv = triton.Server(binary, repository, backends, root / "tritonserver.log", **server_args)
+    srv = triton.Server(binary, repository, backends, root / "tritonserver.log",
+                        preload=os.environ.get("AOTRT_TRITON_PRELOAD") or None, **server_args)
     srv.start()
     try:
         srv.wait_ready(ready, timeout_s=240)
