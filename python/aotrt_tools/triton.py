@@ -59,7 +59,9 @@ def backend_directory(build_dir: Path, into: Path) -> Path:
     dest = into / "aotrt"
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(lib, dest / lib.name)
-    for so in [*build_dir.glob("libaotrt.so*"), build_dir / "libaotrt_abi.so"]:
+    # The backend needs libaotrt by its soname only (libaotrt.so.0); copying the unversioned
+    # and fully versioned names too tripled the 79 MB a server start writes.
+    for so in [build_dir / "libaotrt.so.0", build_dir / "libaotrt_abi.so"]:
         shutil.copy2(so, dest / so.name, follow_symlinks=True)
     return into
 
