@@ -345,10 +345,11 @@ def test_vanished_client_frees_its_session(server):
     assert generated < LONG, f"the vanished client's generation ran on to {generated} tokens"
 
 
-# tritonserver crashed in its own code in 34 of 123 storms on the 2-core machine (90 runs of
-# this test; twice its crash handler hung; once four storms in a row crashed): eight storms
-# all crashing is about 1 in 5,000 runs at a third each.
-STORM_ATTEMPTS = 8
+# tritonserver crashed in its own code in 34 of 123 storms on the 2-core machine when the
+# storm ran alone (90 runs; twice its crash handler hung; four in a row at most). The crashes
+# come in bursts: after the module's other tests, runs passed at once or after 1 rerun, but
+# twice in 6 (one of them the CI's) six storms in a row crashed before one went through.
+STORM_ATTEMPTS = 12
 
 
 def _crashed_in_tritonserver(srv) -> str | None:
