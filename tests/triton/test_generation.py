@@ -122,10 +122,13 @@ def server(tmp_path_factory, package):
     root = tmp_path_factory.mktemp("triton_generation")
     with running_server(root, _repository(root, package), GOOD, metrics=True) as srv:
         yield srv
-    log = srv.log_text()
+    _assert_unloaded(srv)
+
+
+def _assert_unloaded(srv) -> None:
     # The server unloads a model only once every request and response factory of it is
     # released: a request the backend never let go of keeps its model to the exit timeout.
-    held = [name for name in GOOD if f"successfully unloaded '{name}'" not in log]
+    held = [name for name in GOOD if f"successfully unloaded '{name}'" not in srv.log_text()]
     assert not held, f"tritonserver exited without unloading {held}: a request was never released"
 
 
@@ -415,17 +418,18 @@ def _ended_and_taken(log: str, request_id: str) -> int | None:
     return None
 
 
-def _lost_by_tritonserver(srv, stuck: _Stuck) -> bool:
-    """Whether `stuck` is tritonserver's loss, not the backend's: the backend ended the request,
+def _lost_by_tritonserver(srv, stuck: _Stuck) -> int | None:
+    """The tokens the backend sent when `stuck` is tritonserver's loss, not the backend's (else
+    None): the backend ended the request,
     the server took its last word, and more tokens went out than reached the client; the
     server is alive and holds no request in the backend. (A CI run on the 2-core machine
     waited 120 s after 4 of a stream's 6 tokens, the server alive.)"""
     if srv.process.poll() is not None or "Signal (" in srv.log_text():  # a crash, not a loss
-        return False
+        return None
     if _wait_gauge(srv, "aotrt_generation_active_sessions", 0, timeout_s=10) != 0:
-        return False
+        return None
     sent = _ended_and_taken(srv.log_text(), stuck.request_id)
-    return sent is not None and sent > stuck.got
+    return sent if sent is not None and sent > stuck.got else None
 
 
 def test_the_storm_tells_tritonservers_crashes_from_the_backends():
@@ -504,8 +508,7 @@ def _on_own_servers(tmp_path, package, body) -> None:
             except Exception as failure:
                 why = None
                 if attempt < STORM_ATTEMPTS:
-                    if isinstance(failure, _Stuck) and _lost_by_tritonserver(srv, failure):
-                        sent = _ended_and_taken(srv.log_text(), failure.request_id)
+                    if isinstance(failure, _Stuck) and (sent := _lost_by_tritonserver(srv, failure)):
                         why = (f"{failure}, but the backend sent {sent} tokens and the last word, which "
                                "the server took: tritonserver lost them")
                     elif (how := _crashed_in_tritonserver(srv)) is not None:
@@ -514,8 +517,7 @@ def _on_own_servers(tmp_path, package, body) -> None:
                     raise
                 print(f"\n{why} in attempt {attempt}; running it again on a fresh server")
                 continue
-        held = [name for name in GOOD if f"successfully unloaded '{name}'" not in srv.log_text()]
-        assert not held, f"tritonserver exited without unloading {held}: a request was never released"
+        _assert_unloaded(srv)
         return
 
 
