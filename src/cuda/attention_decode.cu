@@ -164,6 +164,14 @@ __device__ __forceinline__ float mask_at(const DecodeParams& p, const T* bias_ro
   return bias_row != nullptr ? to_f(bias_row[j * p.bs[3]]) : 0.0f;
 }
 
+// A state's weight in a merge of online-softmax states (Note [Decode attention]):
+// e^(m - M) against the merged max M; a state that saw no key (m = -inf) weighs 0,
+// also where every state is empty and M is -inf too. The warps' states of a block,
+// the ranks of a cluster and the splits of the combine kernel all merge so.
+__device__ __forceinline__ float state_weight(float m, float merged_max) {
+  return m == -INFINITY ? 0.0f : __expf(m - merged_max);
+}
+
 // The per-warp online-softmax state, stored canonically for the block's combine.
 struct StateSlots {
   float* m;    // [kWarps][kRows]
@@ -529,7 +537,7 @@ __device__ __forceinline__ void cluster_combine(const DecodeParams& p, const flo
     float sum = 0.0f;
 #pragma unroll
     for (int s = 0; s < kMaxCluster; ++s) {
-      const float f = rank_m[s] == -INFINITY ? 0.0f : __expf(rank_m[s] - mx);
+      const float f = state_weight(rank_m[s], mx);
       weight[tid * kMaxCluster + s] = f;  // 0 past the ranks
       sum += rank_l[s] * f;
     }
@@ -713,7 +721,7 @@ __global__ void __launch_bounds__(kWarps * 32) decode_kernel(const DecodeParams 
     float sum = 0.0f;
     for (int v = 0; v < kWarps; ++v) {
       const float mv = st.m[v * kRows + tid];
-      const float f = mv == -INFINITY ? 0.0f : __expf(mv - mx);
+      const float f = state_weight(mv, mx);
       st.m[v * kRows + tid] = f;  // now the warp's weight
       sum += st.l[v * kRows + tid] * f;
     }
@@ -781,7 +789,7 @@ __global__ void __launch_bounds__(128) decode_combine_kernel(const DecodeParams 
     float sum = 0.0f;
     for (int64_t s = tid; s < p.splits; s += 32) {
       const float* ps = part + s * rows_all * row_stride;
-      const float f = ps[p.E] == -INFINITY ? 0.0f : __expf(ps[p.E] - mx);
+      const float f = state_weight(ps[p.E], mx);
       weights[s] = f;
       sum += ps[p.E + 1] * f;
     }
