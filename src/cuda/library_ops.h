@@ -106,7 +106,7 @@ void int4_tinygemm_mm(const TensorImpl& out, const TensorImpl& a, const TensorIm
 // M past kInt4GemvMaxRows for gemv).
 enum class Int4Kernel { kAuto, kExact, kGemv, kDecode, kGemm };
 inline constexpr int64_t kInt4GemvMaxRows = 32;  // M the gemv kernel serves
-inline constexpr int64_t kInt4GemvAutoRows = 8;  // M auto gives it (Note [Int4 matmul kernels])
+inline constexpr int64_t kInt4GemvAutoRows = 24;  // M auto gives it (Note [Int4 matmul kernels])
 struct Int4KernelChoice {
   Int4Kernel kernel = Int4Kernel::kAuto;
   int splits = 0;

@@ -25,12 +25,14 @@
 //   one, so that the weights, not A, are what a warp waits for: no shared memory and no
 //   barrier until the warps' sums add, in warp order, at the end. A split over K as a
 //   cluster (sm_90, summed in rank order) is there on request only: measured, it was
-//   slower at every shape. Auto gives it M <= 8 (kInt4GemvAutoRows), where it was
-//   measured against decode (bench/results/int4-gemv-h100-2026-12-07.md); 9 to 32 rows
-//   (two to four row groups: twice to four times the accumulators and A's loads, one
-//   block an SM past 8 rows for the registers, 165 to 254 of them) are served when asked
-//   (tests, aotrt_quant_bench) and go to auto once measured against decode's 9 to 32.
-// - decode (M <= 64; auto: 9 to 64): a GEMV on tensor cores, the weight as the B
+//   slower at every shape. 9 to 32 rows are two to four row groups: twice to four times
+//   the accumulators and A's loads, one block an SM past 8 rows for the registers (165 to
+//   254 of them). Auto gives it M <= 24 (kInt4GemvAutoRows, three row groups), where it
+//   was measured against decode on an H100 (bench/results/int4-gemv-h100-2026-12-07.md):
+//   faster at every shape to 8 rows, and at 4096 x 4096 18.7 against 23.6 us at 16 rows,
+//   21.3 against 29.0 at 17 (three groups, as 24); at 32 rows (four groups) 36.2 against
+//   decode's 30.2, so 25 to 32 stay with decode. Only 4096 x 4096 was timed past 8 rows.
+// - decode (M <= 64; auto: 25 to 64): a GEMV on tensor cores, the weight as the B
 //   operand. Each warp of a block owns 1, 2 or 4 n tiles and walks the block's K range;
 //   A's rows (8, 16, 32 or 64 of them, rows past M read a zero row) stage through shared
 //   memory in chunks (cp.async, two buffers) that all 4 warps share, and reach the
