@@ -363,7 +363,8 @@ def _vanish_one_client(server) -> None:
 # storm ran alone (90 runs; twice its crash handler hung; four in a row at most). The crashes
 # come in bursts: after the module's other tests, runs passed at once or after 1 rerun, but
 # twice in 6 (one of them the CI's) six storms in a row crashed before one went through.
-STORM_ATTEMPTS = 12
+# The bound holds for every test on servers of its own (_on_own_servers), storm or not.
+OWN_SERVER_ATTEMPTS = 12
 
 
 def _crashed_in_tritonserver(srv) -> str | None:
@@ -492,13 +493,13 @@ def _cancel_storm(srv, want: list[int]) -> None:
 def _on_own_servers(tmp_path, package, body) -> None:
     """body(srv) on a verbose server of its own (the backend's line for each request's ending),
     so that a crash does not take the module's server from the other tests. If tritonserver
-    fails in its own code, body runs again on a fresh server, at most STORM_ATTEMPTS times, and
+    fails in its own code, body runs again on a fresh server, at most OWN_SERVER_ATTEMPTS times, and
     the test says so: a crash with no aotrt frame in its backtrace or none at all
     (_crashed_in_tritonserver), or a request whose last word the backend handed to the server
     and the client never got (_lost_by_tritonserver). A crash with an aotrt frame, a request the
     backend did not end, any other failure, or a failure in every attempt fails; so does a
     server that exits without unloading its models (a request never released)."""
-    for attempt in range(1, STORM_ATTEMPTS + 1):
+    for attempt in range(1, OWN_SERVER_ATTEMPTS + 1):
         root = tmp_path / f"attempt{attempt}"
         root.mkdir()
         with running_server(root, _repository(root, package), GOOD, metrics=True,
@@ -507,7 +508,7 @@ def _on_own_servers(tmp_path, package, body) -> None:
                 body(srv)
             except Exception as failure:
                 why = None
-                if attempt < STORM_ATTEMPTS:
+                if attempt < OWN_SERVER_ATTEMPTS:
                     if isinstance(failure, _Stuck) and (sent := _lost_by_tritonserver(srv, failure)):
                         why = (f"{failure}, but the backend sent {sent} tokens and the last word, which "
                                "the server took: tritonserver lost them")
@@ -526,7 +527,7 @@ def test_many_streams_cancelled_mid_generation_leave_the_server_serving(tmp_path
     its tokens, three times over: cancellations racing the slots' CANCELLED answers and new
     requests; the server goes on serving and every session is freed. On servers of its own
     (_on_own_servers: on the 2-core CI machine tritonserver 2.51 crashed in its own code in
-    about a quarter of the storms, STORM_ATTEMPTS)."""
+    about a quarter of the storms, OWN_SERVER_ATTEMPTS)."""
     want = reference([5, 5], 6)
     _on_own_servers(tmp_path, package, lambda srv: _cancel_storm(srv, want))
 
