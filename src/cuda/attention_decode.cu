@@ -893,7 +893,7 @@ void run_decode(const DecodeParams& p, int64_t blocks_y, cudaStream_t stream) {
   if (p.cluster) {
     launch::launch_with_clusters(decode_kernel<T, kE>, grid, kWarps * 32,
                                  decode_smem_bytes<T, kE>(),
-                                 dim3(static_cast<unsigned>(p.splits), 1, 1), stream, p);
+                                 dim3(static_cast<unsigned>(p.splits), 1, 1), false, 0, stream, p);
     return;
   }
   decode_kernel<T, kE><<<grid, kWarps * 32, decode_smem_bytes<T, kE>(), stream>>>(p);

@@ -71,6 +71,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cuda/kernel_switch.h"
 #include "cuda/library_ops.h"
 #include "cuda/ops/common.cuh"
 #include "cuda/ops/launch.cuh"
@@ -294,7 +295,11 @@ __global__ void __launch_bounds__(kGemvWarps * 32, kRows8 == 1 ? 2 : 1)
         }
       }
     }
-    // The batch's A into L1 while its weights come: lane (g, c) the quarters c of its rows.
+  };
+  // Batch bi's A into L1 while its weights come: lane (g, c) the quarters c of its rows.
+  auto prefetch_a = [&](int bi) {
+    const int ob = o_begin + bi * kB;
+    const int left = min(kB, o_end - ob);
 #pragma unroll
     for (int r = 0; r < kRows8; ++r) {
       if (row_in[r]) {
@@ -349,18 +354,29 @@ __global__ void __launch_bounds__(kGemvWarps * 32, kRows8 == 1 ? 2 : 1)
   };
 
   // Two batches in flight: while one is multiplied the other loads, and each is
-  // reloaded (two batches on) as soon as it is multiplied.
+  // reloaded (two batches on) as soon as it is multiplied. The first two batches' weights
+  // load before A may be read (Note [Early start]: A is the previous kernel's output).
   Batch p{}, r{};
   if (batches > 0) load(0, p);
   if (batches > 1) load(1, r);
+  launch::grid_dependency_wait();
+  if (batches > 0) prefetch_a(0);
+  if (batches > 1) prefetch_a(1);
   for (int bi = 0; bi < batches; bi += 2) {
     compute(p, bi);
-    if (bi + 2 < batches) load(bi + 2, p);
+    if (bi + 2 < batches) {
+      load(bi + 2, p);
+      prefetch_a(bi + 2);
+    }
     if (bi + 1 < batches) {
       compute(r, bi + 1);
-      if (bi + 3 < batches) load(bi + 3, r);
+      if (bi + 3 < batches) {
+        load(bi + 3, r);
+        prefetch_a(bi + 3);
+      }
     }
   }
+  launch::allow_early_start();  // every weight of this block is read
 
   // C: element e of lane (g, c) in group r is out[8r + 2c + e % 2][8 (T0 + e / 2) + g]. The
   // sets' sums, in set order, then the warps' in warp order (each warp's k run follows the
@@ -846,7 +862,8 @@ void launch_gemv_rows(const Operands& o, const Int4KernelChoice& choice, const D
   const int per_split = static_cast<int>((k_outer + splits - 1) / splits);
   launch_with_clusters(int4_gemv_kernel<kInner, kScales, kRows8>,
                        dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(splits)),
-                       kGemvWarps * 32, 0, dim3(1, static_cast<unsigned>(splits), 1), stream,
+                       kGemvWarps * 32, 0, dim3(1, static_cast<unsigned>(splits), 1),
+                       early_start_enabled(), d.capability, stream,
                        o.a, o.b, o.sz, o.out, static_cast<int>(o.M), static_cast<int>(o.N),
                        static_cast<int>(o.K), o.group_shift, per_split, splits);
 }
@@ -915,8 +932,8 @@ void launch_decode_rows(const Operands& o, const Int4KernelChoice& choice, const
   const dim3 cluster(1, static_cast<unsigned>(splits), 1);
   const int M = static_cast<int>(o.M), N = static_cast<int>(o.N), K = static_cast<int>(o.K);
   auto go = [&](auto kernel) {
-    launch_with_clusters(kernel, grid, kDecodeWarps * 32, 0, cluster, stream, o.a, o.b, o.sz,
-                         o.out, M, N, K, o.group_shift, per_split, splits);
+    launch_with_clusters(kernel, grid, kDecodeWarps * 32, 0, cluster, false, 0, stream, o.a, o.b,
+                         o.sz, o.out, M, N, K, o.group_shift, per_split, splits);
   };
   if (nt == 4) {
     go(int4_decode_kernel<kInner, kRows8, 4>);
@@ -965,7 +982,7 @@ void launch_gemm_bm(const Operands& o, const Int4KernelChoice& choice, const Dev
   const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(by),
                   static_cast<unsigned>(splits));
   launch_with_clusters(kernel, grid, kGemmWarps * 32, smem,
-                       dim3(1, 1, static_cast<unsigned>(splits)), stream, o.a, o.b, o.sz, o.out,
+                       dim3(1, 1, static_cast<unsigned>(splits)), false, 0, stream, o.a, o.b, o.sz, o.out,
                        static_cast<int>(o.M), static_cast<int>(o.N), static_cast<int>(o.K),
                        o.group_shift, per_split, splits);
 }
@@ -978,7 +995,14 @@ void launch_gemm(const Operands& o, const Int4KernelChoice& choice, const Device
             : launch_gemm_bm<kInner, 64>(o, choice, d, stream);
 }
 
+KernelSwitch g_early_start{"AOTRT_EARLY_START", SwitchMode::kOff};  // Note [Early start]
+
 }  // namespace
+
+bool early_start_enabled() { return g_early_start.enabled(); }
+void set_early_start_enabled(bool enabled) {
+  g_early_start.set(enabled ? SwitchMode::kOn : SwitchMode::kOff);
+}
 
 bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out,
                            const TensorImpl& a, const TensorImpl& b, int64_t group,

@@ -49,24 +49,57 @@ int resident_blocks(int threads, size_t smem, int device) {
   return n;
 }
 
-// Launches `kernel` with clusters of `cluster` blocks when it has more than one.
+// Note [Early start]
+// On sm_90 and later a kernel may be launched to start while the kernel before it on the
+// stream is finishing (programmatic dependent launch): its blocks are scheduled as that
+// kernel's blocks retire, and run what does not depend on it - loading weights, which no
+// kernel of a run writes - until grid_dependency_wait(), which returns once the previous
+// grid has completed and its writes are visible. A kernel launched so must wait before its
+// first read of anything an earlier kernel writes (activations; an L1 prefetch counts: a
+// line fetched early would be stale) and before its first global write (the previous kernel
+// may still read the memory it writes). Launched plainly, the wait returns at once. A CUDA
+// graph captured from such launches keeps the overlap as programmatic edges. After its last
+// read of weights a kernel calls allow_early_start(), so that the next one, if launched so,
+// may start its own loads. Served: the int4 gemv kernel (Note [Int4 matmul kernels]), when
+// AOTRT_EARLY_START=1 (early_start_enabled); off by default until measured in a decode step.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void allow_early_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+// Launches `kernel` with clusters of `cluster` blocks when it has more than one, and to start
+// early (Note [Early start]) when `early_start` and the device is sm_90 or later (`capability`).
 template <typename Kernel, typename... Args>
 void launch_with_clusters(Kernel kernel, dim3 grid, int threads, size_t smem, dim3 cluster,
-                          cudaStream_t stream, Args... args) {
+                          bool early_start, int capability, cudaStream_t stream, Args... args) {
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = dim3(static_cast<unsigned>(threads));
   config.dynamicSmemBytes = smem;
   config.stream = stream;
-  cudaLaunchAttribute attribute[1];
+  cudaLaunchAttribute attribute[2];
+  unsigned n = 0;
   if (cluster.x * cluster.y * cluster.z > 1) {
-    attribute[0].id = cudaLaunchAttributeClusterDimension;
-    attribute[0].val.clusterDim.x = cluster.x;
-    attribute[0].val.clusterDim.y = cluster.y;
-    attribute[0].val.clusterDim.z = cluster.z;
-    config.attrs = attribute;
-    config.numAttrs = 1;
+    attribute[n].id = cudaLaunchAttributeClusterDimension;
+    attribute[n].val.clusterDim.x = cluster.x;
+    attribute[n].val.clusterDim.y = cluster.y;
+    attribute[n].val.clusterDim.z = cluster.z;
+    ++n;
   }
+  if (early_start && capability >= 90) {
+    attribute[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  config.attrs = n > 0 ? attribute : nullptr;
+  config.numAttrs = n;
   AOTRT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
 }
 

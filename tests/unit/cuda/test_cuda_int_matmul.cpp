@@ -414,6 +414,56 @@ TEST(CudaInt4Kernels, GemvRandomDataAgreesWithinTheBound) {
 
 // gemv refuses past 32 rows, and an A it cannot read by 4 bytes, with nothing queued
 // (the output keeps what it held); it serves an A 4 bytes off 16, which decode refuses.
+// Note [Early start]: launched to start while the kernel before it finishes, the gemv kernel
+// still reads that kernel's output, not what the memory held before. A chain of two calls
+// (the second's A is the first's output), fed two inputs in turn, so that a read before the
+// first call's writes would see the other input's product; each result against the same chain
+// launched plainly, bit for bit. At 1, 8 and 17 rows (one and three row groups), one split
+// and a cluster of 4.
+TEST(CudaInt4Kernels, GemvStartedEarlyReadsThePreviousKernelsOutput) {
+  REQUIRE_CUDA_DEVICE();
+  const Backend be = cuda_backend();
+  struct EarlyStartOff {
+    ~EarlyStartOff() { cuda::set_early_start_enabled(false); }
+  } restore;
+  for (const int64_t M : {1, 8, 17}) {
+    for (const int splits : {1, 4}) {
+      SCOPED_TRACE("M " + std::to_string(M) + ", splits " + std::to_string(splits));
+      const Int4Shape s1{M, 4096, 2048, 128, 8}, s2{M, 2048, 4096, 64, 4};
+      const Int4Problem p1 = make_int4(s1, Data::kExact, static_cast<uint64_t>(M + 1));
+      const Int4Problem p1b = make_int4(s1, Data::kExact, static_cast<uint64_t>(M + 2));
+      const Int4Problem p2 = make_int4(s2, Data::kExact, static_cast<uint64_t>(M + 3));
+      Int4Tensors t1(be, p1), t2(be, p2);
+      const Tensor a_other = make_tensor(be, Values{kBF16, {M, s1.K}, {s1.K, 1}, 0, p1b.a});
+      Tensor mid = empty(be, {M, s1.N}, kBF16);
+      Tensor out = empty(be, {M, s2.N}, kBF16);
+      const cuda::Int4KernelChoice gemv{Int4Kernel::kGemv, splits, 0};
+      auto chain = [&](const Tensor& a) {
+        EXPECT_TRUE(cuda::int4_tinygemm_mm_with(gemv, impl(mid), impl(a), impl(t1.b), s1.group,
+                                                impl(t1.sz), "test_cuda_int_matmul"));
+        EXPECT_TRUE(cuda::int4_tinygemm_mm_with(gemv, impl(out), impl(mid), impl(t2.b), s2.group,
+                                                impl(t2.sz), "test_cuda_int_matmul"));
+      };
+      cuda::set_early_start_enabled(false);
+      std::vector<double> want[2];
+      for (int i = 0; i < 2; ++i) {
+        chain(i == 0 ? t1.a : a_other);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        want[i] = values_of(out.get());
+      }
+      ASSERT_FALSE(same_bits(want[0], want[1], s2.N)) << "the two inputs must give different outputs";
+      cuda::set_early_start_enabled(true);
+      for (int round = 0; round < 16; ++round) {
+        const int i = round % 2;
+        chain(i == 0 ? t1.a : a_other);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        ASSERT_TRUE(same_bits(values_of(out.get()), want[i], s2.N)) << "round " << round;
+      }
+      cuda::set_early_start_enabled(false);
+    }
+  }
+}
+
 TEST(CudaInt4Kernels, GemvRefusesThirtyThreeRowsAndUnalignedAWithNothingQueued) {
   REQUIRE_CUDA_DEVICE();
   const Backend be = cuda_backend();
