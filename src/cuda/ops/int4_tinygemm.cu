@@ -32,6 +32,7 @@
 //   faster at every shape to 8 rows, and at 4096 x 4096 18.7 against 23.6 us at 16 rows,
 //   21.3 against 29.0 at 17 (three groups, as 24); at 32 rows (four groups) 36.2 against
 //   decode's 30.2, so 25 to 32 stay with decode. Only 4096 x 4096 was timed past 8 rows.
+//   With AOTRT_EARLY_START=1 it starts while the kernel before it finishes (Note [Early start]).
 // - decode (M <= 64; auto: 25 to 64): a GEMV on tensor cores, the weight as the B
 //   operand. Each warp of a block owns 1, 2 or 4 n tiles and walks the block's K range;
 //   A's rows (8, 16, 32 or 64 of them, rows past M read a zero row) stage through shared
