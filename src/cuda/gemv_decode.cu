@@ -22,6 +22,7 @@
 //   columns of unit stride with 16-byte aligned starts and leading dimensions, any
 //   output strides. Anything else goes to cuBLASLt as before.
 // On by default; AOTRT_DECODE_GEMV=0 (read once) sends these matmuls to cuBLASLt again.
+// With AOTRT_EARLY_START=1 it starts while the kernel before it finishes (Note [Early start]).
 // Measured on an H200 (bench/results/decode-h200-2026-12-07.md): the 1B-shape bf16 decode
 // step, cache 1024, went from 1.982 ms through cuBLASLt's tiles to 1.722 ms (torch.compile:
 // 1.708), with the same greedy tokens.
@@ -94,14 +95,23 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvParams p, int spl
   float acc[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
-  if (n < p.N) {
-    const uint4* w = reinterpret_cast<const uint4*>(static_cast<const T*>(p.w) + n * p.ldw);
-    const int64_t vectors = p.K / 8, step = static_cast<int64_t>(split) * 32;
-    int64_t v = static_cast<int64_t>(part) * 32 + lane;
-    for (; v + (kInFlight - 1) * step < vectors; v += kInFlight * step) {
-      uint4 wv[kInFlight];
+  const uint4* w =
+      reinterpret_cast<const uint4*>(static_cast<const T*>(p.w) + (n < p.N ? n : 0) * p.ldw);
+  const int64_t vectors = p.K / 8, step = static_cast<int64_t>(split) * 32;
+  int64_t v = static_cast<int64_t>(part) * 32 + lane;
+  // A round: kInFlight weight vectors a lane, loaded before they are used (read once). The
+  // first round loads before x may be read (Note [Early start]: x is the previous kernel's
+  // output); each next one as the current one is used.
+  uint4 wv[kInFlight];
+  bool round = n < p.N && v + (kInFlight - 1) * step < vectors;
+  auto load_round = [&] {
 #pragma unroll
-      for (int j = 0; j < kInFlight; ++j) wv[j] = __ldcs(w + v + j * step);  // read once
+    for (int j = 0; j < kInFlight; ++j) wv[j] = __ldcs(w + v + j * step);
+  };
+  if (round) load_round();
+  launch::grid_dependency_wait();
+  if (n < p.N) {
+    while (round) {
 #pragma unroll
       for (int j = 0; j < kInFlight; ++j) {
 #pragma unroll
@@ -110,16 +120,20 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(GemvParams p, int spl
           dot8<T>(acc[r], wv[j], __ldg(x + v + j * step));
         }
       }
+      v += kInFlight * step;
+      round = v + (kInFlight - 1) * step < vectors;
+      if (round) load_round();
     }
     for (; v < vectors; v += step) {
-      const uint4 wv = __ldcs(w + v);
+      const uint4 wt = __ldcs(w + v);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const uint4* x = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + r * p.ldx);
-        dot8<T>(acc[r], wv, __ldg(x + v));
+        dot8<T>(acc[r], wt, __ldg(x + v));
       }
     }
   }
+  launch::allow_early_start();  // every weight of this block is read
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
 #pragma unroll
@@ -163,8 +177,9 @@ void launch(const GemvParams& p, int device, cudaStream_t stream) {
   }
   const int64_t cols_per_block = kWarps / split;
   const int64_t blocks = (p.N + cols_per_block - 1) / cols_per_block;
-  gemv_kernel<T, kRows><<<static_cast<unsigned>(blocks), kWarps * 32, 0, stream>>>(p, split);
-  AOTRT_CUDA_CHECK(cudaGetLastError());
+  launch::launch_with_clusters(gemv_kernel<T, kRows>, dim3(static_cast<unsigned>(blocks)), kWarps * 32,
+                               0, dim3(1, 1, 1), early_start_enabled(),
+                               launch::device_facts(device).capability, stream, p, split);
 }
 
 template <typename T>

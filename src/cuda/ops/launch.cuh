@@ -60,8 +60,9 @@ int resident_blocks(int threads, size_t smem, int device) {
 // may still read the memory it writes). Launched plainly, the wait returns at once. A CUDA
 // graph captured from such launches keeps the overlap as programmatic edges. After its last
 // read of weights a kernel calls allow_early_start(), so that the next one, if launched so,
-// may start its own loads. Served: the int4 gemv kernel (Note [Int4 matmul kernels]), when
-// AOTRT_EARLY_START=1 (early_start_enabled); off by default until measured in a decode step.
+// may start its own loads. Served: the GEMV kernels of decode steps, int4 weight-only (Note
+// [Int4 matmul kernels]) and float16/bfloat16 (Note [Decode GEMV]), when AOTRT_EARLY_START=1
+// (early_start_enabled); off by default until measured in a decode step.
 __device__ __forceinline__ void grid_dependency_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;\n" ::: "memory");

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -512,6 +514,74 @@ TEST(CudaMatmul, DecodeRowsOnTheGemv) {
       EXPECT_EQ(aotrt::cuda::decode_gemv_calls() - before, 0) << o.label;
     }
   }
+}
+
+// Note [Early start]: launched to start while the kernel before it finishes, the GEMV kernel
+// still reads that kernel's output, not what the memory held before. A chain of two calls
+// on one stream (the second's x is the first's output), fed two inputs in turn, so that a
+// read before the first call's writes would see the other input's product; each result
+// against the same chain launched plainly, bit for bit. One row (one warp a column) and
+// four (a long K split over the warps).
+TEST(CudaMatmul, DecodeGemvStartedEarlyReadsThePreviousKernelsOutput) {
+  AOTRT_REQUIRE_GPU();
+  struct EarlyStartOff {
+    ~EarlyStartOff() { aotrt::cuda::set_early_start_enabled(false); }
+  } restore;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<void*> buffers;
+  auto device_bf16 = [&](int64_t count, int seed) {
+    std::vector<uint16_t> host(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = static_cast<float>((i * 7 + seed * 13) % 9 - 4) / 8.0f;  // exact in bf16
+      uint32_t bits = 0;
+      std::memcpy(&bits, &v, 4);
+      host[static_cast<size_t>(i)] = static_cast<uint16_t>(bits >> 16);
+    }
+    void* d = nullptr;
+    EXPECT_EQ(cudaMalloc(&d, static_cast<size_t>(count) * 2), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d, host.data(), host.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+    buffers.push_back(d);
+    return d;
+  };
+  auto read = [&](const void* d, int64_t count) {
+    std::vector<uint16_t> host(static_cast<size_t>(count));
+    EXPECT_EQ(cudaMemcpy(host.data(), d, host.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  };
+  for (const int64_t M : {1, 4}) {
+    SCOPED_TRACE("M " + std::to_string(M));
+    const int64_t K1 = M == 1 ? 2048 : 16384, N1 = M == 1 ? 4096 : 512, N2 = 1024;
+    void* x[2] = {device_bf16(M * K1, 1), device_bf16(M * K1, 2)};
+    void* w1 = device_bf16(N1 * K1, 3);
+    void* w2 = device_bf16(N2 * N1, 4);
+    void* mid = device_bf16(M * N1, 5);
+    void* out = device_bf16(M * N2, 6);
+    auto chain = [&](const void* in) {
+      using aotrt::cuda::DecodeGemvCall;
+      constexpr aotrt::ScalarType bf16 = aotrt::ScalarType::BFloat16;
+      const DecodeGemvCall first{bf16, M, N1, K1, in, K1, w1, K1, nullptr, mid, N1, 1, 1.0f};
+      const DecodeGemvCall second{bf16, M, N2, N1, mid, N1, w2, N1, nullptr, out, N2, 1, 1.0f};
+      EXPECT_TRUE(aotrt::cuda::decode_gemv(first, 0, stream));
+      EXPECT_TRUE(aotrt::cuda::decode_gemv(second, 0, stream));
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    };
+    aotrt::cuda::set_early_start_enabled(false);
+    std::vector<uint16_t> want[2];
+    for (int i = 0; i < 2; ++i) {
+      chain(x[i]);
+      want[i] = read(out, M * N2);
+    }
+    ASSERT_NE(want[0], want[1]) << "the two inputs must give different outputs";
+    aotrt::cuda::set_early_start_enabled(true);
+    for (int round = 0; round < 16; ++round) {
+      chain(x[round % 2]);
+      ASSERT_EQ(read(out, M * N2), want[round % 2]) << "round " << round;
+    }
+    aotrt::cuda::set_early_start_enabled(false);
+  }
+  for (void* d : buffers) EXPECT_EQ(cudaFree(d), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 TEST(CudaMatmul, EmptyReduction) {
