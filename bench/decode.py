@@ -624,13 +624,13 @@ def run_config(args, model, shape, dtype_name, batch, cache, checksum, publish,
     if "aotrt" in contenders:
         aotrt_sets = args.export_options or ["default"]
         contenders = [c for c in contenders if c != "aotrt"] + \
-            [("aotrt" if s == "default" else f"aotrt[{s}]") for s in aotrt_sets]
+            [aotrt_contender(s) for s in aotrt_sets]
     packages: dict[str, Path] = {}
     row["export_s"] = {}
     if batch != 1 and any(s in GENERATION_SETS for s in aotrt_sets):
         raise ValueError("--export-options prefill serves batch 1 only (aotrt's generator decodes one sequence)")
     for s in aotrt_sets:
-        name = "aotrt" if s == "default" else f"aotrt[{s}]"
+        name = aotrt_contender(s)
         packages[name], row["export_s"][name] = cached_export(args, model, wrapper, shape, dtype_name, batch,
                                                               cache, s, checksum, attention)
 
@@ -800,6 +800,11 @@ def kernel_table(kernels: list[tuple[str, dict[str, float]]], top: int) -> dict[
                     for k, a in rows[:top]]}
 
 
+def aotrt_contender(opt_set: str) -> str:
+    """The contender timing the package of an --export-options set: aotrt, aotrt[S]."""
+    return "aotrt" if opt_set == "default" else f"aotrt[{opt_set}]"
+
+
 def profiled_aotrt(row: dict[str, Any], packages: dict[str, Path]) -> str | None:
     """The aotrt contender whose decode step --profile records: the fastest one timed in this
     config on a package of its own (aotrt, aotrt[S]; not aotrt<env>, whose environment the
@@ -825,7 +830,7 @@ def profile_config(args, shape, dtype_name, batch, cache, packages: dict[str, Pa
             # A generation package (aotrt[prefill]) holds prefill and decode graphs: its decode
             # graph takes the same inputs as torch's one-token step.
             cmd = [args.aotrt, "bench", str(packages[name]), "--warmup", "5", "--iters", "1", "--profiler-range"]
-            if name[len("aotrt["):-1] in GENERATION_SETS:
+            if name in {aotrt_contender(s) for s in GENERATION_SETS}:
                 cmd += ["--model-name", "decode"]
             for f in inputs:
                 cmd += ["-i", str(f)]

@@ -169,7 +169,8 @@ template <typename T, int kRows>
 void launch(const GemvParams& p, int device, cudaStream_t stream) {
   // Warps per column: enough blocks for three an SM, as long as each warp keeps a full
   // round of loads (kInFlight vectors a lane).
-  const int64_t want_blocks = 3 * int64_t{launch::device_facts(device).sms};
+  const launch::DeviceFacts facts = launch::device_facts(device);
+  const int64_t want_blocks = 3 * int64_t{facts.sms};
   int split = 1;
   while (split < kWarps && (p.N * split + kWarps - 1) / kWarps < want_blocks &&
          p.K / 8 >= int64_t{2 * split} * 32 * kInFlight) {
@@ -177,9 +178,9 @@ void launch(const GemvParams& p, int device, cudaStream_t stream) {
   }
   const int64_t cols_per_block = kWarps / split;
   const int64_t blocks = (p.N + cols_per_block - 1) / cols_per_block;
-  launch::launch_with_clusters(gemv_kernel<T, kRows>, dim3(static_cast<unsigned>(blocks)), kWarps * 32,
-                               0, dim3(1, 1, 1), early_start_enabled(),
-                               launch::device_facts(device).capability, stream, p, split);
+  launch::launch_with_clusters(gemv_kernel<T, kRows>, dim3(static_cast<unsigned>(blocks)),
+                               kWarps * 32, 0, dim3(1, 1, 1), early_start_enabled(),
+                               facts.capability, stream, p, split);
 }
 
 template <typename T>

@@ -115,9 +115,9 @@ struct Int4KernelChoice {
 bool int4_tinygemm_mm_with(const Int4KernelChoice& choice, const TensorImpl& out,
                            const TensorImpl& a, const TensorImpl& b, int64_t group,
                            const TensorImpl& scale_zeros, const char* fn);
-// Note [Early start] (cuda/ops/launch.cuh): whether the int4 gemv kernel is launched to start
-// while the kernel before it finishes (AOTRT_EARLY_START=1; off by default). Tests and
-// benchmarks set it for the process.
+// Note [Early start] (cuda/ops/launch.cuh): whether the decode GEMV kernels (int4 gemv here,
+// decode_gemv below) are launched to start while the kernel before them finishes
+// (AOTRT_EARLY_START=1; off by default). Tests and benchmarks set it for the process.
 bool early_start_enabled();
 void set_early_start_enabled(bool enabled);
 

@@ -983,9 +983,9 @@ void launch_gemm_bm(const Operands& o, const Int4KernelChoice& choice, const Dev
   const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(by),
                   static_cast<unsigned>(splits));
   launch_with_clusters(kernel, grid, kGemmWarps * 32, smem,
-                       dim3(1, 1, static_cast<unsigned>(splits)), false, 0, stream, o.a, o.b, o.sz, o.out,
-                       static_cast<int>(o.M), static_cast<int>(o.N), static_cast<int>(o.K),
-                       o.group_shift, per_split, splits);
+                       dim3(1, 1, static_cast<unsigned>(splits)), false, 0, stream, o.a, o.b,
+                       o.sz, o.out, static_cast<int>(o.M), static_cast<int>(o.N),
+                       static_cast<int>(o.K), o.group_shift, per_split, splits);
 }
 
 template <int kInner>

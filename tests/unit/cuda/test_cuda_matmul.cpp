@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -534,9 +533,7 @@ TEST(CudaMatmul, DecodeGemvStartedEarlyReadsThePreviousKernelsOutput) {
     std::vector<uint16_t> host(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) {
       const float v = static_cast<float>((i * 7 + seed * 13) % 9 - 4) / 8.0f;  // exact in bf16
-      uint32_t bits = 0;
-      std::memcpy(&bits, &v, 4);
-      host[static_cast<size_t>(i)] = static_cast<uint16_t>(bits >> 16);
+      host[static_cast<size_t>(i)] = float_to_bfloat16(v);
     }
     void* d = nullptr;
     EXPECT_EQ(cudaMalloc(&d, static_cast<size_t>(count) * 2), cudaSuccess);
